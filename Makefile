@@ -1,0 +1,43 @@
+# The two commands: `make run` and `make test`. Everything else is a helper of theirs.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: run test venv frontend browser services lint format migrations-check clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(STAMP)
+
+frontend:
+	bash scripts/build-frontend.sh
+
+browser:
+	bash scripts/install-browser.sh
+
+services:
+	bash scripts/start-services.sh
+
+run: venv frontend
+	DEBUG=$${DEBUG:-1} bash scripts/run.sh $(HOST) $(PORT)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+test: venv frontend browser services lint
+	bash scripts/test.sh
+
+clean:
+	rm -rf $(VENV) var node_modules frontend/node_modules static/dist

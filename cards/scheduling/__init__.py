@@ -1,0 +1,1 @@
+"""Pure scheduling code: no Django import, no clock, no global state."""

@@ -1,0 +1,7 @@
+"""quizsite: a spaced-repetition quiz service for PyTorch learners."""
+
+from __future__ import annotations
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

@@ -1,0 +1,8 @@
+"""Loaded with ``-p tests.testenv`` before Django settings, so tests need no exported variables."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
