@@ -1,0 +1,128 @@
+"""Two-sided equivalences ("np.less" is "x.lt") from two-column tables and TF -> PyTorch code.
+
+A mapping card asks for one side given the other. Both directions are made when they differ;
+several rows that share a right-hand side become one reverse card listing every left-hand side,
+so no two cards ask the same question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+
+from cards.ingest.markdown import inline_plain_text
+
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+_TF_LINE = re.compile(r"^tf\.\S")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One row: left and right as inline markdown, plus optional notes shown with the answer."""
+
+    left: str
+    right: str
+    left_label: str
+    right_label: str
+    note: str = ""
+
+
+def table_pairs(tokens: list[Token], table_open: int) -> list[Pair] | None:
+    """Rows of a two-column table whose cells are both filled; ``None`` when not two columns."""
+    rows: list[list[Token]] = []
+    current: list[Token] = []
+    for token in tokens[table_open:]:
+        if token.type == "tr_open":
+            current = []
+        elif token.type == "inline":
+            current.append(token)
+        elif token.type == "tr_close":
+            rows.append(current)
+        elif token.type == "table_close":
+            break
+    if not rows or len(rows[0]) != 2:
+        return None
+    header = [inline_plain_text(cell) or fallback for cell, fallback in zip(rows[0], ("左列", "右列"), strict=True)]
+    pairs = []
+    for row in rows[1:]:
+        if len(row) != 2:
+            continue
+        left, right = (cell.content.strip() for cell in row)
+        if left and right:
+            pairs.append(Pair(_as_code(left), _as_code(right), header[0], header[1]))
+    return pairs
+
+
+def tf_pairs(code: str) -> list[Pair]:
+    """TensorFlow lines and the PyTorch lines written under them, where the pairing is unambiguous.
+
+    The code is read in blank-line separated groups. A group counts when, after optional setup
+    lines, it is either strictly alternating ``tf.`` / other lines, or ``k`` ``tf.`` lines
+    followed by exactly ``k`` other lines; comments in the group become the card's note.
+    """
+    pairs = []
+    for chunk in re.split(r"\n\s*\n", code):
+        lines = [line.rstrip() for line in chunk.split("\n") if line.strip()]
+        comments = [line.lstrip("# ").strip() for line in lines if line.lstrip().startswith("#")]
+        statements = [line.strip() for line in lines if not line.lstrip().startswith("#")]
+        first_tf = next((i for i, line in enumerate(statements) if _TF_LINE.match(line)), None)
+        if first_tf is None:
+            continue
+        setup, rest = statements[:first_tf], statements[first_tf:]
+        matched = _pair_lines(rest)
+        if not matched:
+            continue
+        note_lines = [f"`{line}`" for line in setup] + comments
+        for tf_line, torch_line in matched:
+            pairs.append(Pair(_as_code(tf_line), _as_code(torch_line), "TensorFlow", "PyTorch", "\n".join(note_lines)))
+    return pairs
+
+
+def _pair_lines(lines: list[str]) -> list[tuple[str, str]]:
+    is_tf = [bool(_TF_LINE.match(line)) for line in lines]
+    if any(line.endswith(":") or line.startswith(("import ", "from ")) for line in lines):
+        return []
+    if len(lines) % 2:
+        return []
+    half = len(lines) // 2
+    if all(is_tf[i] == (i % 2 == 0) for i in range(len(lines))):
+        return [(lines[i], lines[i + 1]) for i in range(0, len(lines), 2)]
+    if all(is_tf[:half]) and not any(is_tf[half:]):
+        return list(zip(lines[:half], lines[half:], strict=True))
+    return []
+
+
+def _as_code(cell: str) -> str:
+    """Show an API name as code unless the cell already has markup or prose in it."""
+    if "`" in cell or _CJK.search(cell):
+        return cell
+    return f"`{cell}`"
+
+
+def normalized(cell: str) -> str:
+    return " ".join(cell.replace("`", "").split())
+
+
+def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str, str]]:
+    """(identity, asked side, answer, from label, to label, note) for every card the pairs make.
+
+    Rows are grouped by their labels and asked side, so a name that appears twice gives one card
+    listing every answer. Reverse cards are skipped where a row maps a name to itself (the forward
+    card already says so). The identity names the labels and the asked side, never the position
+    of the table, so adding text around a table keeps its cards.
+    """
+    groups: dict[tuple[str, str, str], list[tuple[Pair, str]]] = {}
+    for pair in pairs:  # every forward card first, so a learner does not meet both sides in a row
+        groups.setdefault((pair.left_label, pair.right_label, normalized(pair.left)), []).append((pair, pair.right))
+    for pair in pairs:
+        if normalized(pair.left) != normalized(pair.right):
+            key = (pair.right_label, pair.left_label, normalized(pair.right))
+            groups.setdefault(key, []).append((pair, pair.left))
+    for (from_label, to_label, asked), members in groups.items():
+        shown = next(p.left if p.left_label == from_label else p.right for p, _ in members)
+        answer = "; ".join(dict.fromkeys(a for _, a in members))
+        notes = "\n".join(dict.fromkeys(p.note for p, _ in members if p.note))
+        yield f"{from_label}>{to_label}:{asked}", shown, answer, from_label, to_label, notes

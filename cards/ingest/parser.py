@@ -1,0 +1,371 @@
+"""Markdown note -> card specs. Pure: no Django, no I/O; the import command persists the result.
+
+Each section (the text under a heading) can give:
+- ``qa``: "<heading path>: 要点是什么?" answered by the section; a section that is a list of
+  ``term`` + explanation items (API cheat sheets) gives one card per item instead;
+- ``cloze``: each bolded key statement in a paragraph, blanked out;
+- ``output``: each printed output shown with a code block ("what does this print?");
+- ``mapping``: each filled row of a two-column table and each clear TF -> PyTorch code pair.
+
+A card's ``key`` comes from the note slug, heading path, kind and the card's identity within
+its section (never its text), so editing a section updates its cards in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+from markdown_it.token import Token
+
+from cards.ingest.blocks import Block, block_source, is_substantive, list_item_source, top_level_blocks
+from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
+from cards.ingest.markdown import normalize_newlines, split_front_matter
+from cards.ingest.outputs import Exchange, is_output_fence, is_output_label, split_session
+from cards.ingest.sections import Heading, Section, split_sections
+
+PATH_SEPARATOR = " › "
+BLANK = r"\[...\]"
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+_TAG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}")
+_MAX_TAGS = 8
+_TERM_MAX = 80
+_BLOCK_START = re.compile(r"^(\d{1,9})?([.)>#+*-])(?=\s)")
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    kind: str
+    front: str
+    back: str
+    heading_path: str
+    anchor: str
+    tags: list[str]
+    key: str
+    content_hash: str
+    position: int
+
+
+@dataclass(frozen=True)
+class ParsedNote:
+    slug: str
+    title: str
+    content_hash: str
+    cards: list[CardSpec]
+    anchors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Draft:
+    kind: str
+    identity: str
+    front: str
+    back: str
+    section: Section = field(repr=False)
+
+
+@dataclass(frozen=True)
+class _Context:
+    """How a section is named on its cards: markdown for fronts, plain text for keys and storage."""
+
+    markdown: str
+    plain: str
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parse_note(text: str, slug: str) -> ParsedNote:
+    """Every card a note gives, in reading order, with stable keys and unique fronts."""
+    text = normalize_newlines(text)
+    meta, body = split_front_matter(text)
+    sections, title_heading = split_sections(body)
+    headings = [s.heading for s in sections if s.heading]
+    title = meta.get("title") or (title_heading.text if title_heading else "") or _first_text(headings) or slug
+    drafts: list[_Draft] = []
+    for section in sections:
+        drafts.extend(_section_drafts(section, _context(section, title_heading, title)))
+    cards = _finalize(drafts, slug, title_heading, title)
+    return ParsedNote(
+        slug=slug,
+        title=title[:300],
+        content_hash=text_hash(text),
+        cards=cards,
+        anchors=[h.anchor for h in headings],
+    )
+
+
+def _first_text(headings: list[Heading]) -> str:
+    return headings[0].text if headings else ""
+
+
+def _context(section: Section, title_heading: Heading | None, title: str) -> _Context:
+    path = section.path or ([title_heading] if title_heading else [])
+    if not path:
+        return _Context(markdown=title, plain=title)
+    return _Context(
+        markdown=PATH_SEPARATOR.join(h.markdown for h in path),
+        plain=PATH_SEPARATOR.join(h.text for h in path),
+    )
+
+
+def _section_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+    tokens = section.tokens
+    blocks = top_level_blocks(tokens)
+    mapping_drafts, consumed = _mapping_drafts(section, blocks)
+    kept = [b for i, b in enumerate(blocks) if i not in consumed]
+    drafts = _qa_drafts(section, kept, ctx)
+    drafts += _cloze_drafts(section, ctx)
+    drafts += _output_drafts(section, ctx)
+    return drafts + mapping_drafts
+
+
+def _question(ctx_markdown: str) -> str:
+    if ctx_markdown.rstrip().endswith(("?", "？")):
+        return ctx_markdown
+    return f"{ctx_markdown}: 要点是什么?"
+
+
+def _qa_drafts(section: Section, kept: list[Block], ctx: _Context) -> list[_Draft]:
+    if not any(is_substantive(section.tokens, block) for block in kept):
+        return []
+    items = _term_items(section, kept)
+    if items:
+        return [
+            _Draft(
+                "qa",
+                f"term:{normalized(term)}",
+                _question(f"{ctx.markdown}{PATH_SEPARATOR}{_as_term(term)}"),
+                rest,
+                section,
+            )
+            for term, rest in items
+        ]
+    # The answer leads with what the section teaches; "参考：<link>" lines and images follow it.
+    teaching = [b for b in kept if is_substantive(section.tokens, b)]
+    pointers = [b for b in kept if b not in teaching and b.type != "hr"]
+    answer = block_source(section.body_lines, teaching + pointers)
+    return [_Draft("qa", "section", _question(ctx.markdown), answer, section)]
+
+
+def _term_items(section: Section, kept: list[Block]) -> list[tuple[str, str]]:
+    """``[(term, explanation)]`` when the section is a cheat sheet of "name, then what it does".
+
+    Blocks after a list (the code under the last item, written unindented) belong to the item
+    before them. Any item that is not a short term with an explanation keeps the section whole.
+    """
+    if not kept or kept[0].type != "bullet_list":
+        return []
+    lines = section.body_lines
+    items: list[list[str]] = []
+    for block in kept:
+        if block.type == "bullet_list":
+            for token in section.tokens[block.start : block.end]:
+                if token.type == "list_item_open" and token.level == 1:
+                    items.append([list_item_source(lines, token)])
+        else:
+            items[-1].append(block_source(lines, [block]))
+    result = []
+    for parts in items:
+        head, _, rest = "\n\n".join(p for p in parts if p).partition("\n")
+        term, rest = head.strip(), rest.strip()
+        if not rest or not term or len(term) > _TERM_MAX or term.endswith(("。", "：", "，")):
+            return []
+        if _CJK.search(term) and (len(term) > 30 or term.endswith(":")):
+            return []
+        result.append((term, rest))
+    return result if len(result) >= 2 else []
+
+
+def _as_term(term: str) -> str:
+    if "`" in term or _CJK.search(term) or not re.search(r"[.(_]", term):
+        return term
+    return f"`{term}`"
+
+
+def _mapping_drafts(section: Section, blocks: list[Block]) -> tuple[list[_Draft], set[int]]:
+    pairs: list[Pair] = []
+    consumed: set[int] = set()
+    for index, block in enumerate(blocks):
+        token = section.tokens[block.start]
+        found: list[Pair] | None = None
+        if block.type == "table":
+            found = table_pairs(section.tokens, block.start)
+        elif block.type == "fence" and "tf." in token.content:
+            found = tf_pairs(token.content)
+        if found:
+            pairs.extend(found)
+            consumed.add(index)
+    drafts = []
+    for identity, shown, answer, from_label, to_label, note in iter_directions(pairs):
+        front = f"{from_label} → {to_label}: {shown} 对应什么?"
+        back = f"{answer}\n\n{note}" if note else answer
+        drafts.append(_Draft("mapping", identity, front, back, section))
+    return drafts, consumed
+
+
+def _cloze_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+    drafts = []
+    seen: dict[str, int] = {}
+    tokens = section.tokens
+    for index, token in enumerate(tokens):
+        if token.type != "inline" or index == 0 or tokens[index - 1].type != "paragraph_open":
+            continue
+        for start, end, inner in _bold_spans(token):
+            identity = normalized(inner)
+            seen[identity] = seen.get(identity, 0) + 1
+            if seen[identity] > 1:
+                identity = f"{identity}#{seen[identity]}"
+            paragraph = token.content
+            front = f"{ctx.markdown}:\n\n{paragraph[:start]}{BLANK}{paragraph[end:]}"
+            quoted = "\n".join(f"> {line}" for line in paragraph.split("\n"))
+            drafts.append(_Draft("cloze", identity, front, f"**{inner}**\n\n{quoted}", section))
+    return drafts
+
+
+def _bold_spans(inline: Token) -> list[tuple[int, int, str]]:
+    """``(start, end, inner markdown)`` of each key-statement bold in a paragraph's source.
+
+    Spans are found in the source (code spans masked) and trusted only when they agree with the
+    parser's count of bolds. Labels ("**疑问点：**") and bolds that are the whole paragraph
+    (nothing left to recall them from) are not key statements.
+    """
+    content = inline.content
+    masked = _CODE_SPAN.sub(lambda m: "\0" * len(m.group(0)), content)
+    matches = list(_STRONG.finditer(masked))
+    expected = sum(1 for child in inline.children or [] if child.type == "strong_open")
+    if not matches or len(matches) != expected:
+        return []
+    spans = []
+    for match in matches:
+        inner = content[match.start(2) : match.end(2)].strip()
+        rest = content[: match.start()] + content[match.end() :]
+        if not inner or inner.endswith((":", "：")) or len(re.sub(r"[\W_]+", "", rest)) < 4:
+            continue
+        spans.append((match.start(), match.end(), inner))
+    return spans
+
+
+def _output_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+    leaves = _leaves(section.tokens)
+    drafts = []
+    used: set[int] = set()
+    code_number = 0
+    for position, token in enumerate(leaves):
+        if token.type != "fence" or position in used:
+            continue
+        code_number += 1
+        exchanges = split_session(token.content)
+        question = "下面代码最后一行的输出是什么?"
+        if not exchanges:
+            exchanges, output_at = _following_output(leaves, position, token)
+            used.update(output_at)
+            question = "运行下面的代码会输出什么?"
+        lang = (token.info.split() or ["python"])[0]
+        for number, exchange in enumerate(exchanges, start=1):
+            front = f"{ctx.markdown}: {question}\n\n{_fenced(exchange.code, lang)}"
+            drafts.append(
+                _Draft("output", f"code{code_number}:{number}", front, _fenced(exchange.output, "text"), section)
+            )
+    return drafts
+
+
+def _leaves(tokens: list[Token]) -> list[Token]:
+    """Fences and paragraphs at any depth, in order (paragraphs as their inline token)."""
+    leaves = []
+    for index, token in enumerate(tokens):
+        if token.type in {"fence", "code_block", "table_open", "html_block", "math_block", "hr"}:
+            leaves.append(token)
+        elif token.type == "paragraph_open":
+            leaves.append(tokens[index + 1])
+    return leaves
+
+
+def _following_output(leaves: list[Token], position: int, code: Token) -> tuple[list[Exchange], list[int]]:
+    """A fence right after the code (or after an "输出：" line) that shows what it printed."""
+    nxt = position + 1
+    if nxt < len(leaves) and leaves[nxt].type == "inline" and is_output_label(leaves[nxt].content):
+        nxt += 1
+        labelled = True
+    else:
+        labelled = False
+    if nxt >= len(leaves) or leaves[nxt].type != "fence":
+        return [], []
+    output = leaves[nxt]
+    if not (labelled or is_output_fence(output.info)) or not output.content.strip() or not code.content.strip():
+        return [], []
+    return [Exchange(code=code.content.rstrip(), output=output.content.rstrip())], [nxt]
+
+
+def _fenced(code: str, lang: str) -> str:
+    longest = max((len(m.group(0)) for m in re.finditer(r"`{3,}", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{code}\n{fence}"
+
+
+def _finalize(drafts: list[_Draft], slug: str, title_heading: Heading | None, title: str) -> list[CardSpec]:
+    """Keys, unique fronts, positions, tags and hashes, in reading order."""
+    path_keys = _path_keys(drafts, title_heading, title)
+    keys: set[str] = set()
+    fronts: set[str] = set()
+    cards = []
+    for draft in drafts:
+        front, back = _escape_block_start(draft.front.strip()), draft.back.strip()
+        if not front or not back:
+            continue
+        path_key = path_keys[id(draft.section)]
+        key = _unique_key(slug, path_key, draft, keys)
+        if front in fronts:
+            front = f"{front}\n\n（{draft.section.anchor or slug}）"
+        number = 2
+        base = front
+        while front in fronts:
+            front, number = f"{base} ({number})", number + 1
+        fronts.add(front)
+        plain = path_key.split("\x1e")[0]
+        tags = _tags(slug, plain)
+        payload = [draft.kind, front, back, plain, draft.section.anchor, tags, len(cards)]
+        content_hash = text_hash(json.dumps(payload, ensure_ascii=False))
+        cards.append(
+            CardSpec(draft.kind, front, back, plain, draft.section.anchor, tags, key, content_hash, len(cards))
+        )
+    return cards
+
+
+def _escape_block_start(front: str) -> str:
+    """A front that starts like a list or quote ("1. 张量: ...") must still render as a sentence."""
+    return _BLOCK_START.sub(r"\1\\\2", front, count=1)
+
+
+def _path_keys(drafts: list[_Draft], title_heading: Heading | None, title: str) -> dict[int, str]:
+    """Per section: its plain heading path, plus ``\\x1e<n>`` when the same path occurs again."""
+    result: dict[int, str] = {}
+    seen: dict[str, int] = {}
+    for draft in drafts:
+        if id(draft.section) in result:
+            continue
+        plain = _context(draft.section, title_heading, title).plain
+        seen[plain] = seen.get(plain, 0) + 1
+        result[id(draft.section)] = plain if seen[plain] == 1 else f"{plain}\x1e{seen[plain]}"
+    return result
+
+
+def _unique_key(slug: str, path_key: str, draft: _Draft, keys: set[str]) -> str:
+    identity, number = draft.identity, 1
+    while True:
+        key = text_hash("\x1f".join([slug, path_key, draft.kind, identity]))
+        if key not in keys:
+            keys.add(key)
+            return key
+        number += 1
+        identity = f"{draft.identity}#{number}"
+
+
+def _tags(slug: str, path: str) -> list[str]:
+    words = [w.lower().strip(".") for w in _TAG_WORD.findall(path)]
+    return list(dict.fromkeys([slug, *[w for w in words if w]]))[:_MAX_TAGS]

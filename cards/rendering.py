@@ -1,0 +1,145 @@
+"""Markdown -> sanitised HTML for card faces and note pages. Pure: no Django import.
+
+Notes are written by people outside the project and may contain raw HTML, so everything the
+markdown renderer emits goes through an nh3 allowlist. Code is highlighted server side with
+Pygments (CSS classes, see ``pygments_css``), math is left as ``\\(...\\)`` / ``\\[...\\]`` inside
+``.math`` elements for KaTeX's auto-render script, and remote images become links: a page that
+shows a note must never make the learner's browser fetch from a third party.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markdown_it.utils import OptionsDict
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexer import Lexer
+from pygments.lexers import TextLexer, get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from cards.ingest.markdown import make_markdown, normalize_newlines, split_front_matter
+from cards.ingest.slugs import heading_anchor
+
+__all__ = ["heading_anchor", "pygments_css", "render_markdown"]
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+_LANG = re.compile(r"[^\w+-]")
+# nh3 serialises attribute values in double quotes with ``"`` escaped but ``<`` and ``>`` left
+# as they are, so a tag ends at the first ``>`` outside a quoted value, not at the first ``>``.
+_IMG = re.compile(r'<img\b((?:\s+[\w-]+(?:="[^"]*")?)*)\s*/?>')
+_ATTR = re.compile(r'([\w-]+)="([^"]*)"')
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+
+_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span",
+    "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+}  # fmt: skip
+_ATTRIBUTES = {
+    "*": {"class", "title"},
+    "a": {"href"},
+    "img": {"src", "alt"},
+    "ol": {"start"},
+    "td": {"style"},
+    "th": {"style"},
+    **{f"h{n}": {"id"} for n in range(1, 7)},
+}
+_CLEANER = nh3.Cleaner(
+    tags=_TAGS,
+    attributes=_ATTRIBUTES,
+    url_schemes={"http", "https", "mailto"},
+    link_rel="noopener noreferrer nofollow",
+    filter_style_properties={"text-align"},
+)
+
+
+def render_markdown(text: str) -> str:
+    """Sanitised HTML for a note or a card face; headings get the ids cards store as anchors."""
+    _, body = split_front_matter(normalize_newlines(text))
+    # Cleaned twice: the image rewrite works on sanitised markup, and its own output is checked too.
+    return _CLEANER.clean(_link_remote_images(_CLEANER.clean(_renderer().render(body))))
+
+
+def pygments_css(selector: str = ".highlight") -> str:
+    """The stylesheet for the highlighted code ``render_markdown`` emits."""
+    return HtmlFormatter().get_style_defs(selector)
+
+
+@lru_cache(maxsize=1)
+def _renderer() -> MarkdownIt:
+    md = make_markdown()
+    md.add_render_rule("fence", _render_fence)
+    md.add_render_rule("code_block", _render_code_block)
+    md.add_render_rule("math_inline", _render_math_inline)
+    md.add_render_rule("math_inline_double", _render_math_display_inline)
+    md.add_render_rule("math_block", _render_math_block)
+    md.add_render_rule("math_block_label", _render_math_block)
+    return md
+
+
+def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]) -> str:
+    token = tokens[idx]
+    lang = _LANG.sub("", (token.info.split() or [""])[0])
+    return _highlighted(token.content, lang)
+
+
+def _render_code_block(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]) -> str:
+    return _highlighted(tokens[idx].content, "")
+
+
+def _highlighted(code: str, lang: str) -> str:
+    spans = highlight(code, _lexer(lang.lower()), _FORMATTER)
+    css_lang = f' class="language-{lang}"' if lang else ""
+    return f'<div class="highlight"><pre><code{css_lang}>{spans}</code></pre></div>\n'
+
+
+@lru_cache(maxsize=64)
+def _lexer(lang: str) -> Lexer:
+    """Lexer by the fence's language name only: guessing is slow and often wrong on snippets."""
+    if not lang:
+        return TextLexer()
+    try:
+        return get_lexer_by_name(lang)
+    except ClassNotFound:
+        return TextLexer()
+
+
+def _render_math_inline(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]) -> str:
+    return f'<span class="math inline">\\({html.escape(tokens[idx].content)}\\)</span>'
+
+
+def _render_math_display_inline(
+    self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]
+) -> str:
+    return f'<span class="math display">\\[{html.escape(tokens[idx].content)}\\]</span>'
+
+
+def _render_math_block(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]) -> str:
+    return f'<div class="math display">\\[{html.escape(tokens[idx].content.strip())}\\]</div>\n'
+
+
+def _link_remote_images(cleaned: str) -> str:
+    """``<img src="https://...">`` -> a link to the image; local (relative) images stay.
+
+    Runs on nh3's output, whose attributes are always double-quoted and escaped, so the values
+    read here are already safe to put back; they are re-escaped for the text node anyway.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        attrs = {name.lower(): html.unescape(value) for name, value in _ATTR.findall(match.group(1))}
+        src = attrs.get("src", "")
+        if not src or not _REMOTE.match(src):
+            return match.group(0)
+        label = html.escape(attrs.get("alt") or "图片")
+        href = html.escape(src, quote=True)
+        return f'<a href="{href}" class="remote-image" rel="noopener noreferrer nofollow">[{label}]</a>'
+
+    return _IMG.sub(replace, cleaned)

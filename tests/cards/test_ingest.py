@@ -1,0 +1,318 @@
+"""The pure note parser: each card kind on small fixtures, then properties of the five real notes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+from cards.ingest import AnchorAllocator, CardSpec, ParsedNote, heading_anchor, note_slug, parse_note
+from cards.ingest.outputs import split_session
+from cards.rendering import render_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parent / "fixtures"
+NOTES = sorted((ROOT / "notes").glob("*.md"))
+
+
+def parse(markdown: str, slug: str = "note") -> ParsedNote:
+    return parse_note(textwrap.dedent(markdown), slug)
+
+
+def of_kind(note: ParsedNote, kind: str) -> list[CardSpec]:
+    return [card for card in note.cards if card.kind == kind]
+
+
+@cache
+def kinds_fixture() -> ParsedNote:
+    return parse_note((FIXTURES / "kinds.md").read_text(encoding="utf-8"), "kinds")
+
+
+@cache
+def real_notes() -> tuple[tuple[str, ParsedNote], ...]:
+    return tuple(
+        (p.read_text(encoding="utf-8"), parse_note(p.read_text(encoding="utf-8"), note_slug(p))) for p in NOTES
+    )
+
+
+# --- slugs and anchors ---------------------------------------------------------------------------
+
+
+def test_it_slugs_a_note_from_its_file_name_only() -> None:
+    assert note_slug("notes/pytorch-basics.md") == "pytorch-basics"
+    assert note_slug(Path("/elsewhere/Tips Gradients.MD")) == "tips-gradients"
+    assert note_slug("笔记/张量 基础.md") == "张量-基础"
+    assert note_slug("!!!.md") == "note"
+
+
+def test_it_keeps_chinese_characters_in_heading_anchors() -> None:
+    assert heading_anchor("NLLLoss与CrossEntropyLoss") == "nllloss与crossentropyloss"
+    assert heading_anchor("获取idx: torch.nonzero") == "获取idx-torch-nonzero"
+    assert heading_anchor("（）") == "section"
+
+
+def test_it_suffixes_repeated_anchors_in_document_order() -> None:
+    allocator = AnchorAllocator()
+    assert [allocator.allocate(t) for t in ["参考", "参考", "参考-1", "参考"]] == [
+        "参考",
+        "参考-1",
+        "参考-1-1",
+        "参考-2",
+    ]
+
+
+def test_it_never_imports_django_from_the_pure_parser() -> None:
+    code = "import sys, cards.ingest; sys.exit(any(m.split('.')[0] in {'django', 'celery'} for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
+
+
+# --- qa ------------------------------------------------------------------------------------------
+
+
+def test_it_asks_about_a_section_by_its_heading_path() -> None:
+    note = kinds_fixture()
+    qa = of_kind(note, "qa")[0]
+    assert note.title == "样例笔记"
+    assert qa.front == "损失函数 › NLLLoss: 要点是什么?"
+    assert qa.back.startswith("输入应该是 log softmax 的结果")
+    assert qa.heading_path == "损失函数 › NLLLoss"
+    assert qa.anchor == "nllloss"
+    assert qa.tags == ["kinds", "nllloss"]
+
+
+def test_it_makes_no_card_for_grouping_headings_empty_sections_or_bare_references() -> None:
+    paths = {card.heading_path for card in kinds_fixture().cards}
+    assert "损失函数" not in paths
+    assert "损失函数 › 空的小节" not in paths
+    assert "分组标题 › 参考资料" not in paths
+
+
+def test_it_keeps_a_question_heading_as_the_question() -> None:
+    note = parse("## 怎么用？\n\n要一起用。\n\n## 其他\n\n内容。\n")
+    assert of_kind(note, "qa")[0].front == "怎么用？"
+
+
+def test_it_names_cards_of_a_note_without_headings_after_its_title() -> None:
+    note = parse("---\ntitle: 小笔记\n---\n\n只有一段正文，没有标题。\n")
+    assert [(c.front, c.anchor) for c in note.cards] == [("小笔记: 要点是什么?", "")]
+
+
+def test_it_keeps_a_numbered_heading_from_rendering_as_a_list() -> None:
+    note = parse("## 1. 张量\n\n张量类似于 ndarray。\n")
+    assert note.cards[0].front == "1\\. 张量: 要点是什么?"
+    assert "<ol" not in render_markdown(note.cards[0].front)
+
+
+def test_it_splits_a_cheat_sheet_list_into_one_card_per_term() -> None:
+    fronts = [c.front for c in kinds_fixture().cards if c.heading_path == "常用操作"]
+    assert fronts == ["常用操作 › `tensor.t()`: 要点是什么?", "常用操作 › `tensor.squeeze()`: 要点是什么?"]
+
+
+def test_it_keeps_a_list_of_facts_as_one_card() -> None:
+    note = parse("## 计算图\n\n- 叶子节点的grad_fn为None。\n- 多次反向传播时，梯度是累加的。\n\n## 其他\n\n内容。\n")
+    assert [c.front for c in of_kind(note, "qa")] == ["计算图: 要点是什么?", "其他: 要点是什么?"]
+
+
+# --- mapping -------------------------------------------------------------------------------------
+
+
+def test_it_maps_filled_table_rows_in_both_directions() -> None:
+    cards = {c.front: c.back for c in of_kind(kinds_fixture(), "mapping")}
+    assert cards == {
+        "Numpy → PyTorch: `np.less` 对应什么?": "`x.lt`",
+        "Numpy → PyTorch: `x.min` 对应什么?": "`x.min`",
+        "Numpy → PyTorch: `np.sort` 对应什么?": "`torch.sort`",
+        "Numpy → PyTorch: `np.argsort` 对应什么?": "`torch.sort`",
+        "PyTorch → Numpy: `x.lt` 对应什么?": "`np.less`",
+        "PyTorch → Numpy: `torch.sort` 对应什么?": "`np.sort`; `np.argsort`",
+    }
+
+
+def test_it_keeps_mapping_keys_when_text_is_added_around_the_table() -> None:
+    table = "| Numpy | PyTorch |\n| - | - |\n| np.less | x.lt |\n"
+    before = of_kind(parse(f"## 表\n\n{table}"), "mapping")
+    after = of_kind(parse(f"## 表\n\n新加的一段说明文字。\n\n{table}\n后面也加了一段文字。\n"), "mapping")
+    assert len(before) == 2
+    assert [c.key for c in before] == [c.key for c in after]
+
+
+def test_it_does_not_also_ask_about_a_table_section_as_a_whole() -> None:
+    assert not [c for c in of_kind(kinds_fixture(), "qa") if c.heading_path == "对照表"]
+
+
+def test_it_pairs_tensorflow_and_pytorch_lines_only_where_clear() -> None:
+    note = parse(
+        """
+        ## TF
+
+        ```python
+        tf.stop_gradient(a)
+        a.detach()
+
+        # 两个 tf 对一个 torch：不清楚，跳过
+        tf.matrix_diag_part
+        tf.matrix_diag
+        torch.diag
+
+        sh = (2,3)
+        tf.reduce_min(a, sh)
+        torch.amin(a, sh)
+        ```
+        """
+    )
+    cards = {c.front: c.back for c in of_kind(note, "mapping")}
+    assert cards["TensorFlow → PyTorch: `tf.stop_gradient(a)` 对应什么?"] == "`a.detach()`"
+    assert cards["PyTorch → TensorFlow: `a.detach()` 对应什么?"] == "`tf.stop_gradient(a)`"
+    assert cards["TensorFlow → PyTorch: `tf.reduce_min(a, sh)` 对应什么?"] == "`torch.amin(a, sh)`\n\n`sh = (2,3)`"
+    assert not any("diag" in front for front in cards)
+
+
+# --- cloze ---------------------------------------------------------------------------------------
+
+
+def test_it_blanks_a_bold_key_statement_but_not_a_bold_label() -> None:
+    [cloze] = of_kind(kinds_fixture(), "cloze")
+    assert (
+        cloze.front
+        == "损失函数 › NLLLoss:\n\n输入应该是 log softmax 的结果，target 应该是\\[...\\]而不是 one hot 向量。"
+    )
+    assert cloze.back.startswith("**类别下标**\n\n> 输入应该是")
+
+
+def test_it_makes_one_cloze_per_bold_part_and_ignores_bold_markers_in_code() -> None:
+    note = parse("## A\n\n- 先**清零**再`a**2`然后**反向传播**，最后更新参数。\n")
+    assert [c.back.split("\n")[0] for c in of_kind(note, "cloze")] == ["**清零**", "**反向传播**"]
+    assert "`a**2`" in of_kind(note, "cloze")[0].front
+
+
+# --- output --------------------------------------------------------------------------------------
+
+
+def test_it_finds_output_in_a_following_block_and_in_transcripts() -> None:
+    answers = [c.back for c in of_kind(kinds_fixture(), "output")]
+    assert answers == [
+        "```text\ntensor([0, 1, 2])\n```",
+        "```text\ntensor(2.)\n```",
+        "```text\ntensor([3., 3.])\n```",
+        "```text\ntorch.Size([2])\n```",
+    ]
+    second = of_kind(kinds_fixture(), "output")[2]
+    assert second.front.endswith("a.sum()\n>>>tensor(2.)\nb = a * 3\nb\n```")
+
+
+def test_it_reads_output_after_an_output_label_but_not_after_plain_code() -> None:
+    note = parse(
+        """
+        ## A
+
+        ```python
+        print(1)
+        ```
+
+        输出：
+
+        ```python
+        1
+        ```
+
+        ## B
+
+        ```python
+        torch.device('cuda:0')
+        ```
+
+        ```python
+        torch.device('cuda')
+        ```
+        """
+    )
+    assert [(c.heading_path, c.back) for c in of_kind(note, "output")] == [("A", "```text\n1\n```")]
+
+
+def test_it_reads_a_standard_repl_session() -> None:
+    exchanges = split_session(">>> x = 1\n>>> x + 1\n2\n>>> [x,\n... x]\n[1, 1]")
+    assert [(e.code, e.output) for e in exchanges] == [
+        (">>> x = 1\n>>> x + 1", "2"),
+        (">>> x = 1\n>>> x + 1\n2\n>>> [x,\n... x]", "[1, 1]"),
+    ]
+
+
+def test_it_reads_ipython_out_cells_spanning_several_lines() -> None:
+    code = "In [1]: t\nOut[1]:\ntensor([[1, 2],\n        [3, 4]])\nIn [2]: 1 + 1\nOut[2]: 2"
+    exchanges = split_session(code)
+    assert [(e.code, e.output) for e in exchanges] == [
+        ("In [1]: t", "tensor([[1, 2],\n        [3, 4]])"),
+        ("In [1]: t\nOut[1]:\ntensor([[1, 2],\n        [3, 4]])\nIn [2]: 1 + 1", "2"),
+    ]
+
+
+def test_it_reads_a_traceback_up_to_its_error_line() -> None:
+    exchanges = split_session('>>>torch.cat([t])\n>>>Traceback (most recent call last):\n  File "x"\nRuntimeError: bad')
+    assert [(e.code, e.output) for e in exchanges] == [
+        (">>>torch.cat([t])", 'Traceback (most recent call last):\n  File "x"\nRuntimeError: bad')
+    ]
+
+
+def test_it_skips_echoes_of_random_values_nobody_could_predict() -> None:
+    assert split_session("a = torch.randn(3)\na\nOut[1]: tensor([0.1, 0.2, 0.3])") == []
+    assert len(split_session("a = torch.ones(3)\na\nOut[1]: tensor([1., 1., 1.])")) == 1
+
+
+# --- keys ----------------------------------------------------------------------------------------
+
+
+def test_it_keeps_keys_when_a_section_is_edited_and_changes_the_hash() -> None:
+    before = parse("## A\n\n旧的内容，**重点**在这里。\n")
+    after = parse("## A\n\n新的内容，改写过了，**重点**在这里。\n")
+    assert [c.key for c in before.cards] == [c.key for c in after.cards]
+    assert [c.content_hash for c in before.cards] != [c.content_hash for c in after.cards]
+
+
+def test_it_derives_keys_from_the_note_and_heading_path() -> None:
+    base = parse("## A\n\n内容内容。\n").cards[0].key
+    assert parse("## B\n\n内容内容。\n").cards[0].key != base
+    assert parse("## A\n\n内容内容。\n", slug="other").cards[0].key != base
+    assert len(base) == 64
+
+
+def test_it_gives_repeated_headings_distinct_anchors_keys_and_fronts() -> None:
+    note = parse("## 参考\n\n第一段内容。\n\n## 参考\n\n第二段内容。\n")
+    assert [c.anchor for c in note.cards] == ["参考", "参考-1"]
+    assert len({c.key for c in note.cards}) == 2
+    assert len({c.front for c in note.cards}) == 2
+
+
+def test_it_parses_crlf_and_lf_files_to_the_same_cards() -> None:
+    text = "## A\n\n内容，**重点**。\n"
+    assert parse_note(text, "n").cards == parse_note(text.replace("\n", "\r\n"), "n").cards
+
+
+# --- the five bundled notes ----------------------------------------------------------------------
+
+
+def test_it_makes_at_least_150_cards_of_every_kind_from_the_bundled_notes() -> None:
+    cards = [card for _, note in real_notes() for card in note.cards]
+    counts = Counter(card.kind for card in cards)
+    assert len(NOTES) == 5
+    assert len(cards) >= 150
+    assert all(counts[kind] > 0 for kind in ("qa", "mapping", "cloze", "output")), counts
+
+
+def test_it_gives_every_bundled_card_a_unique_nonempty_front_and_key() -> None:
+    cards = [card for _, note in real_notes() for card in note.cards]
+    fronts = Counter(card.front for card in cards)
+    assert all(card.front.strip() and card.back.strip() for card in cards)
+    assert [front for front, n in fronts.items() if n > 1] == []
+    assert len({card.key for card in cards}) == len(cards)
+
+
+def test_it_points_every_bundled_card_at_an_anchor_on_the_rendered_note() -> None:
+    for text, note in real_notes():
+        html = render_markdown(text)
+        for card in note.cards:
+            assert card.anchor, card.front
+            assert f'id="{card.anchor}"' in html, (note.slug, card.anchor)
+        assert [c.position for c in note.cards] == list(range(len(note.cards)))
