@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import uuid
+import zoneinfo
+from datetime import date
+from decimal import Decimal
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 
@@ -70,3 +75,176 @@ class Card(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.front[:60]}"
+
+
+def default_time_zone() -> str:
+    """A callable default, so a changed TIME_ZONE setting never needs a migration."""
+    return settings.TIME_ZONE
+
+
+def validate_time_zone(value: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"{value!r} is not a known IANA time zone, such as Asia/Shanghai.") from None
+
+
+class Profile(models.Model):
+    """A learner's review settings. Created on first use, so every user has one without a signal."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    time_zone = models.CharField(max_length=64, default=default_time_zone, validators=[validate_time_zone])
+    new_cards_per_day = models.PositiveIntegerField(default=20)
+    reviews_per_day = models.PositiveIntegerField(default=200)
+    day_start_hour = models.PositiveSmallIntegerField(
+        default=4, help_text="The learner's day starts at this hour (local time), like Anki's next day starts at."
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(new_cards_per_day__lte=1000), name="profile_new_per_day_range"),
+            models.CheckConstraint(
+                condition=models.Q(reviews_per_day__lte=10000), name="profile_reviews_per_day_range"
+            ),
+            models.CheckConstraint(condition=models.Q(day_start_hour__lte=23), name="profile_day_start_hour_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"profile of {self.user_id}"
+
+    @property
+    def zone(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.time_zone)
+
+
+class CardStateQuerySet(models.QuerySet["CardState"]):
+    """The three review queues. ``today`` is always the learner's day (see cards.review.learner_today)."""
+
+    def available(self, user: object, today: date) -> CardStateQuerySet:
+        """Not suspended, not buried, card still active: what any queue may show."""
+        return self.filter(user=user, card__active=True, suspended=False).filter(
+            models.Q(buried_until__isnull=True) | models.Q(buried_until__lte=today)
+        )
+
+    def due_for(self, user: object, today: date) -> CardStateQuerySet:
+        """Seen cards whose due day has come, most overdue first."""
+        return (
+            self.available(user, today)
+            .filter(last_reviewed_at__isnull=False, due__lte=today)
+            .order_by("due", "last_reviewed_at", "pk")
+        )
+
+    def repeats_for(self, user: object, today: date) -> CardStateQuerySet:
+        """SM-2 step 7: cards rated below 4 today, until they are rated 4 or 5; the longest-waiting first."""
+        return self.available(user, today).filter(needs_repeat=True, last_review_day=today).order_by("last_reviewed_at")
+
+    def blocking_new(self, user: object, today: date) -> CardStateQuerySet:
+        """States that take a card out of the new queue: already seen, suspended or buried."""
+        return self.filter(user=user).filter(
+            models.Q(last_reviewed_at__isnull=False) | models.Q(suspended=True) | models.Q(buried_until__gt=today)
+        )
+
+
+class CardState(models.Model):
+    """One learner's SM-2 state for one card. No row (or a row never reviewed) means the card is new."""
+
+    # db_index off: the (user, due) index and the (user, card) unique constraint both lead with user.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="card_states", db_index=False
+    )
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="states")
+    # Exact hundredths: SM-2's EF moves in steps of 0.02 and a float would drift (DESIGN.md).
+    easiness = models.DecimalField(max_digits=4, decimal_places=2, default=Decimal("2.50"))
+    interval = models.PositiveIntegerField(default=0, help_text="Days.")
+    repetitions = models.PositiveIntegerField(default=0)
+    due = models.DateField(help_text="The learner's day (not UTC) on which the card comes back.")
+    lapses = models.PositiveIntegerField(default=0)
+    suspended = models.BooleanField(default=False)
+    buried_until = models.DateField(null=True, blank=True, help_text="Hidden from the queues before this day.")
+    last_reviewed_at = models.DateTimeField(null=True, blank=True)
+    last_review_day = models.DateField(null=True, blank=True)
+    needs_repeat = models.BooleanField(default=False, help_text="Rated below 4 on last_review_day (SM-2 step 7).")
+    version = models.PositiveIntegerField(
+        default=0, help_text="Bumped by every change; a rating form carries it so a double submit records once."
+    )
+    user_note = models.TextField(blank=True, help_text="The learner's own note, shown with the answer.")
+
+    objects = CardStateQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "card"], name="cardstate_user_card_unique"),
+            models.CheckConstraint(condition=models.Q(easiness__gte=Decimal("1.30")), name="cardstate_easiness_min"),
+            models.CheckConstraint(condition=models.Q(easiness__lte=Decimal("99.99")), name="cardstate_easiness_max"),
+        ]
+        indexes = [
+            # The due queue and the forecast: WHERE user = ? AND due <= ? ORDER BY due.
+            models.Index(fields=["user", "due"], name="cardstate_user_due_idx"),
+            # The same-day repeat queue: WHERE user = ? AND needs_repeat AND last_review_day = ?.
+            models.Index(
+                fields=["user", "last_review_day"],
+                condition=models.Q(needs_repeat=True),
+                name="cardstate_user_repeat_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}/{self.card_id} due {self.due}"
+
+    @property
+    def is_new(self) -> bool:
+        return self.last_reviewed_at is None
+
+
+class ReviewLog(models.Model):
+    """One row per review, never updated; the source of truth for stats, XP and leaderboards.
+
+    A review is only ever removed by undo, which deletes its row while restoring the card state.
+    """
+
+    class Source(models.TextChoices):
+        SELF = "self", "Self-rated"
+        GRADER = "grader", "Graded drill"
+
+    # db_index off on both: the named indexes below cover these lookups.
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_logs", db_index=False
+    )
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="review_logs", db_index=False)
+    quality = models.PositiveSmallIntegerField()
+    duration_ms = models.PositiveIntegerField(default=0)
+    reviewed_at = models.DateTimeField()
+    review_day = models.DateField(help_text="The learner's day of the review, in their time zone.")
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.SELF)
+    was_new = models.BooleanField(default=False, help_text="The card's first review: counts against the new limit.")
+    is_same_day_repeat = models.BooleanField(default=False, help_text="SM-2 step 7 repeat: the state did not change.")
+    easiness_before = models.DecimalField(max_digits=4, decimal_places=2)
+    interval_before = models.PositiveIntegerField()
+    repetitions_before = models.PositiveIntegerField()
+    due_before = models.DateField(null=True, blank=True, help_text="Empty when the card was new.")
+    easiness_after = models.DecimalField(max_digits=4, decimal_places=2)
+    interval_after = models.PositiveIntegerField()
+    repetitions_after = models.PositiveIntegerField()
+    due_after = models.DateField()
+    # Everything undo needs to put the CardState back exactly; null when the review created the row.
+    prior_state = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(quality__lte=5), name="reviewlog_quality_range"),
+            models.CheckConstraint(
+                condition=models.Q(source__in=["self", "grader"]),
+                name="reviewlog_source_valid",
+            ),
+        ]
+        indexes = [
+            # Stats, streaks and undo: WHERE user = ? ORDER BY reviewed_at (DESC) / a time range.
+            models.Index(fields=["user", "reviewed_at"], name="reviewlog_user_time_idx"),
+            # Today's counts against the daily limits: WHERE user = ? AND review_day = ?.
+            models.Index(fields=["user", "review_day"], name="reviewlog_user_day_idx"),
+            # A card's history (browse page, card stats): WHERE card = ?.
+            models.Index(fields=["card"], name="reviewlog_card_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}"

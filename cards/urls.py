@@ -2,10 +2,23 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import browse_views, views
 
 app_name = "cards"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("review/", views.review, name="review"),
+    path("review/undo/", views.undo, name="undo"),
+    path("review/<uuid:card_uuid>/rate/", views.rate, name="rate"),
+    path("review/<uuid:card_uuid>/suspend/", views.suspend, name="suspend"),
+    path("review/<uuid:card_uuid>/bury/", views.bury, name="bury"),
+    path("cards/<uuid:card_uuid>/edit/", views.card_edit, name="card_edit"),
+    path("settings/", views.settings_view, name="settings"),
+    path("notes/<slug:slug>/", views.note_detail, name="note"),
+    path("decks/", browse_views.decks, name="decks"),
+    path("decks/<slug:slug>/", browse_views.deck, name="deck"),
+    path("cards/<uuid:card_uuid>/", browse_views.card_detail, name="card"),
+    path("stats/", browse_views.stats, name="stats"),
 ]

@@ -1,10 +1,159 @@
+"""Web views for the daily review, the dashboard, settings and sign-up.
+
+Each view: decorators, an access helper or a form, one call into ``cards.review``, then a
+redirect or one template. Review actions answer htmx requests with the next card's panel
+(no page reload) and plain form posts with a redirect, so everything works without JavaScript.
+"""
+
 from __future__ import annotations
 
+import zoneinfo
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from cards import review as reviewing
+from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm
+from cards.models import Card, CardState, Note
+from cards.rendering import render_markdown
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _get_card(card_uuid: UUID) -> Card:
+    """Cards are shared by all learners, so any signed-in user may act on an active one."""
+    return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
+
+
+def _next_panel(request: HttpRequest) -> HttpResponse:
+    """After an action: the next card's panel for htmx, a redirect (POST/redirect/GET) otherwise."""
+    if not _is_htmx(request):
+        return redirect("cards:review")
+    profile = reviewing.get_profile(request.user)
+    item, snap = reviewing.next_card(request.user, profile, timezone.now())
+    return render(request, "cards/snippets/review_panel.html", {"item": item, "snap": snap})
 
 
 @login_required
+@require_GET
 def dashboard(request: HttpRequest) -> HttpResponse:
-    return render(request, "cards/dashboard.html", {})
+    profile = reviewing.get_profile(request.user)
+    summary = reviewing.dashboard_summary(request.user, profile, timezone.now())
+    peak = max([day["count"] for day in summary.forecast] + [1])
+    return render(request, "cards/dashboard.html", {"summary": summary, "peak": peak, "profile": profile})
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("cards:dashboard")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="cards.backends.ProfileBackend")
+        return redirect("cards:dashboard")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+@require_GET
+def review(request: HttpRequest) -> HttpResponse:
+    profile = reviewing.get_profile(request.user)
+    item, snap = reviewing.next_card(request.user, profile, timezone.now())
+    return render(request, "cards/review.html", {"item": item, "snap": snap})
+
+
+@login_required
+@require_POST
+def rate(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    form = RatingForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest(f"Invalid rating: {form.errors.as_text()}", content_type="text/plain")
+    rating = reviewing.RatingRequest(
+        card_uuid=card_uuid,
+        quality=form.cleaned_data["quality"],
+        version=form.cleaned_data["version"],
+        duration_ms=form.cleaned_data["duration_ms"],
+    )
+    outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
+    if outcome is reviewing.Outcome.NOT_FOUND:
+        return HttpResponse("No such card in your reviews.", status=404, content_type="text/plain")
+    if outcome is reviewing.Outcome.NOT_IN_QUEUE:
+        return HttpResponse("This card is not due for review now.", status=409, content_type="text/plain")
+    if outcome is reviewing.Outcome.DUPLICATE:
+        messages.info(request, "That card was already rated; here is the next one.")
+    return _next_panel(request)
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest) -> HttpResponse:
+    card = reviewing.undo_last(request.user, reviewing.get_profile(request.user), timezone.now())
+    if card is None:
+        messages.info(request, "Nothing to undo.")
+    else:
+        messages.success(request, "Undid the last rating.")
+    return _next_panel(request)
+
+
+@login_required
+@require_POST
+def suspend(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    card = _get_card(card_uuid)
+    reviewing.suspend(request.user, reviewing.get_profile(request.user), card, timezone.now())
+    messages.success(request, "Card suspended. Unsuspend it from its edit page.")
+    return _next_panel(request)
+
+
+@login_required
+@require_POST
+def bury(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    card = _get_card(card_uuid)
+    reviewing.bury(request.user, reviewing.get_profile(request.user), card, timezone.now())
+    messages.success(request, "Card buried until tomorrow.")
+    return _next_panel(request)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def card_edit(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    card = _get_card(card_uuid)
+    state = CardState.objects.filter(user=request.user, card=card).first()
+    form = CardNoteForm(request.POST or None, instance=state)
+    if request.method == "POST" and form.is_valid():
+        profile = reviewing.get_profile(request.user)
+        reviewing.save_card_note(
+            request.user, profile, card, form.cleaned_data["user_note"], form.cleaned_data["suspended"]
+        )
+        messages.success(request, "Saved.")
+        return redirect("cards:review")
+    return render(request, "cards/card_edit.html", {"card": card, "form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_view(request: HttpRequest) -> HttpResponse:
+    profile = reviewing.get_profile(request.user)
+    form = SettingsForm(request.POST or None, instance=profile)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Settings saved.")
+        return redirect("cards:settings")
+    zones = sorted(zoneinfo.available_timezones())
+    return render(request, "cards/settings.html", {"form": form, "zones": zones})
+
+
+@login_required
+@require_GET
+def note_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """The rendered note, so each card can link to the section it came from (``#anchor``)."""
+    note = get_object_or_404(Note, slug=slug)
+    return render(request, "cards/note.html", {"note": note, "html": render_markdown(note.content)})

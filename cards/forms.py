@@ -1,0 +1,74 @@
+"""Forms for the review flow and the learner's settings. Validation lives here, not in views."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from cards.models import CardState, Profile
+from cards.scheduling.sm2 import Rating
+
+
+class RatingForm(forms.Form):
+    """One press of Again / Hard / Good / Easy. Quality 0 and 2 have no button and are refused."""
+
+    quality = forms.TypedChoiceField(choices=[(int(r), r.name.title()) for r in Rating], coerce=int)
+    version = forms.IntegerField(min_value=0, help_text="The card state's version the learner saw.")
+    duration_ms = forms.IntegerField(min_value=0, max_value=24 * 3600 * 1000, required=False)
+
+    def clean_duration_ms(self) -> int:
+        return self.cleaned_data.get("duration_ms") or 0
+
+
+class SettingsForm(forms.ModelForm):
+    class Meta:
+        model = Profile
+        fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day"]
+        labels = {
+            "time_zone": "Time zone (IANA name, e.g. Asia/Shanghai)",
+            "day_start_hour": "A new day starts at (hour, 0-23)",
+            "new_cards_per_day": "New cards per day",
+            "reviews_per_day": "Reviews per day",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["day_start_hour"].widget.attrs.update(min=0, max=23)
+        self.fields["new_cards_per_day"].widget.attrs.update(max=1000)
+        self.fields["reviews_per_day"].widget.attrs.update(max=10000)
+        self.fields["time_zone"].widget.attrs.update(list="time-zones", autocomplete="off")
+
+    def clean_day_start_hour(self) -> int:
+        value: int = self.cleaned_data["day_start_hour"]
+        if not 0 <= value <= 23:
+            raise forms.ValidationError("Pick an hour from 0 to 23.")
+        return value
+
+    def clean_new_cards_per_day(self) -> int:
+        return self._at_most("new_cards_per_day", 1000)
+
+    def clean_reviews_per_day(self) -> int:
+        return self._at_most("reviews_per_day", 10000)
+
+    def _at_most(self, name: str, limit: int) -> int:
+        value: int = self.cleaned_data[name]
+        if value > limit:
+            raise forms.ValidationError(f"At most {limit}.")
+        return value
+
+
+class CardNoteForm(forms.ModelForm):
+    """Anki's "edit" for a shared, imported card: the learner's own note and the suspend switch."""
+
+    class Meta:
+        model = CardState
+        fields = ["user_note", "suspended"]
+        labels = {"user_note": "My note on this card", "suspended": "Suspended (never shown in reviews)"}
+        widgets = {"user_note": forms.Textarea(attrs={"rows": 6})}
+
+
+class SignupForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)

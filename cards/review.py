@@ -1,0 +1,515 @@
+"""The daily review: the learner's day, the queues, rating, undo, suspend and bury.
+
+Plain functions that views (and the grader, with ``source=GRADER``) call. All scheduling
+arithmetic is delegated to ``cards.scheduling.sm2``; this module only decides *which* card
+comes next and stores what SM-2 returned. Every write is conditional on the state's
+``version`` so that a double-submitted rating, or a rating from a stale tab, is recorded once.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Literal, TypedDict
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, models, transaction
+from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.utils import timezone
+
+from cards.models import Card, CardState, Profile, ReviewLog
+from cards.scheduling.sm2 import Rating, SM2State, preview_intervals
+from cards.scheduling.sm2 import review as sm2_review
+
+QueueName = Literal["due", "new", "repeat"]
+MAX_DURATION_MS = 10 * 60 * 1000  # A card left open over lunch is not a ten-minute answer.
+STREAK_LOOKBACK_DAYS = 3660
+# Card fields the review page never shows: the markdown sources and the whole note's text.
+NOT_SHOWN = ("front", "back", "note__content")
+
+
+def learner_today(profile: Profile, now: datetime) -> date:
+    """The learner's calendar day: local date in their zone, with the day starting at ``day_start_hour``.
+
+    A review at 02:00 in Shanghai with the default 04:00 start still belongs to yesterday,
+    exactly like Anki's "next day starts at".
+    """
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError("learner_today needs an aware datetime")
+    local = now.astimezone(profile.zone)
+    return (local - timedelta(hours=profile.day_start_hour)).date()
+
+
+def get_profile(user: AbstractBaseUser) -> Profile:
+    """The user's profile, created on first use. Free when the auth backend already joined it."""
+    try:
+        return user.profile  # type: ignore[attr-defined,no-any-return]
+    except Profile.DoesNotExist:
+        profile, _ = Profile.objects.get_or_create(user=user)
+        user.profile = profile  # type: ignore[attr-defined]
+        return profile
+
+
+class _RowCount(Subquery):
+    """``(SELECT COUNT(*) FROM (subquery))``: counts a LIMITed subquery, so a capped count stays cheap."""
+
+    template = "(SELECT COUNT(*) FROM (%(subquery)s) _rows)"
+    output_field = models.IntegerField()
+
+
+def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
+    """Active cards the learner has never reviewed and has not suspended or buried, in note order."""
+    blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
+    # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
+    # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
+    return Card.objects.active().exclude(Exists(blocking)).order_by("active", "note_id", "position", "pk")
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    """Today's numbers and the head of each queue, read in one query."""
+
+    due: int  # due reviews still allowed today (capped by the reviews limit)
+    new: int  # new cards still allowed today (capped by the new limit)
+    repeats: int
+    reviewed_today: int
+    next_due: int | None  # CardState pk
+    next_new: int | None  # Card pk
+    next_repeat: int | None  # CardState pk
+
+    @property
+    def remaining(self) -> int:
+        return self.due + self.new + self.repeats
+
+    @property
+    def progress_percent(self) -> int:
+        total = self.reviewed_today + self.remaining
+        return 100 if total == 0 else round(100 * self.reviewed_today / total)
+
+
+def queue_snapshot(user: AbstractBaseUser, profile: Profile, today: date) -> QueueSnapshot:
+    """Read every count and queue head as scalar subqueries of one SELECT (the hot path's budget is tight)."""
+    due = CardState.objects.due_for(user, today)
+    repeats = CardState.objects.repeats_for(user, today)
+    new = _new_cards(user, today)
+    logs = ReviewLog.objects.filter(user=user, review_day=today).order_by()
+    firsts = logs.filter(is_same_day_repeat=False)
+    row = (
+        Profile.objects.filter(pk=profile.pk)
+        .annotate(
+            # Counts drop the ORDER BY so the database can stop at the LIMIT without sorting.
+            due_count=_RowCount(due.order_by().values("pk")[: profile.reviews_per_day]),
+            new_count=_RowCount(new.order_by().values("pk")[: profile.new_cards_per_day]),
+            repeat_count=_RowCount(repeats.order_by().values("pk")),
+            new_done=_RowCount(firsts.filter(was_new=True).values("pk")),
+            reviews_done=_RowCount(firsts.filter(was_new=False).values("pk")),
+            reviewed_today=_RowCount(logs.values("pk")),
+            next_due=Subquery(due.values("pk")[:1]),
+            next_new=Subquery(new.values("pk")[:1]),
+            next_repeat=Subquery(repeats.values("pk")[:1]),
+        )
+        .values(
+            "due_count",
+            "new_count",
+            "repeat_count",
+            "new_done",
+            "reviews_done",
+            "reviewed_today",
+            "next_due",
+            "next_new",
+            "next_repeat",
+        )
+        .get()
+    )
+    # A LIMIT 0 subquery (a limit set to 0) compiles to NULL, not to a count of zero.
+    row = {key: value or 0 if key.endswith(("count", "done", "today")) else value for key, value in row.items()}
+    due_left = max(0, min(row["due_count"], profile.reviews_per_day - row["reviews_done"]))
+    new_left = max(0, min(row["new_count"], profile.new_cards_per_day - row["new_done"]))
+    return QueueSnapshot(
+        due=due_left,
+        new=new_left,
+        repeats=row["repeat_count"],
+        reviewed_today=row["reviewed_today"],
+        next_due=row["next_due"] if due_left else None,
+        next_new=row["next_new"] if new_left else None,
+        next_repeat=row["next_repeat"],
+    )
+
+
+class RatingButton(TypedDict):
+    rating: int
+    label: str
+    key: int
+    hint: str
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """The card to show and what its rating form must carry."""
+
+    card: Card
+    queue: QueueName
+    version: int
+    sm2: SM2State
+    due: date | None
+    user_note: str
+    today: date
+
+    def buttons(self) -> list[RatingButton]:
+        """Again / Hard / Good / Easy, each with the interval it would give (SM-2 preview)."""
+        labels = {Rating.AGAIN: "Again", Rating.HARD: "Hard", Rating.GOOD: "Good", Rating.EASY: "Easy"}
+        if self.queue == "repeat":
+            # A same-day repeat never changes the schedule: below 4 it comes back today, else it is done.
+            days = max(0, (self.due - self.today).days) if self.due else 0
+            hints = {r: ("today" if r < 4 else _days(days)) for r in Rating}
+        else:
+            hints = {r: _days(n) for r, n in preview_intervals(self.sm2).items()}
+        return [
+            RatingButton(rating=int(r), label=labels[r], key=i, hint=hints[r]) for i, r in enumerate(Rating, start=1)
+        ]
+
+
+def _days(n: int) -> str:
+    return "today" if n == 0 else f"{n}d" if n < 31 else f"{n / 30:.1f}mo" if n < 365 else f"{n / 365:.1f}y"
+
+
+def _sm2_of(state: CardState) -> SM2State:
+    return SM2State(easiness=float(state.easiness), interval=state.interval, repetitions=state.repetitions)
+
+
+def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[ReviewItem | None, QueueSnapshot]:
+    """Due cards first (most overdue first), then new cards, then today's repeats. Two queries."""
+    today = learner_today(profile, now)
+    snap = queue_snapshot(user, profile, today)
+    state_pk, queue = (snap.next_due, "due") if snap.next_due else (snap.next_repeat, "repeat")
+    if snap.next_due is None and snap.next_new is not None:
+        state_version = CardState.objects.filter(user=user, card=OuterRef("pk"))
+        card = (
+            Card.objects.select_related("note")
+            .defer(*NOT_SHOWN)
+            .annotate(
+                state_version=Subquery(state_version.values("version")[:1]),
+                state_note=Subquery(state_version.values("user_note")[:1]),
+            )
+            .get(pk=snap.next_new)
+        )
+        item = ReviewItem(
+            card=card,
+            queue="new",
+            version=card.state_version or 0,  # type: ignore[attr-defined]
+            sm2=SM2State(),
+            due=None,
+            user_note=card.state_note or "",  # type: ignore[attr-defined]
+            today=today,
+        )
+        return item, snap
+    if state_pk is None:
+        return None, snap
+    state = CardState.objects.select_related("card__note").defer(*(f"card__{f}" for f in NOT_SHOWN)).get(pk=state_pk)
+    item = ReviewItem(
+        card=state.card,
+        queue=queue,  # type: ignore[arg-type]
+        version=state.version,
+        sm2=_sm2_of(state),
+        due=state.due,
+        user_note=state.user_note,
+        today=today,
+    )
+    return item, snap
+
+
+class Outcome(enum.Enum):
+    RECORDED = "recorded"
+    DUPLICATE = "duplicate"  # the form's version is stale: already rated (double submit, other tab)
+    NOT_IN_QUEUE = "not_in_queue"  # not due, suspended, buried, inactive or not the user's
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class RatingRequest:
+    card_uuid: Any
+    quality: int
+    version: int
+    duration_ms: int = 0
+    source: str = ReviewLog.Source.SELF
+
+
+def _prior(state: CardState) -> dict[str, Any]:
+    """The fields a rating changes, as JSON, so undo can put them back exactly."""
+    return {
+        "easiness": str(state.easiness),
+        "interval": state.interval,
+        "repetitions": state.repetitions,
+        "due": state.due.isoformat(),
+        "lapses": state.lapses,
+        "last_reviewed_at": state.last_reviewed_at.isoformat() if state.last_reviewed_at else None,
+        "last_review_day": state.last_review_day.isoformat() if state.last_review_day else None,
+        "needs_repeat": state.needs_repeat,
+        "version": state.version,
+    }
+
+
+def _in_queue(state: CardState, today: date) -> bool:
+    if not state.card.active or state.suspended or (state.buried_until and state.buried_until > today):
+        return False
+    if state.last_reviewed_at is None or state.due <= today:
+        return True
+    return state.needs_repeat and state.last_review_day == today
+
+
+def _changes(state: CardState, quality: int, now: datetime, today: date) -> tuple[dict[str, Any], bool]:
+    """The new field values after this rating, and whether it was a same-day repeat (SM-2 step 7)."""
+    repeat = state.needs_repeat and state.last_review_day == today and state.last_reviewed_at is not None
+    common = {"last_reviewed_at": now, "last_review_day": today, "needs_repeat": quality < 4}
+    if repeat:
+        return common, True
+    after = sm2_review(_sm2_of(state), quality)
+    lapse = quality < 3 and state.repetitions > 0
+    return {
+        **common,
+        "easiness": Decimal(after.easiness_hundredths) / 100,
+        "interval": after.interval,
+        "repetitions": after.repetitions,
+        "due": today + timedelta(days=after.interval),
+        "lapses": state.lapses + int(lapse),
+    }, False
+
+
+def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime) -> Outcome:
+    """Record one rating: CardState and ReviewLog change together or not at all, and at most once per version.
+
+    1. version 0 means the form showed a card with no state row: insert it; the (user, card)
+       unique constraint turns a second insert into a duplicate.
+    2. Otherwise the row is updated only where its version still equals the form's, so of two
+       concurrent submits exactly one changes a row and writes a log.
+    """
+    if request.source == ReviewLog.Source.SELF:
+        Rating(request.quality)  # raises ValueError for 0, 2 or anything not on a button
+    elif isinstance(request.quality, bool) or request.quality not in range(6):
+        raise ValueError(f"SM-2 quality must be an int from 0 to 5, not {request.quality!r}")
+    today = learner_today(profile, now)
+    duration = max(0, min(int(request.duration_ms), MAX_DURATION_MS))
+    if request.version == 0:
+        return _rate_new(user, request, now, today, duration)
+    state = CardState.objects.select_related("card").filter(user=user, card__uuid=request.card_uuid).first()
+    if state is None:
+        return Outcome.NOT_FOUND
+    if state.version != request.version:
+        return Outcome.DUPLICATE
+    if not _in_queue(state, today):
+        return Outcome.NOT_IN_QUEUE
+    before = _sm2_of(state)
+    changes, repeat = _changes(state, request.quality, now, today)
+    with transaction.atomic():
+        updated = CardState.objects.filter(pk=state.pk, version=state.version).update(
+            **changes, version=F("version") + 1
+        )
+        if updated != 1:
+            return Outcome.DUPLICATE
+        ReviewLog.objects.create(
+            **_log_fields(user, state.card_id, request, now, today, duration),
+            was_new=state.last_reviewed_at is None,
+            is_same_day_repeat=repeat,
+            easiness_before=state.easiness,
+            interval_before=before.interval,
+            repetitions_before=before.repetitions,
+            due_before=None if state.last_reviewed_at is None else state.due,
+            easiness_after=changes.get("easiness", state.easiness),
+            interval_after=changes.get("interval", state.interval),
+            repetitions_after=changes.get("repetitions", state.repetitions),
+            due_after=changes.get("due", state.due),
+            prior_state=_prior(state),
+        )
+    return Outcome.RECORDED
+
+
+def record_graded(user: AbstractBaseUser, card: Card, quality: int, now: datetime) -> Outcome:
+    """The grader's entry point: a drill verdict, already mapped to an SM-2 quality 0..5, as a review.
+
+    Like a learner's rating it only counts when the card is in the learner's queue today
+    (new, due, or a same-day repeat); otherwise it returns NOT_IN_QUEUE and nothing is written.
+    """
+    profile = get_profile(user)
+    version = CardState.objects.filter(user=user, card=card).values_list("version", flat=True).first() or 0
+    request = RatingRequest(card.uuid, quality, version, source=ReviewLog.Source.GRADER)
+    return rate(user, profile, request, now)
+
+
+def _log_fields(
+    user: AbstractBaseUser, card_id: int, request: RatingRequest, now: datetime, today: date, duration: int
+) -> dict[str, Any]:
+    return {
+        "user": user,
+        "card_id": card_id,
+        "quality": request.quality,
+        "duration_ms": duration,
+        "reviewed_at": now,
+        "review_day": today,
+        "source": request.source,
+    }
+
+
+def _rate_new(user: AbstractBaseUser, request: RatingRequest, now: datetime, today: date, duration: int) -> Outcome:
+    card_id = Card.objects.filter(uuid=request.card_uuid).values_list("pk", "active").first()
+    if card_id is None:
+        return Outcome.NOT_FOUND
+    if not card_id[1]:
+        return Outcome.NOT_IN_QUEUE
+    after = sm2_review(SM2State(), request.quality)
+    easiness = Decimal(after.easiness_hundredths) / 100
+    due = today + timedelta(days=after.interval)
+    try:
+        with transaction.atomic():
+            CardState.objects.create(
+                user=user,
+                card_id=card_id[0],
+                easiness=easiness,
+                interval=after.interval,
+                repetitions=after.repetitions,
+                due=due,
+                last_reviewed_at=now,
+                last_review_day=today,
+                needs_repeat=request.quality < 4,
+                version=1,
+            )
+            ReviewLog.objects.create(
+                **_log_fields(user, card_id[0], request, now, today, duration),
+                was_new=True,
+                easiness_before=Decimal("2.50"),
+                interval_before=0,
+                repetitions_before=0,
+                easiness_after=easiness,
+                interval_after=after.interval,
+                repetitions_after=after.repetitions,
+                due_after=due,
+                prior_state=None,
+            )
+    except IntegrityError:
+        return Outcome.DUPLICATE
+    return Outcome.RECORDED
+
+
+def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card | None:
+    """Take back the learner's last self-rated review of today: restore the state, delete the log.
+
+    Returns the card whose review was undone, or None when there is nothing (or nothing safe) to undo:
+    if the state changed since that review (suspended, rated in another tab), undo refuses.
+    """
+    today = learner_today(profile, now)
+    log = (
+        ReviewLog.objects.select_related("card")
+        .filter(user=user, review_day=today, source=ReviewLog.Source.SELF)
+        .order_by("-reviewed_at", "-pk")
+        .first()
+    )
+    if log is None:
+        return None
+    prior = log.prior_state
+    states = CardState.objects.filter(user=user, card_id=log.card_id)
+    with transaction.atomic():
+        if prior is None:
+            changed = states.filter(version=1).delete()[0]
+        else:
+            changed = states.filter(version=prior["version"] + 1).update(
+                easiness=Decimal(prior["easiness"]),
+                interval=prior["interval"],
+                repetitions=prior["repetitions"],
+                due=date.fromisoformat(prior["due"]),
+                lapses=prior["lapses"],
+                last_reviewed_at=_parse_dt(prior["last_reviewed_at"]),
+                last_review_day=date.fromisoformat(prior["last_review_day"]) if prior["last_review_day"] else None,
+                needs_repeat=prior["needs_repeat"],
+                version=F("version") + 1,
+            )
+        if changed != 1:
+            transaction.set_rollback(True)
+            return None
+        log.delete()
+    return log.card
+
+
+def _parse_dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _state_for_action(user: AbstractBaseUser, card: Card, today: date) -> CardState:
+    state, _ = CardState.objects.get_or_create(user=user, card=card, defaults={"due": today, "version": 1})
+    return state
+
+
+def suspend(user: AbstractBaseUser, profile: Profile, card: Card, now: datetime, suspended: bool = True) -> None:
+    """Take a card out of every queue until unsuspended (Anki's suspend); its schedule is kept."""
+    state = _state_for_action(user, card, learner_today(profile, now))
+    CardState.objects.filter(pk=state.pk).update(suspended=suspended, version=F("version") + 1)
+
+
+def bury(user: AbstractBaseUser, profile: Profile, card: Card, now: datetime) -> None:
+    """Hide a card until the learner's next day; its schedule is untouched."""
+    today = learner_today(profile, now)
+    state = _state_for_action(user, card, today)
+    CardState.objects.filter(pk=state.pk).update(buried_until=today + timedelta(days=1), version=F("version") + 1)
+
+
+class ForecastDay(TypedDict):
+    day: date
+    count: int
+
+
+@dataclass(frozen=True)
+class DashboardSummary:
+    today: date
+    due: int
+    new: int
+    reviewed_today: int
+    streak: int
+    forecast: list[ForecastDay]
+
+
+def streak_days(days_desc: list[date], today: date) -> int:
+    """Consecutive learner days with a review, ending today (or yesterday: today is not over yet)."""
+    seen = set(days_desc)
+    day = today if today in seen else today - timedelta(days=1)
+    count = 0
+    while day in seen:
+        count += 1
+        day -= timedelta(days=1)
+    return count
+
+
+def dashboard_summary(user: AbstractBaseUser, profile: Profile, now: datetime) -> DashboardSummary:
+    today = learner_today(profile, now)
+    snap = queue_snapshot(user, profile, today)
+    days = list(
+        ReviewLog.objects.filter(user=user, review_day__gte=today - timedelta(days=STREAK_LOOKBACK_DAYS))
+        .order_by("-review_day")
+        .values_list("review_day", flat=True)
+        .distinct()
+    )
+    upcoming = dict(
+        CardState.objects.filter(user=user, card__active=True, suspended=False, last_reviewed_at__isnull=False)
+        .filter(due__gt=today, due__lte=today + timedelta(days=7))
+        .order_by()
+        .values_list("due")
+        .annotate(n=Count("pk"))
+        .values_list("due", "n")
+    )
+    forecast = [
+        ForecastDay(day=today + timedelta(days=i), count=upcoming.get(today + timedelta(days=i), 0))
+        for i in range(1, 8)
+    ]
+    return DashboardSummary(
+        today=today,
+        due=snap.due + snap.repeats,
+        new=snap.new,
+        reviewed_today=snap.reviewed_today,
+        streak=streak_days(days, today),
+        forecast=forecast,
+    )
+
+
+def save_card_note(user: AbstractBaseUser, profile: Profile, card: Card, user_note: str, suspended: bool) -> None:
+    """Anki's edit, for a card shared by everyone: the learner's own note, and suspend on or off."""
+    state = _state_for_action(user, card, learner_today(profile, timezone.now()))
+    CardState.objects.filter(pk=state.pk).update(user_note=user_note, suspended=suspended, version=F("version") + 1)

@@ -1,0 +1,322 @@
+"""The review domain: the learner's day, the three queues, rating, undo, suspend and bury."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from unittest import mock
+
+from django.test import TestCase
+
+from cards import review
+from cards.models import CardState, Profile, ReviewLog
+from cards.review import Outcome, RatingRequest, learner_today
+from tests.cards.factories import make_card, make_cards, make_note, make_user
+
+# 10:00 UTC is 18:00 in Shanghai: comfortably inside the learner's 2026-03-10.
+NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
+TODAY = date(2026, 3, 10)
+
+
+class ReviewCase(TestCase):
+    def setUp(self) -> None:
+        self.user = make_user(time_zone="Asia/Shanghai")
+        self.profile = Profile.objects.get(user=self.user)
+
+    def next_item(self, now: datetime = NOW) -> review.ReviewItem | None:
+        return review.next_card(self.user, self.profile, now)[0]
+
+    def rate_next(self, quality: int, now: datetime = NOW) -> review.ReviewItem:
+        item = self.next_item(now)
+        assert item is not None
+        outcome = review.rate(self.user, self.profile, RatingRequest(item.card.uuid, quality, item.version), now)
+        self.assertEqual(outcome, Outcome.RECORDED)
+        return item
+
+    def seen(self, card: object, due: date, **fields: object) -> CardState:
+        """A state as if the card had been reviewed before and is due on ``due``."""
+        defaults = {"interval": 6, "repetitions": 2, "last_reviewed_at": NOW - timedelta(days=6), "version": 3}
+        return CardState.objects.create(user=self.user, card=card, due=due, **{**defaults, **fields})
+
+
+class LearnerTodayTests(TestCase):
+    def test_it_starts_the_day_at_four_in_the_learners_zone(self) -> None:
+        profile = Profile(time_zone="Asia/Shanghai", day_start_hour=4)
+        # 19:59 UTC on the 10th is 03:59 on the 11th in Shanghai: still the 10th for the learner.
+        self.assertEqual(learner_today(profile, datetime(2026, 3, 10, 19, 59, tzinfo=UTC)), date(2026, 3, 10))
+        self.assertEqual(learner_today(profile, datetime(2026, 3, 10, 20, 0, tzinfo=UTC)), date(2026, 3, 11))
+
+    def test_it_honours_another_start_hour_and_zone(self) -> None:
+        profile = Profile(time_zone="America/New_York", day_start_hour=0)
+        # 03:30 UTC on the 10th is 23:30 on the 9th in New York (EDT starts on the 8th).
+        self.assertEqual(learner_today(profile, datetime(2026, 3, 10, 3, 30, tzinfo=UTC)), date(2026, 3, 9))
+
+    def test_it_rejects_a_naive_datetime(self) -> None:
+        with self.assertRaises(ValueError):
+            learner_today(Profile(), datetime(2026, 3, 10, 10, 0))  # noqa: DTZ001
+
+    def test_it_creates_a_profile_with_the_defaults_on_demand(self) -> None:
+        user = make_user()
+        profile = review.get_profile(user)
+        profile.refresh_from_db()
+        self.assertEqual(
+            (profile.time_zone, profile.new_cards_per_day, profile.reviews_per_day, profile.day_start_hour),
+            ("UTC", 20, 200, 4),
+        )
+
+
+class QueueTests(ReviewCase):
+    def test_it_shows_the_most_overdue_card_first_then_new_cards(self) -> None:
+        note = make_note()
+        fresh, old, new = make_card(note=note), make_card(note=note), make_card(note=note)
+        self.seen(fresh, TODAY)
+        self.seen(old, TODAY - timedelta(days=5))
+        self.seen(make_card(note=note), TODAY + timedelta(days=1))  # not due yet
+        order = []
+        for _ in range(3):
+            item = self.rate_next(5)
+            order.append((item.card.pk, item.queue))
+        self.assertEqual(order, [(old.pk, "due"), (fresh.pk, "due"), (new.pk, "new")])
+        self.assertIsNone(self.next_item())
+
+    def test_it_stops_new_cards_at_the_daily_limit(self) -> None:
+        Profile.objects.filter(pk=self.profile.pk).update(new_cards_per_day=2)
+        self.profile.refresh_from_db()
+        make_cards(4)
+        self.rate_next(5)
+        self.rate_next(5)
+        item, snap = review.next_card(self.user, self.profile, NOW)
+        self.assertIsNone(item)
+        self.assertEqual((snap.new, snap.reviewed_today), (0, 2))
+        # The next learner day brings two more.
+        tomorrow = NOW + timedelta(days=1)
+        self.assertEqual(review.next_card(self.user, self.profile, tomorrow)[1].new, 2)
+
+    def test_it_stops_due_reviews_at_the_daily_limit(self) -> None:
+        Profile.objects.filter(pk=self.profile.pk).update(reviews_per_day=1, new_cards_per_day=0)
+        self.profile.refresh_from_db()
+        for card in make_cards(3):
+            self.seen(card, TODAY)
+        self.assertEqual(review.next_card(self.user, self.profile, NOW)[1].due, 1)
+        self.rate_next(4)
+        item, snap = review.next_card(self.user, self.profile, NOW)
+        self.assertIsNone(item)
+        self.assertEqual(snap.due, 0)
+
+    def test_it_counts_the_day_from_four_in_the_morning(self) -> None:
+        card = make_card()
+        self.seen(card, date(2026, 3, 11))
+        # 03:59 on the 11th in Shanghai is still the 10th: not due; at 04:00 it is.
+        before, at = datetime(2026, 3, 10, 19, 59, tzinfo=UTC), datetime(2026, 3, 10, 20, 0, tzinfo=UTC)
+        Profile.objects.filter(pk=self.profile.pk).update(new_cards_per_day=0)
+        self.profile.refresh_from_db()
+        self.assertIsNone(self.next_item(before))
+        self.assertEqual(self.next_item(at).card, card)
+
+    def test_it_leaves_out_suspended_buried_and_inactive_cards(self) -> None:
+        suspended, buried, inactive, new = make_cards(4)
+        review.suspend(self.user, self.profile, suspended, NOW)
+        review.bury(self.user, self.profile, buried, NOW)
+        inactive.active = False
+        inactive.save(update_fields=["active"])
+        item, snap = review.next_card(self.user, self.profile, NOW)
+        self.assertEqual((item.card, snap.new), (new, 1))
+        # A buried card is back on the next learner day; a suspended one is not.
+        tomorrow = review.next_card(self.user, self.profile, NOW + timedelta(days=1))[1]
+        self.assertEqual(tomorrow.new, 2)
+
+    def test_it_repeats_cards_rated_below_four_without_changing_sm2(self) -> None:
+        card = make_card()
+        self.rate_next(1)  # new card, Again: SM-2 runs once
+        state = CardState.objects.get(user=self.user, card=card)
+        sm2_after_first = (state.easiness, state.interval, state.repetitions, state.due)
+        self.assertEqual(sm2_after_first, (Decimal("1.96"), 1, 0, TODAY + timedelta(days=1)))
+        item = self.rate_next(3)  # same-day repeat, Hard: still below 4, stays in the repeat queue
+        self.assertEqual(item.queue, "repeat")
+        item = self.rate_next(4)  # Good: leaves the repeat queue
+        self.assertEqual(item.queue, "repeat")
+        self.assertIsNone(self.next_item())
+        state.refresh_from_db()
+        self.assertEqual((state.easiness, state.interval, state.repetitions, state.due), sm2_after_first)
+        self.assertFalse(state.needs_repeat)
+        logs = list(ReviewLog.objects.order_by("pk").values_list("quality", "is_same_day_repeat", "was_new"))
+        self.assertEqual(logs, [(1, False, True), (3, True, False), (4, True, False)])
+
+    def test_it_labels_the_buttons_with_sm2_intervals(self) -> None:
+        card = make_card()
+        self.seen(card, TODAY, interval=6, repetitions=2, easiness=Decimal("1.50"))
+        item = self.next_item()
+        self.assertEqual([b["hint"] for b in item.buttons()], ["1d", "9d", "9d", "9d"])
+        self.assertEqual([b["rating"] for b in item.buttons()], [1, 3, 4, 5])
+
+
+class RatingTests(ReviewCase):
+    def test_it_stores_the_sm2_state_and_a_log_in_one_go(self) -> None:
+        card = make_card()
+        self.seen(card, TODAY, interval=6, repetitions=2, easiness=Decimal("2.50"))
+        self.rate_next(4)
+        state = CardState.objects.get(user=self.user, card=card)
+        self.assertEqual((state.easiness, state.interval, state.repetitions), (Decimal("2.50"), 15, 3))
+        self.assertEqual((state.due, state.version, state.last_review_day), (TODAY + timedelta(days=15), 4, TODAY))
+        log = ReviewLog.objects.get()
+        self.assertEqual((log.interval_before, log.interval_after, log.due_before), (6, 15, TODAY))
+        self.assertEqual((log.source, log.is_same_day_repeat, log.was_new), ("self", False, False))
+
+    def test_it_records_a_duplicate_rating_once(self) -> None:
+        card = make_card()
+        request = RatingRequest(card.uuid, 4, 0)
+        self.assertEqual(review.rate(self.user, self.profile, request, NOW), Outcome.RECORDED)
+        self.assertEqual(review.rate(self.user, self.profile, request, NOW), Outcome.DUPLICATE)
+        again = RatingRequest(card.uuid, 5, 1)
+        self.assertEqual(review.rate(self.user, self.profile, again, NOW), Outcome.NOT_IN_QUEUE)
+        self.assertEqual(review.rate(self.user, self.profile, again, NOW), Outcome.NOT_IN_QUEUE)
+        self.assertEqual(ReviewLog.objects.count(), 1)
+        self.assertEqual(CardState.objects.get().version, 1)
+
+    def test_it_refuses_a_stale_version(self) -> None:
+        card = make_card()
+        self.seen(card, TODAY, version=3)
+        outcome = review.rate(self.user, self.profile, RatingRequest(card.uuid, 4, 2), NOW)
+        self.assertEqual(outcome, Outcome.DUPLICATE)
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_refuses_a_card_that_is_not_due(self) -> None:
+        card = make_card()
+        state = self.seen(card, TODAY + timedelta(days=3))
+        outcome = review.rate(self.user, self.profile, RatingRequest(card.uuid, 4, state.version), NOW)
+        self.assertEqual(outcome, Outcome.NOT_IN_QUEUE)
+        state.refresh_from_db()
+        self.assertEqual((state.version, state.interval), (3, 6))
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_refuses_qualities_without_a_button(self) -> None:
+        card = make_card()
+        for quality in (0, 2, 6, -1):
+            with self.assertRaises(ValueError):
+                review.rate(self.user, self.profile, RatingRequest(card.uuid, quality, 0), NOW)
+        self.assertFalse(CardState.objects.exists())
+
+    def test_it_counts_a_lapse_when_a_learned_card_is_forgotten(self) -> None:
+        card = make_card()
+        self.seen(card, TODAY)
+        self.rate_next(1)
+        state = CardState.objects.get()
+        self.assertEqual((state.lapses, state.repetitions, state.interval, state.needs_repeat), (1, 0, 1, True))
+
+
+class UndoTests(ReviewCase):
+    def test_it_restores_the_state_exactly(self) -> None:
+        card = make_card()
+        original = self.seen(card, TODAY - timedelta(days=2), easiness=Decimal("2.36"), lapses=2)
+        self.rate_next(1)
+        self.assertEqual(review.undo_last(self.user, self.profile, NOW), card)
+        state = CardState.objects.get(pk=original.pk)
+        fields = ["easiness", "interval", "repetitions", "due", "lapses", "last_reviewed_at", "needs_repeat"]
+        self.assertEqual([getattr(state, f) for f in fields], [getattr(original, f) for f in fields])
+        self.assertEqual(state.last_review_day, None)
+        self.assertFalse(ReviewLog.objects.exists())
+        self.assertEqual(self.next_item().card, card)
+
+    def test_it_makes_a_new_card_new_again(self) -> None:
+        card = make_card()
+        self.rate_next(4)
+        self.assertEqual(review.undo_last(self.user, self.profile, NOW), card)
+        self.assertFalse(CardState.objects.exists())
+        self.assertFalse(ReviewLog.objects.exists())
+        self.assertEqual(self.next_item().queue, "new")
+
+    def test_it_undoes_a_same_day_repeat_only(self) -> None:
+        make_card()
+        self.rate_next(1)
+        state_after_first = CardState.objects.values().get()
+        self.rate_next(4)
+        review.undo_last(self.user, self.profile, NOW)
+        restored = CardState.objects.values().get()
+        self.assertEqual({**restored, "version": 0}, {**state_after_first, "version": 0})
+        self.assertEqual(restored["version"], state_after_first["version"] + 2)
+        self.assertEqual(ReviewLog.objects.count(), 1)
+
+    def test_it_refuses_when_the_card_changed_since(self) -> None:
+        card = make_card()
+        self.rate_next(4)
+        review.suspend(self.user, self.profile, card, NOW)
+        self.assertIsNone(review.undo_last(self.user, self.profile, NOW))
+        self.assertEqual(ReviewLog.objects.count(), 1)
+        self.assertTrue(CardState.objects.get().suspended)
+
+    def test_it_has_nothing_to_undo_from_yesterday(self) -> None:
+        make_card()
+        self.rate_next(4)
+        self.assertIsNone(review.undo_last(self.user, self.profile, NOW + timedelta(days=1)))
+        self.assertEqual(ReviewLog.objects.count(), 1)
+
+
+class DashboardTests(ReviewCase):
+    def test_it_counts_the_streak_up_to_yesterday_or_today(self) -> None:
+        days = [TODAY - timedelta(days=n) for n in (1, 2, 3, 5)]
+        self.assertEqual(review.streak_days(days, TODAY), 3)
+        self.assertEqual(review.streak_days([TODAY, *days], TODAY), 4)
+        self.assertEqual(review.streak_days([TODAY - timedelta(days=2)], TODAY), 0)
+
+    def test_it_summarises_today_and_the_next_week(self) -> None:
+        cards = make_cards(5)
+        self.seen(cards[0], TODAY)
+        self.seen(cards[1], TODAY + timedelta(days=1))
+        self.seen(cards[2], TODAY + timedelta(days=7))
+        self.seen(cards[3], TODAY + timedelta(days=8))
+        self.rate_next(4, now=NOW - timedelta(days=1))  # yesterday: new cards[4], due again today
+        self.assertEqual(self.rate_next(4).card, cards[0])  # the longer-waiting of today's two
+        summary = review.dashboard_summary(self.user, self.profile, NOW)
+        self.assertEqual((summary.due, summary.new, summary.reviewed_today, summary.streak), (1, 0, 1, 2))
+        # Tomorrow: cards[1]; in a week: cards[2] (cards[0] comes back in 15 days, cards[3] in 8).
+        self.assertEqual([day["count"] for day in summary.forecast], [1, 0, 0, 0, 0, 0, 1])
+        self.assertEqual(summary.forecast[0]["day"], TODAY + timedelta(days=1))
+
+
+class InterleavingTests(ReviewCase):
+    def test_it_lets_only_one_of_two_interleaved_ratings_write(self) -> None:
+        """Request A reads version 3; request B rates completely; A's conditional update must change nothing."""
+        card = make_card()
+        self.seen(card, TODAY)
+        request = RatingRequest(card.uuid, 4, 3)
+        real_in_queue = review._in_queue
+        outcomes: list[Outcome] = []
+
+        def b_runs_in_between(state: CardState, today: date) -> bool:
+            if not outcomes:
+                outcomes.append(Outcome.RECORDED)  # guard: B runs once
+                outcomes.append(review.rate(self.user, self.profile, request, NOW))
+            return real_in_queue(state, today)
+
+        with mock.patch.object(review, "_in_queue", side_effect=b_runs_in_between):
+            first = review.rate(self.user, self.profile, request, NOW)
+        self.assertEqual((first, outcomes[1]), (Outcome.DUPLICATE, Outcome.RECORDED))
+        state = CardState.objects.get()
+        self.assertEqual((state.version, state.repetitions), (4, 3))
+        self.assertEqual(ReviewLog.objects.count(), 1)
+
+
+class GraderTests(ReviewCase):
+    def test_it_records_a_graded_drill_with_any_sm2_quality(self) -> None:
+        card = make_card(kind="drill")
+        self.assertEqual(review.record_graded(self.user, card, 2, NOW), Outcome.RECORDED)
+        log = ReviewLog.objects.get()
+        self.assertEqual((log.quality, log.source, log.was_new), (2, "grader", True))
+        # Below 4: a same-day repeat, which does not move SM-2; 0 is a valid grade for the grader.
+        self.assertEqual(review.record_graded(self.user, card, 0, NOW), Outcome.RECORDED)
+        state = CardState.objects.get()
+        self.assertEqual((state.repetitions, state.interval, state.needs_repeat), (0, 1, True))
+        with self.assertRaises(ValueError):
+            review.record_graded(self.user, card, 6, NOW)
+
+    def test_it_ignores_a_graded_drill_that_is_not_due(self) -> None:
+        card = make_card(kind="drill")
+        self.seen(card, TODAY + timedelta(days=4))
+        self.assertEqual(review.record_graded(self.user, card, 5, NOW), Outcome.NOT_IN_QUEUE)
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_keeps_undo_for_the_learners_own_ratings(self) -> None:
+        card = make_card(kind="drill")
+        review.record_graded(self.user, card, 5, NOW)
+        self.assertIsNone(review.undo_last(self.user, self.profile, NOW))
+        self.assertEqual(ReviewLog.objects.count(), 1)

@@ -1,0 +1,295 @@
+"""The review pages over HTTP: access, forms, htmx and plain posts, bad input, query budgets."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import TestCase, TransactionTestCase
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from cards import review
+from cards.models import CardState, Profile, ReviewLog
+from tests.cards.factories import make_card, make_cards, make_note, make_user
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+class ViewCase(TestCase):
+    def setUp(self) -> None:
+        self.user = make_user("owner")
+        self.outsider = make_user("outsider")
+        self.client.force_login(self.user)
+
+    def today(self) -> object:
+        return review.learner_today(review.get_profile(self.user), timezone.now())
+
+    def rate_url(self, card: object) -> str:
+        return reverse("cards:rate", args=[card.uuid])
+
+
+class AccessTests(ViewCase):
+    def test_it_sends_anonymous_users_to_log_in(self) -> None:
+        self.client.logout()
+        card = make_card()
+        urls = [
+            ("get", reverse("cards:dashboard")),
+            ("get", reverse("cards:review")),
+            ("get", reverse("cards:settings")),
+            ("get", reverse("cards:card_edit", args=[card.uuid])),
+            ("get", reverse("cards:note", args=[card.note.slug])),
+            ("post", self.rate_url(card)),
+            ("post", reverse("cards:undo")),
+            ("post", reverse("cards:suspend", args=[card.uuid])),
+            ("post", reverse("cards:bury", args=[card.uuid])),
+        ]
+        for method, url in urls:
+            response = getattr(self.client, method)(url, {"quality": 4, "version": 0})
+            self.assertEqual(response.status_code, 302, url)
+            self.assertTrue(response["Location"].startswith(reverse("login")), url)
+        self.assertFalse(CardState.objects.exists())
+
+    def test_it_refuses_get_on_actions(self) -> None:
+        card = make_card()
+        self.assertEqual(self.client.get(self.rate_url(card)).status_code, 405)
+        self.assertEqual(self.client.get(reverse("cards:undo")).status_code, 405)
+
+    def test_it_signs_up_and_logs_in(self) -> None:
+        self.client.logout()
+        password = "zhang-liang 42 shape!"
+        data = {"username": "新用户", "password1": password, "password2": password}
+        response = self.client.post(reverse("cards:signup"), data)
+        self.assertRedirects(response, reverse("cards:dashboard"))
+        self.assertEqual(self.client.get(reverse("cards:dashboard")).context["user"].username, "新用户")
+
+    def test_it_shows_signup_errors(self) -> None:
+        self.client.logout()
+        data = {"username": "a", "password1": "x", "password2": "y"}
+        response = self.client.post(reverse("cards:signup"), data)
+        self.assertEqual(response.status_code, 200)
+        self.assertContains(response, "errorlist")
+
+
+class ReviewPageTests(ViewCase):
+    def test_it_shows_the_front_the_answer_the_source_and_four_labelled_buttons(self) -> None:
+        note = make_note(slug="tensor-basics")
+        card = make_card(note=note, anchor="形状")
+        response = self.client.get(reverse("cards:review"))
+        self.assertContains(response, card.front_html, html=False)
+        self.assertContains(response, card.back_html, html=False)
+        self.assertContains(response, f'href="/notes/tensor-basics/#{card.anchor}"')
+        for label in ("Again", "Hard", "Good", "Easy"):
+            self.assertContains(response, f'<span class="rate-label">{label}</span>')
+        self.assertContains(response, 'name="version" value="0"')
+        self.assertContains(response, "dist/katex/contrib/auto-render.min.js")
+        self.assertContains(response, "dist/htmx/htmx.min.js")
+
+    def test_it_says_done_when_nothing_is_left(self) -> None:
+        self.assertContains(self.client.get(reverse("cards:review")), "Done for today")
+
+    def test_it_records_a_plain_post_and_redirects(self) -> None:
+        card = make_card()
+        response = self.client.post(self.rate_url(card), {"quality": 4, "version": 0, "duration_ms": 4200})
+        self.assertRedirects(response, reverse("cards:review"))
+        state = CardState.objects.get(user=self.user, card=card)
+        self.assertEqual((state.interval, state.repetitions, state.version), (1, 1, 1))
+        log = ReviewLog.objects.get()
+        self.assertEqual((log.quality, log.duration_ms, log.user), (4, 4200, self.user))
+
+    def test_it_answers_htmx_with_the_next_card(self) -> None:
+        first, second = make_cards(2)
+        response = self.client.post(self.rate_url(first), {"quality": 5, "version": 0}, **HTMX)
+        self.assertEqual(response.status_code, 200)
+        self.assertTemplateUsed(response, "cards/snippets/review_panel.html")
+        self.assertTemplateNotUsed(response, "base.html")
+        self.assertContains(response, second.front_html)
+
+    def test_it_rejects_bad_ratings_and_writes_nothing(self) -> None:
+        card = make_card()
+        bad = [
+            {"quality": 0, "version": 0},
+            {"quality": 2, "version": 0},
+            {"quality": 6, "version": 0},
+            {"quality": "x", "version": 0},
+            {"version": 0},
+            {"quality": 4},
+            {"quality": 4, "version": -1},
+            {"quality": 4, "version": "one"},
+            {"quality": 4, "version": 0, "duration_ms": -5},
+        ]
+        for data in bad:
+            response = self.client.post(self.rate_url(card), data)
+            self.assertEqual(response.status_code, 400, data)
+        self.assertFalse(CardState.objects.exists())
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_records_a_double_submitted_rating_once(self) -> None:
+        card = make_card()
+        for _ in range(2):
+            self.client.post(self.rate_url(card), {"quality": 1, "version": 0})
+        self.assertEqual(ReviewLog.objects.count(), 1)
+        self.assertEqual(CardState.objects.get().version, 1)
+
+    def test_it_refuses_a_card_that_is_not_due(self) -> None:
+        card = make_card()
+        state = CardState.objects.create(
+            user=self.user, card=card, due=self.today() + timedelta(days=5), last_reviewed_at=timezone.now(), version=2
+        )
+        response = self.client.post(self.rate_url(card), {"quality": 5, "version": 2})
+        self.assertEqual(response.status_code, 409)
+        state.refresh_from_db()
+        self.assertEqual((state.version, state.interval), (2, 0))
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_never_touches_another_learners_state(self) -> None:
+        card = make_card()
+        theirs = CardState.objects.create(user=self.outsider, card=card, due=self.today(), version=1)
+        response = self.client.post(self.rate_url(card), {"quality": 5, "version": 1})
+        self.assertEqual(response.status_code, 404)
+        theirs.refresh_from_db()
+        self.assertEqual(theirs.version, 1)
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_undoes_the_last_rating(self) -> None:
+        card = make_card()
+        self.client.post(self.rate_url(card), {"quality": 4, "version": 0})
+        response = self.client.post(reverse("cards:undo"), **HTMX)
+        self.assertContains(response, "Undid the last rating.")
+        self.assertContains(response, card.front_html)
+        self.assertFalse(CardState.objects.exists())
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_buries_and_suspends_from_the_review_page(self) -> None:
+        buried, suspended = make_cards(2)
+        self.client.post(reverse("cards:bury", args=[buried.uuid]))
+        self.client.post(reverse("cards:suspend", args=[suspended.uuid]))
+        states = {s.card_id: s for s in CardState.objects.filter(user=self.user)}
+        self.assertEqual(states[buried.pk].buried_until, self.today() + timedelta(days=1))
+        self.assertTrue(states[suspended.pk].suspended)
+        self.assertContains(self.client.get(reverse("cards:review")), "Done for today")
+
+    def test_it_saves_a_note_on_the_card_and_shows_it_with_the_answer(self) -> None:
+        card = make_card()
+        url = reverse("cards:card_edit", args=[card.uuid])
+        self.assertEqual(self.client.get(url).status_code, 200)
+        response = self.client.post(url, {"user_note": "记住: shape 是元组"})
+        self.assertRedirects(response, reverse("cards:review"))
+        state = CardState.objects.get(user=self.user, card=card)
+        self.assertEqual(
+            (state.user_note, state.suspended, state.last_reviewed_at), ("记住: shape 是元组", False, None)
+        )
+        page = self.client.get(reverse("cards:review"))
+        self.assertContains(page, "记住: shape 是元组")
+        self.assertEqual((page.context["item"].queue, page.context["item"].version), ("new", state.version))
+        # A new card with a state row (from the note) is rated through its version like any other.
+        self.client.post(self.rate_url(card), {"quality": 4, "version": state.version})
+        state.refresh_from_db()
+        self.assertEqual(
+            (state.repetitions, state.user_note, ReviewLog.objects.get().was_new), (1, "记住: shape 是元组", True)
+        )
+
+
+class QueryBudgetTests(ViewCase):
+    """The hot path: show the next card, record a rating and show the next one, in under 10 queries each."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        note = make_note()
+        self.cards = make_cards(3, note=note)
+        today = self.today()
+        for card in self.cards[:2]:
+            CardState.objects.create(
+                user=self.user, card=card, due=today, last_reviewed_at=timezone.now() - timedelta(days=3), version=2
+            )
+        make_cards(3, note=note)  # new cards too
+
+    def test_it_shows_the_next_card_in_four_queries(self) -> None:
+        # session, user + profile, counts + queue heads, the card
+        with self.assertNumQueries(4):
+            response = self.client.get(reverse("cards:review"))
+        self.assertEqual(response.context["item"].queue, "due")
+
+    def test_it_records_a_rating_and_shows_the_next_card_in_nine_queries(self) -> None:
+        # session, user + profile, the state, savepoint, update, log, release, counts + heads, next card
+        with self.assertNumQueries(9):
+            response = self.client.post(self.rate_url(self.cards[0]), {"quality": 4, "version": 2}, **HTMX)
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual(ReviewLog.objects.count(), 1)
+
+    def test_it_records_a_new_cards_rating_in_nine_queries(self) -> None:
+        new = self.cards[2]
+        with self.assertNumQueries(9):
+            self.client.post(self.rate_url(new), {"quality": 4, "version": 0}, **HTMX)
+        self.assertTrue(CardState.objects.filter(user=self.user, card=new, version=1).exists())
+
+    def test_it_records_a_plain_rating_in_seven_queries(self) -> None:
+        with self.assertNumQueries(7):
+            response = self.client.post(self.rate_url(self.cards[0]), {"quality": 3, "version": 2})
+        self.assertEqual(response.status_code, 302)
+
+    def test_it_shows_the_dashboard_in_a_few_queries(self) -> None:
+        with self.assertNumQueries(5):
+            response = self.client.get(reverse("cards:dashboard"))
+        self.assertEqual(response.context["summary"].due, 2)
+
+
+class SettingsTests(ViewCase):
+    def test_it_saves_the_time_zone_and_limits(self) -> None:
+        data = {"time_zone": "Asia/Shanghai", "day_start_hour": 5, "new_cards_per_day": 5, "reviews_per_day": 50}
+        response = self.client.post(reverse("cards:settings"), data)
+        self.assertRedirects(response, reverse("cards:settings"))
+        profile = Profile.objects.get(user=self.user)
+        self.assertEqual(
+            (profile.time_zone, profile.day_start_hour, profile.new_cards_per_day), ("Asia/Shanghai", 5, 5)
+        )
+
+    def test_it_rejects_an_unknown_zone_and_out_of_range_values(self) -> None:
+        before = review.get_profile(self.user)
+        data = {"time_zone": "Mars/Olympus", "day_start_hour": 24, "new_cards_per_day": -1, "reviews_per_day": 20000}
+        response = self.client.post(reverse("cards:settings"), data)
+        self.assertEqual(response.status_code, 200)
+        self.assertEqual(set(response.context["form"].errors), set(data))
+        profile = Profile.objects.get(user=self.user)
+        self.assertEqual((profile.time_zone, profile.day_start_hour), (before.time_zone, 4))
+
+
+class DashboardTests(ViewCase):
+    def test_it_shows_todays_numbers(self) -> None:
+        card, _ = make_cards(2)
+        self.client.post(self.rate_url(card), {"quality": 5, "version": 0})
+        response = self.client.get(reverse("cards:dashboard"))
+        self.assertContains(response, '<dd id="stat-reviewed">1</dd>', html=False)
+        self.assertContains(response, '<dd id="stat-new">1</dd>', html=False)
+        self.assertContains(response, '<dd id="stat-streak">1 day</dd>', html=False)
+
+
+class NotePageTests(ViewCase):
+    def test_it_renders_the_note_with_heading_anchors(self) -> None:
+        note = make_note(slug="tensors", content="# 张量\n\n## 形状\n\n文本\n")
+        response = self.client.get(reverse("cards:note", args=["tensors"]))
+        self.assertContains(response, "形状")
+        self.assertEqual(response.context["note"], note)
+
+    def test_it_answers_404_for_an_unknown_note(self) -> None:
+        self.assertEqual(self.client.get(reverse("cards:note", args=["nope"])).status_code, 404)
+
+
+class FullRequestQueryTests(TransactionTestCase):
+    """The same budget with on-commit work included, as a real request runs it (TestCase never runs it)."""
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="teams.signals refreshes the learner's DailyActivity synchronously on commit (+13 queries); "
+        "the lead decides where that work goes (a task, or an incremental update)",
+    )
+    def test_it_records_a_rating_and_shows_the_next_card_in_under_ten_queries_after_commit(self) -> None:
+        user = make_user()
+        self.client.force_login(user)
+        first, _ = make_cards(2)
+        with CaptureQueriesContext(connection) as queries:
+            self.client.post(reverse("cards:rate", args=[first.uuid]), {"quality": 4, "version": 0}, **HTMX)
+        self.assertEqual(ReviewLog.objects.count(), 1)
+        self.assertLess(len(queries), 10, "\n".join(q["sql"][:100] for q in queries.captured_queries))
