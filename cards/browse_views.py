@@ -1,0 +1,221 @@
+"""Browsing decks and cards, and the learner's stats page.
+
+Cards are shared by every learner, so any signed-in user may browse any deck or
+card; what is personal is the state and the history shown next to a card, and
+those are always filtered on ``request.user``. The numbers come from
+``cards.stats`` (a few aggregate queries each) and the charts from the pure
+``cards.charts``, so every page reads fully without JavaScript.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from cards import charts
+from cards import review as reviewing
+from cards import stats as numbers
+from cards.models import Card, Note, Profile
+
+CARDS_PER_PAGE = 50
+MAX_QUERY_LENGTH = 200
+REVIEW_DAYS = 90
+FORECAST_DAYS = 30
+RETENTION_WEEKS = 12  # 84 days: whole weeks inside the 90 days of activity
+HOURLY_DAYS = 90
+EASE_EDGES = (1.3, 1.5, 1.7, 1.9, 2.1, 2.3, 2.5, 2.7, 2.9)
+
+
+def _get_note(slug: str) -> Note:
+    return get_object_or_404(Note, slug=slug)
+
+
+def _get_card(card_uuid: UUID) -> Card:
+    """Any card, retired ones included: a learner's history must stay readable after a re-import drops it."""
+    return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid)
+
+
+def _today(profile: Profile) -> date:
+    return reviewing.learner_today(profile, timezone.now())
+
+
+@login_required
+@require_GET
+def decks(request: HttpRequest) -> HttpResponse:
+    profile = reviewing.get_profile(request.user)
+    rows = numbers.deck_rows(request.user, _today(profile))
+    return render(request, "cards/decks.html", {"rows": rows})
+
+
+def _deck_filters(request: HttpRequest) -> tuple[str, str]:
+    """The kind and search text from the query string; an unknown kind means all kinds, not an error."""
+    kind = request.GET.get("kind", "")
+    if kind not in Card.Kind.values:
+        kind = ""
+    query = request.GET.get("q", "").strip()[:MAX_QUERY_LENGTH]
+    return kind, query
+
+
+@login_required
+@require_GET
+def deck(request: HttpRequest, slug: str) -> HttpResponse:
+    note = _get_note(slug)
+    profile = reviewing.get_profile(request.user)
+    kind, query = _deck_filters(request)
+    cards = Card.objects.active().filter(note=note)
+    kind_counts = dict(cards.values_list("kind").annotate(n=Count("id")).order_by())
+    if kind:
+        cards = cards.filter(kind=kind)
+    if query:
+        cards = cards.filter(Q(front__icontains=query) | Q(back__icontains=query))
+    page = Paginator(cards.order_by("position", "pk"), CARDS_PER_PAGE).get_page(request.GET.get("page"))
+    states = numbers.card_states(request.user, [card.pk for card in page])
+    context = {
+        "note": note,
+        "page": page,
+        "rows": [(card, states.get(card.pk)) for card in page],
+        "kinds": [(value, label, kind_counts.get(value, 0)) for value, label in Card.Kind.choices],
+        "kind": kind,
+        "query": query,
+        "today": _today(profile),
+        "total": sum(kind_counts.values()),
+    }
+    return render(request, "cards/deck.html", context)
+
+
+@login_required
+@require_GET
+def card_detail(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    card = _get_card(card_uuid)
+    profile = reviewing.get_profile(request.user)
+    state = numbers.card_states(request.user, [card.pk]).get(card.pk)
+    history, reviews = numbers.card_history(request.user, card, profile.zone)
+    context = {
+        "card": card,
+        "state": state,
+        "history": history,
+        "reviews": reviews,
+        "today": _today(profile),
+        "zone": profile.zone,
+    }
+    return render(request, "cards/card_detail.html", context)
+
+
+@login_required
+@require_GET
+def stats(request: HttpRequest) -> HttpResponse:
+    """The whole stats page: eight aggregate queries, whatever the number of reviews."""
+    profile = reviewing.get_profile(request.user)
+    now = timezone.now()
+    today = reviewing.learner_today(profile, now)
+    activity = numbers.daily_activity(request.user, today - timedelta(days=REVIEW_DAYS - 1), today)
+    # The heatmap's older days come from a cheap count; the last 90 are already in ``activity``.
+    year = numbers.daily_counts(request.user, charts.heatmap_start(today), activity[0].day - timedelta(days=1))
+    year.update((a.day, a.reviews) for a in activity)
+    forecast = numbers.due_forecast(request.user, today, FORECAST_DAYS)
+    hours = numbers.hourly_breakdown(request.user, profile.zone, now - timedelta(days=HOURLY_DAYS), now)
+    context: dict[str, Any] = {
+        "profile": profile,
+        "today": today,
+        "summary": numbers.collection_summary(request.user, today),
+        "streak": numbers.current_streak(year, today),
+        "year_total": sum(year.values()),
+        "days_studied": sum(1 for n in year.values() if n),
+        "retention": numbers.retention_table(activity, today),
+        "forecast": forecast,
+        "hours": hours,
+        "hourly_days": HOURLY_DAYS,
+        "drills": numbers.drill_pass_rates(request.user),
+        "heatmap": charts.year_heatmap(year, end=today, chart_id="year-heatmap", title="Reviews in the last year"),
+        **_stats_charts(activity, forecast, hours, numbers.ease_counts(request.user), today),
+    }
+    return render(request, "cards/stats.html", context)
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def _stats_charts(
+    activity: list[numbers.DayActivity],
+    forecast: list[reviewing.ForecastDay],
+    hours: list[numbers.HourRow],
+    ease: dict[float, int],
+    today: date,
+) -> dict[str, str]:
+    """Turn the numbers into SVG; every hover title spells out the exact figure."""
+    review_bars = [
+        charts.Bar(f"{a.day:%m-%d}", a.reviews, f"{a.day:%a %Y-%m-%d}: {a.reviews} reviews ({a.new} new)")
+        for a in activity
+    ]
+    forecast_bars = [
+        charts.Bar(
+            f"{f['day']:%m-%d}",
+            f["count"],
+            f"{f['day']:%a %Y-%m-%d}: {f['count']} due" + (" (overdue included)" if f["day"] == today else ""),
+        )
+        for f in forecast
+    ]
+    hour_bars = [
+        charts.Bar(
+            f"{h['hour']:02d}",
+            h["reviews"],
+            f"{h['hour']:02d}:00-{h['hour']:02d}:59: {h['reviews']} reviews, "
+            + (f"{_percent(h['passed'], h['reviews'])}% passed" if h["reviews"] else "none"),
+        )
+        for h in hours
+    ]
+    no_reviews = "No reviews yet."
+    return {
+        "reviews_chart": charts.bar_chart(
+            review_bars, chart_id="reviews-per-day", title="Reviews per day", empty_message=no_reviews
+        ),
+        "forecast_chart": charts.bar_chart(
+            forecast_bars, chart_id="due-forecast", title="Due forecast", empty_message="Nothing due in 30 days."
+        ),
+        "retention_chart": _retention_chart(activity, today),
+        "ease_chart": charts.histogram(
+            ease,
+            EASE_EDGES,
+            chart_id="ease-histogram",
+            title="Easiness of seen cards",
+            empty_message="No cards seen yet.",
+        ),
+        "hours_chart": charts.bar_chart(
+            hour_bars, chart_id="hourly", title="Reviews by hour of day", empty_message=no_reviews
+        ),
+    }
+
+
+def _retention_chart(activity: list[numbers.DayActivity], today: date) -> str:
+    """Young and mature true retention per week, as two lines; a week without such reviews is a gap."""
+    weeks = numbers.weekly_retention(activity, today, RETENTION_WEEKS)
+    labels = [
+        f"{row_end:%m-%d}"
+        for row_end in (today - timedelta(days=7 * back) for back in range(RETENTION_WEEKS - 1, -1, -1))
+    ]
+    lines = []
+    for name, attr in (("Young", "young"), ("Mature", "mature")):
+        points = []
+        for label, week in zip(labels, weeks, strict=True):
+            passed, total = getattr(week, f"{attr}_passed"), getattr(week, f"{attr}_total")
+            detail = f"{name} cards, 7 days to {label}: {passed} of {total} passed"
+            points.append(charts.Point(label, _percent(passed, total), detail))
+        lines.append(charts.Series(name, points))
+    return charts.line_chart(
+        lines,
+        chart_id="weekly-retention",
+        title="Weekly true retention",
+        unit="%",
+        y_max=100,
+        empty_message="No reviews of seen cards yet.",
+    )
