@@ -1,0 +1,181 @@
+"""What runs inside the child for one job: compile, run the module body, call the entry point per case.
+
+Calling convention (also used by drills to compute references, see ``invoke``):
+- a function entry point is called as ``entry(*case)``;
+- a class entry point (an nn.Module drill) takes cases shaped ``(init_args, call_args)``: the class is
+  instantiated with ``*init_args`` and the instance called with ``*call_args``;
+- before every case ``torch.manual_seed(CASE_SEED)`` runs, so parameter initialisation and random ops are
+  the same in the reference and the submission.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from graders.sandbox import policy
+from graders.sandbox.proxies import ModuleProxy
+
+CASE_SEED = 0
+MAX_TRACEBACK_FRAMES = 8
+
+
+class EntryPointError(Exception):
+    """The entry point is missing or not callable."""
+
+
+def invoke(entry: Any, case: tuple[Any, ...], grad: bool) -> Any:
+    """Call one case the way every drill is graded; with grad=True, return output and input gradients."""
+    import torch
+
+    seed_everything(CASE_SEED)
+    if isinstance(entry, type):
+        if len(case) != 2 or not isinstance(case[0], tuple | list) or not isinstance(case[1], tuple | list):
+            raise EntryPointError("a class entry point needs cases shaped (init_args, call_args)")
+        init_args, args = tuple(case[0]), tuple(case[1])
+        target: Any = entry(*init_args)
+    else:
+        args, target = tuple(case), entry
+    if not grad:
+        return target(*args)
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            a.requires_grad_(True)
+    out = target(*args)
+    return {"output": out, "grads": _input_grads(out, args)}
+
+
+def seed_everything(seed: int) -> None:
+    """torch.manual_seed without its CUDA side-effect on CPU hosts.
+
+    torch.manual_seed queues a lazy CUDA seeding call with a formatted stack trace when CUDA is not
+    initialised (milliseconds, and it reads source files); seed the CPU generator directly instead and
+    CUDA only where it is already initialised.
+    """
+    import torch
+
+    torch.random.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
+
+
+def _input_grads(out: Any, args: tuple[Any, ...]) -> list[Any]:
+    import torch
+
+    leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    parts = [t for t in _tensors_in(out) if t.requires_grad]
+    if not leaves or not parts:
+        return [None for _ in args]
+    total = sum(torch.Tensor.sum(t) for t in parts)
+    found = torch.autograd.grad(total, leaves, allow_unused=True)
+    by_id = {id(leaf): g for leaf, g in zip(leaves, found, strict=True)}
+    return [by_id.get(id(a)) if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def _tensors_in(value: Any) -> list[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _tensors_in(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors_in(v)]
+    return []
+
+
+def describe_error(exc: BaseException, source_lines: list[str]) -> str:
+    """'ExcType: message' plus the traceback frames that are in the learner's own source."""
+    try:
+        message = f"{type(exc).__name__}: {exc}"
+    except Exception:
+        message = type(exc).__name__
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == policy.FILENAME]
+    lines = []
+    for frame in frames[-MAX_TRACEBACK_FRAMES:]:
+        lineno = frame.lineno or 0
+        text = source_lines[lineno - 1].strip() if 0 < lineno <= len(source_lines) else ""
+        lines.append(f"  line {lineno}, in {frame.name}: {text}".rstrip(": "))
+    if not lines:
+        return message[:2000]
+    return (message[:2000] + "\nTraceback (your code, most recent call last):\n" + "\n".join(lines))[:4000]
+
+
+def is_memory_error(exc: BaseException) -> bool:
+    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    return isinstance(exc, MemoryError) or "can't allocate memory" in text or "out of memory" in text
+
+
+def run_job(
+    job: dict[str, Any],
+    cases: list[tuple[Any, ...]],
+    modules: dict[str, ModuleProxy],
+    sink: policy.PrintSink,
+    device: str,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Steps: 1. compile; 2. run the module body; 3. find the entry point; 4. run every case."""
+    source: str = job["code"]
+    lines = source.splitlines()
+    try:
+        code = policy.compile_submission(source, int(job["max_source_bytes"]))
+    except policy.Rejected as exc:
+        return {"status": "rejected", "message": str(exc)}, {}
+    glb, _guards = policy.make_globals(modules, sink)
+    try:
+        exec(code, glb)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends too
+        return _failure(exc, lines, sink, "the module body raised: "), {}
+    entry = glb.get(job["entry_point"])
+    if entry is None or not callable(entry):
+        msg = f"the entry point {job['entry_point']!r} is not defined (or not callable)"
+        return {"status": "runtime_error", "message": msg}, {}
+    results: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    for index, case in enumerate(cases):
+        outcome = _run_case(entry, case, bool(job.get("grad")), device, lines, sink)
+        if "status" in outcome:
+            return outcome, {}
+        if outcome["ok"]:
+            values[str(index)] = outcome.pop("value")
+        results.append(outcome)
+    return {"status": "ok", "message": "", "cases": results}, values
+
+
+def _run_case(
+    entry: Any, case: tuple[Any, ...], grad: bool, device: str, lines: list[str], sink: policy.PrintSink
+) -> dict[str, Any]:
+    from graders.sandbox import wire
+
+    try:
+        args = tuple(_to_device(a, device) for a in case)
+        value = invoke(entry, args, grad)
+        wire._Encoder().encode(value)  # refuse unsupported return types here, as this case's error
+        return {"ok": True, "error": None, "value": value}
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed or is_memory_error(exc):
+            return _failure(exc, lines, sink, "")
+        return {"ok": False, "error": describe_error(exc, lines)}
+
+
+def _failure(exc: BaseException, lines: list[str], sink: policy.PrintSink, prefix: str) -> dict[str, Any]:
+    if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed:
+        return {"status": "output_limit", "message": f"output limit: more than {sink.limit} bytes printed"}
+    if is_memory_error(exc):
+        return {"status": "memory_limit", "message": "memory limit: " + describe_error(exc, lines)[:500]}
+    return {"status": "runtime_error", "message": prefix + describe_error(exc, lines)}
+
+
+def _to_device(value: Any, device: str) -> Any:
+    import torch
+
+    if device == "cpu":
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, list):
+        return [_to_device(v, device) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    return value

@@ -1,0 +1,170 @@
+"""Layer 3 inside the child: namespaces, chroot, rlimits, seccomp, a clean environment.
+
+Every step is best effort where the host may not allow it (no user namespaces in some containers), and
+each reports what it achieved, so the ready message says which isolation a child really has.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import math
+import os
+import resource
+import signal
+from typing import Any
+
+try:  # imported here, before any chroot, so install_seccomp never has to import
+    import pyseccomp as seccomp
+except ImportError:  # pragma: no cover - pinned in requirements.txt
+    seccomp = None
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+CLONE_THREAD = 0x00010000
+PR_SET_PDEATHSIG = 1
+MIB = 1024 * 1024
+CUDA_ADDRESS_SPACE = 64 * 1024 * MIB  # CUDA reserves ~18 GB of address space; below 32 GiB it breaks
+
+CLEAN_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "TORCH_CPP_LOG_LEVEL": "ERROR",
+}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def unshare(flags: int) -> bool:
+    """unshare(2) through libc (Python 3.11 has no os.unshare); False when the host refuses."""
+    if _libc.unshare(ctypes.c_int(flags)) != 0:
+        return False
+    return True
+
+
+def setns(fd: int, nstype: int) -> bool:
+    return _libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)) == 0
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
+    _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def enter_namespaces() -> dict[str, bool]:
+    """New user + network + PID namespaces (the next fork becomes PID 1); falls back to less."""
+    for flags, got in (
+        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, {"userns": True, "netns": True, "pidns": True}),
+        (CLONE_NEWUSER | CLONE_NEWNET, {"userns": True, "netns": True, "pidns": False}),
+        (CLONE_NEWNET, {"userns": False, "netns": True, "pidns": False}),
+    ):
+        if unshare(flags):
+            return got
+    return {"userns": False, "netns": False, "pidns": False}
+
+
+def enter_directory(path: str, can_chroot: bool) -> bool:
+    """chroot into the empty per-child directory when we hold CAP_SYS_CHROOT in our user namespace."""
+    if can_chroot:
+        try:
+            os.chroot(path)
+            os.chdir("/")
+            return True
+        except OSError:
+            pass
+    os.chdir(path)
+    return False
+
+
+def static_limits(threads_allowed: bool) -> None:
+    """Limits that hold from warm-up on: no files written, no core dumps, no new processes."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, no kill
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if not threads_allowed:
+        _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))  # not enforced for root; seccomp covers fork
+
+
+def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool) -> None:
+    """Per-job limits: CPU seconds counted from now, address space, open files."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = used.ru_utime + used.ru_stime
+    soft = int(math.ceil(spent + max(cpu_seconds, 0.01)))
+    # soft == hard: the kernel sends SIGKILL at the limit, which also reaches a PID-namespace init
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft))
+    address_space = max(memory_mb * MIB, CUDA_ADDRESS_SPACE if cuda else 0)
+    _try_setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    open_fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+    nofile = 32 if not cuda else max(256, open_fds + 64)  # the CUDA driver keeps many fds open
+    _try_setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+
+def _try_setrlimit(which: int, limits: tuple[int, int]) -> None:
+    try:
+        resource.setrlimit(which, limits)
+    except (ValueError, OSError):
+        pass
+
+
+DENIED_SYSCALLS = (
+    "socket socketpair connect bind listen accept accept4 execve execveat fork vfork ptrace process_vm_readv "
+    "process_vm_writev unshare setns mount umount2 pivot_root chroot bpf perf_event_open keyctl add_key "
+    "request_key userfaultfd io_uring_setup io_uring_enter io_uring_register personality init_module "
+    "finit_module delete_module reboot swapon swapoff kexec_load kexec_file_load open_by_handle_at "
+    "name_to_handle_at mknod mknodat setuid setgid setreuid setregid setresuid setresgid setgroups "
+    "symlink symlinkat link linkat acct quotactl syslog iopl ioperm fanotify_init pidfd_open pidfd_getfd "
+    "memfd_create move_mount open_tree fsopen fsmount fspick mount_setattr"
+).split()
+
+
+def install_seccomp() -> bool:
+    """Deny network, exec, new processes, tracing and kernel-facing calls; threads stay possible.
+
+    clone3 answers ENOSYS so glibc falls back to clone(2), where the flags are visible: clone without
+    CLONE_THREAD (a new process) is refused with EPERM.
+    """
+    if seccomp is None:
+        return False
+    filt = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            filt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except Exception:  # a syscall this architecture does not have
+            continue
+    filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+    filt.load()
+    return True
+
+
+def redirect_stdio() -> None:
+    """fd 0-2 to /dev/null: prints are captured by the collector; C-level chatter goes nowhere."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+
+
+def close_other_fds(keep: set[int]) -> None:
+    for fd_name in os.listdir("/proc/self/fd"):
+        fd = int(fd_name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def lock_down(workdir: str, userns: bool, threads_allowed: bool) -> dict[str, Any]:
+    """The last steps before untrusted code: empty root directory, static limits, seccomp."""
+    chrooted = enter_directory(workdir, userns)
+    static_limits(threads_allowed)
+    return {"chroot": chrooted, "seccomp": install_seccomp()}

@@ -1,0 +1,34 @@
+"""The sandbox's public data types (no torch import, so the web process may import them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STATUSES = ("ok", "rejected", "runtime_error", "time_limit", "memory_limit", "output_limit", "internal_error")
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: float = 2.0  # RLIMIT_CPU in the child (whole seconds, rounded up) + accounting
+    wall_seconds: float = 5.0  # the zygote kills the runner (and its PID namespace) at this
+    memory_mb: int = 1024  # RLIMIT_AS of the child (CPU); torch needs >= 768 MiB to run
+    output_bytes: int = 64_000  # captured print output cap
+    max_source_bytes: int = 20_000
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    ok: bool  # the entry point returned normally
+    value: object | None  # plain tensors / scalars / containers, rebuilt in the parent from safetensors + JSON
+    error: str | None  # "ExcType: message" plus the learner's own traceback lines
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: str  # one of STATUSES
+    cases: list[CaseResult] = field(default_factory=list)  # one per input case when status == "ok"
+    message: str = ""  # why, for a non-ok status
+    stdout: str = ""  # captured prints, capped
+    cpu_ms: float = 0.0
+    wall_ms: float = 0.0
+    device: str = "cpu"  # the device that actually ran the code

@@ -1,0 +1,212 @@
+"""The result format: JSON for structure, safetensors for tensors, nothing that can run code when read.
+
+A message is ``[8-byte length][4-byte header length][JSON header][safetensors blob]``.  Values are encoded
+as small tagged JSON nodes; tensors are referenced by key into the safetensors blob.  Decoding builds fresh
+plain ``torch.Tensor`` objects, ``int``/``float``/``bool``/``str``/``None``/``complex`` and
+``list``/``tuple``/``dict`` of them, so nothing a child returns is ever called by the parent.
+
+torch is imported lazily, so the web process can import graders.sandbox without it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import struct
+from typing import Any
+
+MAX_DEPTH = 32
+MAX_NODES = 200_000
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+
+
+class WireError(ValueError):
+    """A message that is malformed, too large or too deep."""
+
+
+class _Encoder:
+    def __init__(self) -> None:
+        self.tensors: dict[str, Any] = {}
+        self.nodes = 0
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        import numpy as np
+        import torch
+
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise WireError("the value is nested too deeply or has too many parts")
+        if value is None:
+            return {"n": None}
+        if type(value) is bool or isinstance(value, np.bool_):
+            return {"b": bool(value)}
+        if isinstance(value, int | np.integer):
+            return {"i": str(int(value))}
+        if isinstance(value, float | np.floating):
+            return {"f": repr(float(value))}
+        if isinstance(value, complex | np.complexfloating):
+            value = complex(value)
+            return {"c": [repr(value.real), repr(value.imag)]}
+        if isinstance(value, str):
+            return {"s": str.__str__(value)}
+        if isinstance(value, np.ndarray):
+            value = torch.from_numpy(np.array(value, copy=True))
+        if isinstance(value, torch.Tensor):
+            return {"T": self._add_tensor(value)}
+        if isinstance(value, torch.dtype):
+            return {"dt": str(value).removeprefix("torch.")}
+        if isinstance(value, list | tuple):  # torch.Size is a tuple
+            tag = "l" if isinstance(value, list) else "t"
+            return {tag: [self.encode(v, depth + 1) for v in list.__iter__(list(value))]}
+        if isinstance(value, dict):
+            items = []
+            for k, v in dict.items(value):
+                if not isinstance(k, str | int) or isinstance(k, bool):
+                    raise WireError(f"dict keys must be str or int, not {type(k).__name__}")
+                items.append([self.encode(k, depth + 1), self.encode(v, depth + 1)])
+            return {"d": items}
+        raise WireError(f"a value of type {type(value).__name__} cannot be returned (use tensors and plain data)")
+
+    def _add_tensor(self, value: Any) -> str:
+        import torch
+
+        with torch._C.DisableTorchFunction():
+            plain = torch.Tensor.detach(value)
+            if plain.is_conj():
+                plain = plain.resolve_conj()
+            if plain.is_neg():
+                plain = plain.resolve_neg()
+            plain = plain.to("cpu").as_subclass(torch.Tensor).contiguous().clone()
+        if plain.layout != torch.strided:
+            raise WireError("only dense tensors can be returned")
+        key = str(len(self.tensors))
+        self.tensors[key] = plain
+        return key
+
+
+def pack(header: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
+    """Encode a header dict plus named values (tensors anywhere inside) into one message body."""
+    from safetensors.torch import save
+
+    enc = _Encoder()
+    body = dict(header)
+    body["values"] = {k: enc.encode(v) for k, v in (values or {}).items()}
+    head = json.dumps(body, allow_nan=False, separators=(",", ":")).encode()
+    blob = save(enc.tensors) if enc.tensors else b""
+    return struct.pack("<I", len(head)) + head + blob
+
+
+def unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Inverse of pack: (header without "values", decoded values).  Raises WireError on anything odd."""
+    from safetensors.torch import load
+
+    if len(data) < 4:
+        raise WireError("short message")
+    (head_len,) = struct.unpack_from("<I", data)
+    if head_len > len(data) - 4:
+        raise WireError("bad header length")
+    try:
+        body = json.loads(data[4 : 4 + head_len])
+    except (ValueError, RecursionError) as exc:
+        raise WireError(f"bad header: {exc}") from None
+    if not isinstance(body, dict):
+        raise WireError("the header is not an object")
+    blob = data[4 + head_len :]
+    try:
+        tensors = load(bytes(blob)) if blob else {}
+    except Exception as exc:  # safetensors raises its own error types
+        raise WireError(f"bad tensor blob: {exc}") from None
+    raw_values = body.pop("values", {})
+    if not isinstance(raw_values, dict):
+        raise WireError("values must be an object")
+    dec = _Decoder(tensors)
+    return body, {str(k): dec.decode(v) for k, v in raw_values.items()}
+
+
+class _Decoder:
+    def __init__(self, tensors: dict[str, Any]) -> None:
+        self.tensors = tensors
+        self.nodes = 0
+
+    def decode(self, node: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise WireError("the value is nested too deeply or has too many parts")
+        if not isinstance(node, dict) or len(node) != 1:
+            raise WireError("malformed value node")
+        ((tag, arg),) = node.items()
+        if tag == "n":
+            return None
+        if tag == "b" and isinstance(arg, bool):
+            return arg
+        if tag == "i" and isinstance(arg, str) and len(arg) < 5000:
+            return int(arg)
+        if tag == "f" and isinstance(arg, str):
+            return _float(arg)
+        if tag == "c" and isinstance(arg, list) and len(arg) == 2:
+            return complex(_float(arg[0]), _float(arg[1]))
+        if tag == "s" and isinstance(arg, str):
+            return arg
+        if tag == "T" and isinstance(arg, str) and arg in self.tensors:
+            return self.tensors[arg].clone()
+        if tag == "dt" and isinstance(arg, str):
+            return _dtype(arg)
+        if tag in ("l", "t") and isinstance(arg, list):
+            items = [self.decode(v, depth + 1) for v in arg]
+            return items if tag == "l" else tuple(items)
+        if tag == "d" and isinstance(arg, list):
+            out: dict[Any, Any] = {}
+            for pair in arg:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise WireError("malformed dict item")
+                key = self.decode(pair[0], depth + 1)
+                if not isinstance(key, str | int):
+                    raise WireError("dict keys must be str or int")
+                out[key] = self.decode(pair[1], depth + 1)
+            return out
+        raise WireError(f"unknown value node {tag!r}")
+
+
+def _float(text: Any) -> float:
+    if not isinstance(text, str) or len(text) > 64:
+        raise WireError("malformed float")
+    try:
+        value = float(text)
+    except ValueError:
+        raise WireError("malformed float") from None
+    return value if not math.isnan(value) else math.nan
+
+
+def _dtype(name: str) -> Any:
+    import torch
+
+    value = getattr(torch, name, None) if name.isidentifier() else None
+    if not isinstance(value, torch.dtype):
+        raise WireError(f"unknown dtype {name!r}")
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Framing over a stream socket
+
+
+def send_message(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(struct.pack("<Q", len(data)) + data)
+
+
+def recv_exact(sock: socket.socket, size: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < size:
+        chunk = sock.recv(min(size - len(buf), 1 << 20))
+        if not chunk:
+            raise EOFError("the peer closed the channel")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> bytes:
+    (size,) = struct.unpack("<Q", recv_exact(sock, 8))
+    if size > max_bytes:
+        raise WireError(f"message of {size} bytes is over the {max_bytes} byte limit")
+    return recv_exact(sock, size)

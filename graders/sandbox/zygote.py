@@ -1,0 +1,412 @@
+"""The fork server: one fork per submission, each child PID 1 of its own PID namespace.
+
+Processes (the parent only talks to the zygote and to each child's two sockets):
+
+    parent (Celery worker) --spawn requests, fds passed over a Unix socket--> zygote launcher
+    launcher: a fresh interpreter in a cleared environment; enters new user + network + PID namespaces
+      while still single-threaded, forks the zygote and waits for it
+      '-- zygote Z (PID 1 of the pool's namespace): imports torch/numpy/RestrictedPython once and runs a
+           warm-up job; never sees a secret or a reference answer.  For each request it calls
+           unshare(CLONE_NEWPID), forks, and setns() back, so every runner gets a PID namespace of its own.
+           Its event loop is every runner's warden: it enforces the wall limit, reports exit status and
+           CPU time on the runner's control socket, kills the runner when the parent goes away, and
+           removes the runner's directory.
+           '-- runner R (PID 1 of its own namespace, so killing it kills anything it could start):
+                chroots into an empty directory, rlimits, seccomp, sends "ready", runs exactly one job,
+                sends the result, exits
+
+Never call CUDA in the zygote: a process cannot fork usefully after CUDA init, so each runner initialises
+CUDA itself after the fork, before it says ready.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from graders.sandbox import jail, wire
+
+WARMUP_CODE = """
+import math
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return F.relu(self.fc(x)).sum() + math.sqrt(4.0) + float(np.ones(2).sum())
+
+def solution(x):
+    out = torch.zeros(3)
+    out[0] = x.sum()
+    out[1] += 1
+    print("warm", torch.tensor(1.0), f"{out[0].item():.2f}")
+    net = Net()
+    for opt in (torch.optim.SGD(net.parameters(), lr=0.1), torch.optim.Adam(net.parameters())):
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)
+        for (xb,) in DataLoader(TensorDataset(x.reshape(1, 3)), batch_size=1):
+            opt.zero_grad()
+            net(xb).backward()
+            opt.step()
+        sched.step()
+    jac = torch.autograd.functional.jacobian(lambda t: t * t, x)
+    leaf = torch.tensor([1.0, 2.0], requires_grad=True)
+    (leaf * 2).backward(torch.ones(2))
+    torch.autograd.grad(leaf * 3, leaf, grad_outputs=torch.ones(2))
+    picked = torch.tensor([[1, 2], [3, 4]])[[0, 1], [1, 0]]
+    extra = torch.linalg.norm(jac) + torch.fft.rfft(x).abs().sum() + torch.special.expit(x).sum()
+    extra = extra + float(np.random.default_rng(0).random() * 0) + float(np.linalg.norm(np.ones(2)))
+    return net(x) + out.sum() + extra * 0 + picked.sum() * 0
+"""
+
+
+def main(fd: int) -> None:
+    """Launcher: namespaces while single-threaded (before torch), then the zygote as their PID 1.
+
+    The launcher starts in the pool's directory; if the parent dies without closing the pool (SIGKILL),
+    the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
+    """
+    jail.set_parent_death_signal()
+    isolation = jail.enter_namespaces()
+    if isolation["pidns"]:
+        base = os.getcwd()
+        pid = os.fork()
+        if pid:
+            os.close(fd)
+            _launcher_wait(pid, base)
+    jail.set_parent_death_signal()
+    Zygote(socket.socket(fileno=fd), isolation).serve()
+
+
+def _launcher_wait(zygote_pid: int, base: str) -> None:
+    def parent_died(signum: int, frame: Any) -> None:
+        try:
+            os.kill(zygote_pid, signal.SIGKILL)
+            os.waitpid(zygote_pid, 0)
+        except OSError:
+            pass
+        _remove_tree(base)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, parent_died)
+    jail.set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() == 1:  # the parent died before the signal was armed
+        parent_died(signal.SIGTERM, None)
+    os.waitpid(zygote_pid, 0)
+    os._exit(0)
+
+
+_MODULES: dict[str, Any] = {}
+
+
+def _preload() -> None:
+    """Import everything a job touches, so a child forks with it loaded and never imports after chroot."""
+    import copy  # noqa: F401
+    import linecache  # noqa: F401
+    import math  # noqa: F401
+
+    import numpy  # noqa: F401
+    import numpy.ctypeslib  # noqa: F401 - safetensors needs it lazily; only our own code can reach it
+    import numpy.ma  # noqa: F401 - numpy.polyfit and friends import it lazily
+    import numpy.polynomial  # noqa: F401
+    import safetensors.torch  # noqa: F401
+    import torch
+
+    from graders.sandbox import child, policy, proxies  # noqa: F401
+
+    torch.set_num_threads(1)
+    _MODULES.update(proxies.build_modules())
+    error = _warm_up("cpu")
+    if error:
+        sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
+    gc.collect()
+    gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
+
+
+@dataclass
+class _Runner:
+    pid: int
+    pidfd: int
+    ctl: socket.socket | None  # None once the parent closed it
+    workdir: str
+    deadline: float | None = None
+    wall_killed: bool = False
+
+
+class Zygote:
+    """Forks runners on request and watches them (the warden of every runner)."""
+
+    def __init__(self, sock: socket.socket, isolation: dict[str, bool]) -> None:
+        self.sock = sock
+        self.isolation = isolation
+        self.runners: dict[int, _Runner] = {}  # by pidfd
+        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if isolation["pidns"] else -1
+
+    def serve(self) -> None:
+        _preload()
+        while True:
+            ctls = [r.ctl for r in self.runners.values() if r.ctl is not None]
+            waiting: list[Any] = [self.sock, *ctls, *self.runners]
+            deadlines = [r.deadline for r in self.runners.values() if r.deadline is not None]
+            timeout = max(min(deadlines) - time.monotonic(), 0) if deadlines else None
+            ready, _, _ = select.select(waiting, [], [], timeout)
+            for item in ready:
+                if item is self.sock:
+                    self._request()
+                elif isinstance(item, int):
+                    self._reap(self.runners[item])
+                else:
+                    self._control(item)
+            self._enforce_deadlines()
+
+    def _request(self) -> None:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 4)
+        except OSError:
+            msg, fds = b"", []
+        if not msg:  # the parent went away: so do we (runners die with our PID namespace)
+            for runner in list(self.runners.values()):
+                _kill(runner)
+            os._exit(0)
+        if len(fds) != 2:
+            for f in fds:
+                os.close(f)
+            return
+        self._spawn(fds[0], fds[1], json.loads(msg))
+
+    def _spawn(self, job_fd: int, ctl_fd: int, config: dict[str, Any]) -> None:
+        workdir = config["workdir"]
+        os.makedirs(workdir, mode=0o755, exist_ok=True)
+        os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
+        fresh_pidns = self.own_pidns >= 0 and jail.unshare(jail.CLONE_NEWPID)
+        pid = os.fork()
+        if pid == 0:
+            code = 70
+            try:
+                isolation = {**self.isolation, "pidns": fresh_pidns}
+                code = runner(job_fd, workdir, config, isolation)
+            finally:
+                os._exit(code)
+        if fresh_pidns:
+            jail.setns(self.own_pidns, jail.CLONE_NEWPID)  # the next child gets a namespace of its own again
+        os.close(job_fd)
+        ctl = socket.socket(fileno=ctl_fd)
+        pidfd = os.pidfd_open(pid)
+        self.runners[pidfd] = _Runner(pid, pidfd, ctl, workdir)
+        isolation = {**self.isolation, "pidns": fresh_pidns}
+        _send(ctl, {"kind": "started", "isolation": isolation})
+
+    def _control(self, ctl: socket.socket) -> None:
+        runner = next(r for r in self.runners.values() if r.ctl is ctl)
+        try:
+            header, _ = wire.unpack(wire.recv_message(ctl, 4096))
+        except (EOFError, OSError, wire.WireError):
+            _kill(runner)  # the parent closed the child: it must not outlive that
+            header = {"kind": "gone"}
+            ctl.close()
+            runner.ctl = None
+        if header.get("kind") == "arm" and runner.deadline is None:
+            runner.deadline = time.monotonic() + float(header["wall"])
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for runner in self.runners.values():
+            if runner.deadline is not None and now >= runner.deadline:
+                _kill(runner)
+                runner.wall_killed = True
+                runner.deadline = None
+
+    def _reap(self, runner: _Runner) -> None:
+        _pid, status, usage = os.wait4(runner.pid, 0)
+        report = {
+            "kind": "exit",
+            "exit_code": os.waitstatus_to_exitcode(status),
+            "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000.0,
+            "max_rss_kb": usage.ru_maxrss,
+            "wall_killed": runner.wall_killed,
+        }
+        if runner.ctl is not None:
+            _send(runner.ctl, report)
+            runner.ctl.close()
+        os.close(runner.pidfd)
+        del self.runners[runner.pidfd]
+        _remove_tree(runner.workdir)
+
+
+def _send(sock: socket.socket, header: dict[str, Any]) -> None:
+    try:
+        wire.send_message(sock, wire.pack(header))
+    except OSError:
+        pass
+
+
+def _kill(runner: _Runner) -> None:
+    try:
+        signal.pidfd_send_signal(runner.pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.killpg(runner.pid, signal.SIGKILL)  # without a PID namespace the session is the next best thing
+    except OSError:
+        pass
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a runner's (or the pool's) directory, including read-only runner directories inside."""
+    for root, dirs, _files in os.walk(path):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(root, name), 0o755)
+            except OSError:
+                pass
+    try:
+        os.chmod(path, 0o755)
+    except OSError:
+        pass
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(root, name))
+            except OSError:
+                pass
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(root, name))
+            except OSError:
+                pass
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[str, bool]) -> int:
+    """R: PID 1 of the new namespace (its death kills the namespace).
+
+    Steps: 1. clean fds/env; 2. device; 3. jail; 4. ready; 5. one job; 6. result, exit.
+    """
+    t0 = time.perf_counter()
+    os.setsid()  # without a PID namespace, the warden kills the session instead
+    jail.close_other_fds({job_fd})
+    jail.redirect_stdio()
+    os.environ.clear()
+    os.environ.update(jail.CLEAN_ENV)
+    sock = socket.socket(fileno=job_fd)
+    import torch
+
+    device = _init_device(config.get("device", "cpu"), float(config.get("gpu_memory_fraction", 0.25)))
+    t1 = time.perf_counter()
+    warm_error = _warm_up(device) if device != "cpu" else ""  # the zygote warmed up the CPU path
+    t2 = time.perf_counter()
+    locked = jail.lock_down(workdir, isolation["userns"], threads_allowed=device != "cpu")
+    t3 = time.perf_counter()
+    timings = {"setup_ms": (t1 - t0) * 1000, "warm_ms": (t2 - t1) * 1000, "jail_ms": (t3 - t2) * 1000}
+    ready = {"kind": "ready", "device": device, **locked, **isolation}
+    ready["timings"] = timings
+    if warm_error:
+        ready["warm_error"] = warm_error
+    wire.send_message(sock, wire.pack(ready))
+    header, values = wire.unpack(wire.recv_message(sock))
+    t4 = time.perf_counter()
+    cpu_before = _cpu_seconds()
+    jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda")
+    result, out_values = _run(header, values, device, sock)
+    if device == "cuda":
+        result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
+    t5 = time.perf_counter()
+    result["timings"] = {"run_ms": (t5 - t4) * 1000}
+    result["cpu_ms"] = (_cpu_seconds() - cpu_before) * 1000
+    try:
+        data = wire.pack(result, out_values)
+    except BaseException as exc:  # noqa: BLE001 - a value that cannot be encoded
+        data = wire.pack({"status": "runtime_error", "message": f"the result cannot be returned: {exc}"[:2000]})
+    wire.send_message(sock, data)
+    return 0
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(
+    header: dict[str, Any], values: dict[str, Any], device: str, sock: socket.socket
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    from graders.sandbox import child, policy
+
+    def overflow() -> None:
+        """Past the output cap the job ends at once: a bare ``except:`` in the submission cannot go on."""
+        text = sink.text()
+        message = f"output limit: more than {sink.limit} bytes printed"
+        result = {"kind": "result", "status": "output_limit", "message": message, "stdout": text, "device": device}
+        wire.send_message(sock, wire.pack(result))
+        os._exit(0)
+
+    sink = policy.PrintSink(int(header["output_bytes"]), on_overflow=overflow)
+    cases = [tuple(c) for c in values.get("cases", [])]
+    try:
+        result, out_values = child.run_job(header, cases, _MODULES, sink, device)
+    except BaseException as exc:  # noqa: BLE001
+        if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed:
+            result = {"status": "output_limit", "message": f"output limit: more than {sink.limit} bytes printed"}
+        elif child.is_memory_error(exc):
+            result = {"status": "memory_limit", "message": "memory limit exceeded"}
+        else:
+            result = {"status": "runtime_error", "message": f"{type(exc).__name__} while grading"}
+        out_values = {}
+    result["stdout"] = sink.text()
+    result["device"] = device
+    result["kind"] = "result"
+    return result, out_values
+
+
+def _init_device(requested: str, gpu_memory_fraction: float) -> str:
+    """CUDA only when asked and present (is_available does not create a context; init does)."""
+    import torch
+
+    if requested != "cuda" or not torch.cuda.is_available():
+        return "cpu"
+    torch.cuda.init()
+    a = torch.ones(64, 64, device="cuda")
+    (a @ a).sum().item()  # creates the context and the cuBLAS handle
+    torch.cuda.set_per_process_memory_fraction(gpu_memory_fraction)
+    return "cuda"
+
+
+def _warm_up(device: str) -> str:
+    """Run a small job through the whole path so lazy initialisation happens before the jail."""
+    import torch
+
+    from graders.sandbox import child, policy
+
+    sink = policy.PrintSink(1000)
+    job = {"code": WARMUP_CODE, "entry_point": "solution", "max_source_bytes": 20000, "grad": True}
+    try:
+        result, values = child.run_job(job, [(torch.ones(3),)], _MODULES, sink, device)
+        wire.unpack(wire.pack(result, values))
+        error = "" if result.get("status") == "ok" else str(result)
+    except Exception:
+        error = traceback.format_exc()
+    child.seed_everything(0)
+    return error[-2000:]
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

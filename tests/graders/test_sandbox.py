@@ -1,0 +1,422 @@
+"""The sandbox end to end: real children from a warm pool, and run_once in a cold process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from graders.sandbox import Limits, SandboxPool, run_once  # noqa: E402
+from graders.sandbox.child import invoke  # noqa: E402
+
+pytestmark = pytest.mark.sandbox
+
+DOUBLE = "import torch\n\ndef solution(x):\n    return x * 2\n"
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[SandboxPool]:
+    with SandboxPool(size=2) as p:
+        p.warm()
+        yield p
+
+
+def test_it_runs_a_correct_function(pool: SandboxPool) -> None:
+    result = pool.run(DOUBLE, "solution", [(torch.arange(3.0),), (torch.ones(2, 2),)])
+    assert result.status == "ok", result
+    assert [c.ok for c in result.cases] == [True, True]
+    assert torch.equal(result.cases[0].value, torch.tensor([0.0, 2.0, 4.0]))
+    assert type(result.cases[1].value) is torch.Tensor
+    assert result.device == "cpu"
+    assert result.wall_ms > 0
+
+
+def test_it_jails_every_child(pool: SandboxPool) -> None:
+    info = pool.isolation
+    assert info["seccomp"] is True
+    assert info["device"] == "cpu"
+    if info["userns"]:  # this host allows user namespaces; so must CI
+        assert info["chroot"] and info["netns"] and info["pidns"]
+
+
+def test_it_runs_an_nn_module_class_entry_point(pool: SandboxPool) -> None:
+    code = (
+        "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(n, 2)\n\n    def forward(self, x):\n"
+        "        return torch.relu(self.fc(x))\n"
+    )
+    cases = [((3,), (torch.ones(4, 3),))]
+    result = pool.run(code, "Net", cases)
+    assert result.status == "ok", result
+
+    class Net(torch.nn.Module):
+        def __init__(self, n: int) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(n, 2)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.fc(x))
+
+    expected = invoke(Net, cases[0], grad=False)  # same seed, same initialisation
+    assert torch.allclose(result.cases[0].value, expected.detach())
+
+
+def test_it_allows_writing_into_tensors(pool: SandboxPool) -> None:
+    code = (
+        "import torch\n\ndef solution(n):\n    out = torch.zeros(n)\n    for i in range(n):\n"
+        "        out[i] = i * i\n    out[0] += 7\n    return out\n"
+    )
+    result = pool.run(code, "solution", [(4,)])
+    assert result.cases[0].value.tolist() == [7.0, 1.0, 4.0, 9.0]
+
+
+def test_it_preserves_returned_containers_and_scalars(pool: SandboxPool) -> None:
+    code = "def solution(x):\n    return (1, 2.5, None, 'a', True, [x], {'k': x.sum().item()})\n"
+    result = pool.run(code, "solution", [(torch.ones(2),)])
+    value = result.cases[0].value
+    assert value[:5] == (1, 2.5, None, "a", True)
+    assert torch.equal(value[5][0], torch.ones(2))
+    assert value[6] == {"k": 2.0}
+
+
+def test_it_captures_prints(pool: SandboxPool) -> None:
+    result = pool.run("def solution(x):\n    print('hello', x)\n    return x\n", "solution", [(3,)])
+    assert result.stdout == "hello 3\n"
+
+
+def test_it_caps_prints_with_an_output_limit(pool: SandboxPool) -> None:
+    code = "def solution(x):\n    for i in range(1000):\n        print('y' * 100)\n    return x\n"
+    result = pool.run(code, "solution", [(1,)], limits=Limits(output_bytes=1000))
+    assert result.status == "output_limit"
+    assert len(result.stdout) == 1000
+
+
+def test_it_reports_a_runtime_error_with_the_learners_lines(pool: SandboxPool) -> None:
+    code = (
+        "import torch\n\ndef helper(x):\n    return x / 0 + undefined_name\n\ndef solution(x):\n    return helper(x)\n"
+    )
+    result = pool.run(code, "solution", [(torch.ones(1),), (torch.ones(2),)])
+    assert result.status == "ok"
+    error = result.cases[0].error
+    assert result.cases[0].ok is False
+    assert error.startswith("NameError: name 'undefined_name' is not defined")
+    assert "line 7, in solution: return helper(x)" in error
+    assert "line 4, in helper" in error
+    assert "site-packages" not in error and "graders/sandbox" not in error
+
+
+def test_it_reports_a_module_body_error(pool: SandboxPool) -> None:
+    result = pool.run("x = 1 / 0\ndef solution():\n    return 1\n", "solution", [()])
+    assert result.status == "runtime_error"
+    assert "ZeroDivisionError" in result.message and "line 1" in result.message
+
+
+def test_it_returns_gradients_with_grad_true(pool: SandboxPool) -> None:
+    code = "def solution(x, w, k):\n    return (x * x * w).sum() * k\n"
+    result = pool.run(code, "solution", [(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), 2)], grad=True)
+    value = result.cases[0].value
+    assert torch.equal(value["output"], torch.tensor(38.0))
+    assert torch.equal(value["grads"][0], torch.tensor([12.0, 32.0]))
+    assert torch.equal(value["grads"][1], torch.tensor([2.0, 8.0]))
+    assert value["grads"][2] is None
+    assert value["output"].requires_grad is False
+
+
+def test_it_rejects_a_forbidden_import_with_a_clear_message(pool: SandboxPool) -> None:
+    result = pool.run("import os\ndef solution():\n    return 1\n", "solution", [()])
+    assert result.status == "rejected"
+    assert '"import os"' in result.message and "torch.nn.functional" in result.message
+
+
+def test_it_rejects_oversized_source_without_a_child(pool: SandboxPool) -> None:
+    result = pool.run("x = 1\n" * 5000, "solution", [()])
+    assert result.status == "rejected" and "20000" in result.message
+
+
+def test_it_reports_a_missing_entry_point(pool: SandboxPool) -> None:
+    result = pool.run("def other():\n    return 1\n", "solution", [()])
+    assert result.status == "runtime_error" and "solution" in result.message
+
+
+def test_it_supports_datasets_and_data_loaders(pool: SandboxPool) -> None:
+    code = (
+        "import torch\nfrom torch.utils.data import Dataset, DataLoader\n\nclass Squares(Dataset):\n"
+        "    def __init__(self, n):\n        self.n = n\n\n    def __len__(self):\n        return self.n\n\n"
+        "    def __getitem__(self, i):\n        return torch.tensor(float(i * i))\n\n"
+        "def solution(n):\n    dl = DataLoader(Squares(n), batch_size=2, num_workers=3)\n"
+        "    return torch.cat([b for b in dl])\n"
+    )
+    result = pool.run(code, "solution", [(5,)])
+    assert result.cases[0].value.tolist() == [0.0, 1.0, 4.0, 9.0, 16.0], result
+
+
+def test_it_uses_a_fresh_process_for_every_submission(pool: SandboxPool) -> None:
+    probe = "import numpy as np\n\ndef solution():\n    return float(np.random.rand())\n"
+    first = pool.run(probe, "solution", [()]).cases[0].value
+    pool.run(
+        "import numpy as np\nfor i in range(100):\n    np.random.rand()\ndef solution():\n    return 0\n",
+        "solution",
+        [()],
+    )
+    assert pool.run(probe, "solution", [()]).cases[0].value == first
+
+
+def test_it_kills_at_the_wall_limit(pool: SandboxPool) -> None:
+    code = "def solution():\n    while True:\n        pass\n"
+    result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=30, wall_seconds=1))
+    assert result.status == "time_limit" and "wall" in result.message
+    assert result.wall_ms < 3000
+
+
+def test_it_reports_cpu_time_limits(pool: SandboxPool) -> None:
+    code = "def solution():\n    n = 0\n    while True:\n        n += 1\n"
+    result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=1, wall_seconds=10))
+    assert result.status == "time_limit" and "CPU" in result.message
+    assert result.cpu_ms >= 900
+
+
+def test_it_reports_memory_limits(pool: SandboxPool) -> None:
+    result = pool.run("import torch\ndef solution():\n    return torch.ones(10 ** 9)\n", "solution", [()])
+    assert result.status == "memory_limit", result
+
+
+def test_it_runs_once_in_a_cold_process() -> None:
+    result = run_once(DOUBLE, "solution", [(torch.ones(2),)])
+    assert result.status == "ok"
+    assert torch.equal(result.cases[0].value, torch.full((2,), 2.0))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU fallback")
+def test_it_falls_back_to_cpu_when_no_gpu_is_present() -> None:
+    with SandboxPool(size=1, device="cuda") as gpu_pool:
+        result = gpu_pool.run(DOUBLE, "solution", [(torch.ones(2),)])
+    assert result.status == "ok" and result.device == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_it_runs_on_the_gpu_and_returns_cpu_tensors() -> None:
+    code = "import torch\n\ndef solution(x):\n    assert x.is_cuda\n    return x @ x.T\n"
+    with SandboxPool(size=1, device="cuda") as gpu_pool:
+        result = gpu_pool.run(code, "solution", [(torch.ones(4, 4),)])
+    assert result.status == "ok", result
+    assert result.device == "cuda"
+    assert result.cases[0].value.device.type == "cpu"
+    assert torch.equal(result.cases[0].value, torch.full((4, 4), 4.0))
+
+
+def test_it_stops_its_processes_and_removes_its_directory_on_close() -> None:
+    import os
+
+    pool = SandboxPool(size=1)
+    pool.warm()
+    zygote = pool._zygote
+    base = pool._base
+    assert zygote is not None and os.path.isdir(base)
+    pool.close()
+    assert zygote.poll() is not None
+    assert not os.path.exists(base)
+    assert pool.run(DOUBLE, "solution", [(torch.ones(1),)]).status == "internal_error"
+
+
+def test_it_recovers_when_the_zygote_dies() -> None:
+    import signal
+
+    with SandboxPool(size=1) as fresh:
+        fresh.warm()
+        assert fresh._zygote is not None
+        fresh._zygote.send_signal(signal.SIGKILL)  # the runners die with its namespaces
+        fresh._zygote.wait()
+        result = fresh.run(DOUBLE, "solution", [(torch.ones(1),)])
+    assert result.status == "ok", result
+
+
+TRAINING = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class MLP(nn.Module):
+    scale: float = 1.0
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).squeeze(-1) * self.scale
+
+def solution(x, y):
+    model = MLP(x.shape[1])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=5, gamma=0.5)
+    losses = []
+    for epoch in range(10):
+        for xb, yb in DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True):
+            opt.zero_grad()
+            loss = F.mse_loss(model(xb), yb)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+        sched.step()
+        losses.append(loss.item())
+    jac = torch.autograd.functional.jacobian(lambda t: t ** 2, torch.ones(3))
+    return losses[-1] < losses[0], jac, {"lr": opt.param_groups[0]["lr"]}
+"""
+
+
+def test_it_runs_a_training_loop_with_optimizers_schedulers_and_loaders(pool: SandboxPool) -> None:
+    x = torch.linspace(-1, 1, 48).reshape(16, 3)
+    result = pool.run(TRAINING, "solution", [(x, x.sum(1))])
+    assert result.status == "ok" and result.cases[0].ok, result
+    improved, jac, state = result.cases[0].value
+    assert improved is True
+    assert torch.equal(jac, torch.eye(3) * 2)
+    assert state == {"lr": 0.0025}
+
+
+# Each expression has broken once because torch or numpy imported something lazily after the chroot.
+API_SNIPPETS = {
+    "interpolate": "F.interpolate(torch.rand(1,1,4,4), scale_factor=2, mode='bilinear')",
+    "grid_sample": "F.grid_sample(torch.rand(1,1,4,4), torch.rand(1,2,2,2), align_corners=False)",
+    "one_hot": "F.one_hot(torch.tensor([0,2]), 3)",
+    "cross_entropy": "F.cross_entropy(torch.rand(2,3), torch.tensor([0,1]))",
+    "ctc": "F.ctc_loss(torch.randn(5,1,4).log_softmax(2), torch.tensor([[1,2]]), torch.tensor([5]), torch.tensor([2]))",
+    "lstm": "nn.LSTM(3, 4, batch_first=True)(torch.rand(2,5,3))[0]",
+    "gru": "nn.GRU(3, 4)(torch.rand(5,2,3))[0]",
+    "transformer": "nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)(torch.rand(2,3,8))",
+    "mha": "nn.MultiheadAttention(8, 2)(torch.rand(3,1,8), torch.rand(3,1,8), torch.rand(3,1,8))[0]",
+    "sdpa": "F.scaled_dot_product_attention(torch.rand(1,2,3,4), torch.rand(1,2,3,4), torch.rand(1,2,3,4))",
+    "stft": "torch.stft(torch.rand(64), 16, return_complex=True).abs()",
+    "unique": "torch.unique(torch.tensor([1,2,2,3]), return_counts=True)",
+    "svd": "torch.linalg.svd(torch.rand(3,3))[1]",
+    "eig": "torch.linalg.eig(torch.rand(3,3))[0].real",
+    "lstsq": "torch.linalg.lstsq(torch.rand(4,3), torch.rand(4,2)).solution",
+    "fft2": "torch.fft.fft2(torch.rand(4,4)).abs()",
+    "gammaln": "torch.special.gammaln(torch.rand(3) + 1)",
+    "hessian": "torch.autograd.functional.hessian(lambda t: (t ** 3).sum(), torch.rand(3))",
+    "vjp": "torch.autograd.functional.vjp(lambda t: t ** 2, torch.rand(3), torch.ones(3))[1]",
+    "jvp": "torch.autograd.functional.jvp(lambda t: t ** 2, torch.rand(3), torch.ones(3))[1]",
+    "init": "nn.init.kaiming_uniform_(torch.empty(3, 4))",
+    "pad_sequence": "nn.utils.rnn.pad_sequence([torch.ones(2), torch.ones(3)], batch_first=True)",
+    "generator": "torch.rand(3, generator=torch.Generator().manual_seed(1))",
+    "multinomial": "torch.multinomial(torch.tensor([0.2, 0.8]), 4, replacement=True)",
+    "cdist": "torch.cdist(torch.rand(2,3), torch.rand(4,3))",
+    "einsum": "torch.einsum('ij,jk->ik', torch.rand(2,3), torch.rand(3,4))",
+    "conv2d": "nn.Conv2d(1, 2, 3, padding=1)(torch.rand(1,1,5,5))",
+    "batchnorm": "nn.BatchNorm1d(3)(torch.rand(4,3))",
+    "embedding": "nn.Embedding(5, 2)(torch.tensor([1, 4]))",
+    "np_eig": "torch.from_numpy(np.linalg.eig(np.eye(2))[0])",
+    "np_rng": "torch.tensor(np.random.default_rng(0).normal(size=3))",
+    "np_percentile": "np.percentile(np.arange(10), 50)",
+    "np_polyfit": "np.polyfit(np.arange(3), np.arange(3), 1)[0]",
+    "np_interp": "np.interp(0.5, [0, 1], [0, 2])",
+    "lbfgs": "lbfgs()",
+    "autograd_fn": "Square.apply(torch.rand(3, requires_grad=True))",
+    "bool_index": "torch.arange(5)[torch.arange(5) > 2]",
+    "list_index": "torch.arange(5)[[0, 2]]",
+    "tensor_print": "str(torch.rand(2, 2))",
+    "repr_param": "repr(nn.Linear(1, 1))",
+    "state_dict": "list(nn.Linear(1, 1).state_dict().keys())",
+    "sort_topk": "torch.topk(torch.rand(5), 2).values",
+    "where_nan": "torch.nan_to_num(torch.tensor([float('nan'), 1.0]))",
+    "complex": "torch.view_as_real(torch.tensor([1 + 2j]))",
+    "half": "torch.ones(2, dtype=torch.float16) * 2",
+    "bf16": "(torch.ones(2, dtype=torch.bfloat16) * 2).float()",
+    "cumsum": "torch.cumsum(torch.ones(4), 0)",
+}
+
+API_HEADER = """
+import math
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+def lbfgs():
+    w = torch.zeros(2, requires_grad=True)
+    opt = torch.optim.LBFGS([w])
+    def closure():
+        opt.zero_grad()
+        loss = ((w - 1) ** 2).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    return w.detach()
+
+"""
+
+
+def test_it_supports_common_torch_and_numpy_apis(pool: SandboxPool) -> None:
+    body = "".join(f"    out[{name!r}] = {expr}\n" for name, expr in API_SNIPPETS.items())
+    code = API_HEADER + "def solution():\n    out = {}\n" + body + "    return len(out)\n"
+    result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=10, wall_seconds=20))
+    assert result.status == "ok" and result.cases[0].ok, result
+    assert result.cases[0].value == len(API_SNIPPETS)
+
+
+PARENT_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from graders.sandbox import SandboxPool
+pool = SandboxPool(size=2)
+pool.warm()
+time.sleep(0.5)
+print(pool._zygote.pid, pool._base, flush=True)
+time.sleep(60)
+"""
+
+
+def test_it_leaves_no_process_behind_when_the_parent_is_killed() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from graders.sandbox.pool import PROJECT_ROOT
+
+    proc = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, PROJECT_ROOT], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    pid_text, base = proc.stdout.readline().split()
+    launcher = int(pid_text)
+    family = _descendants(launcher)
+    assert len(family) >= 3  # zygote and two warm runners
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in (launcher, *family)):
+        time.sleep(0.05)
+    assert [pid for pid in (launcher, *family) if _alive(pid)] == []
+    assert not os.path.exists(base)
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            children = [int(x) for x in fh.read().split()]
+    except OSError:
+        return []
+    return [p for c in children for p in (c, *_descendants(c))]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,102 @@
+"""Layer 3 on its own: plain, unrestricted Python inside the jail, as if layers 1 and 2 had both failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from graders.sandbox.pool import PROJECT_ROOT
+
+pytestmark = pytest.mark.sandbox
+
+PROBE = r"""
+import json, os, signal, socket, sys
+sys.path.insert(0, sys.argv[1])
+from graders.sandbox import jail
+import torch
+
+workdir, out_fd = sys.argv[2], int(sys.argv[3])
+if os.fork():  # like the zygote: the warden is a single-threaded fork of a torch-loaded process
+    os.wait()
+    sys.exit(0)
+iso = jail.enter_namespaces()
+if os.fork():
+    os.wait()
+    os._exit(0)
+jail.close_other_fds({out_fd})
+os.environ.clear()
+os.environ.update(jail.CLEAN_ENV)
+locked = jail.lock_down(workdir, iso["userns"], threads_allowed=False)
+jail.job_limits(2, 1024, cuda=False)
+report = {"isolation": iso, **locked, "pid": os.getpid()}
+
+def attempt(name, fn):
+    try:
+        report[name] = "allowed: " + repr(fn())[:200]
+    except BaseException as exc:
+        report[name] = "blocked: " + type(exc).__name__
+
+attempt("read_passwd", lambda: open("/etc/passwd").read())
+attempt("read_settings", lambda: open(sys.argv[1] + "/quizsite/settings.py").read())
+attempt("read_proc_environ", lambda: open("/proc/1/environ", "rb").read())
+attempt("write_file", lambda: open("sbx-jail-probe", "w").write("x" * 10) and os.fsync(0))
+attempt("socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+attempt("fork", os.fork)
+attempt("exec", lambda: os.execv("/bin/sh", ["sh", "-c", "true"]))
+attempt("chroot_escape", lambda: os.chroot(".."))
+def refuse(exc):
+    raise exc
+
+attempt("unshare", lambda: jail.unshare(jail.CLONE_NEWUSER) or refuse(PermissionError()))
+report["env_has_secret"] = any("SECRET" in k for k in os.environ)
+report["torch_works"] = float((torch.ones(3) * 2).sum())
+os.write(out_fd, json.dumps(report).encode())
+"""
+
+
+def test_it_blocks_files_network_and_processes_even_for_unrestricted_code() -> None:
+    workdir = tempfile.mkdtemp(prefix="quizsite-jail-test-")
+    os.chmod(workdir, 0o555)  # as the zygote does for each runner
+    try:
+        _probe(workdir)
+    finally:
+        os.chmod(workdir, 0o755)
+        for name in os.listdir(workdir):
+            os.unlink(os.path.join(workdir, name))
+        os.rmdir(workdir)
+
+
+def _probe(workdir: str) -> None:
+    read_end, write_end = os.pipe()
+    env = {**os.environ, "SECRET_KEY": "jail-probe-secret"}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, PROJECT_ROOT, workdir, str(write_end)],
+        pass_fds=[write_end],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        raw = fh.read()
+    assert raw, proc.stderr.decode()[-2000:]
+    report = json.loads(raw)
+
+    assert report["seccomp"] is True
+    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare"):
+        assert report[name].startswith("blocked"), (name, report[name])
+    if report["isolation"]["userns"]:
+        assert report["chroot"] is True
+        for name in ("read_passwd", "read_settings", "read_proc_environ"):
+            assert report[name].startswith("blocked"), (name, report[name])
+    if report["isolation"]["pidns"]:
+        assert report["pid"] == 1
+    assert report["env_has_secret"] is False
+    assert report["torch_works"] == 6.0
+    assert os.listdir(workdir) == [], report

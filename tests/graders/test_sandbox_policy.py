@@ -1,0 +1,190 @@
+"""Layers 1 and 2 without processes: what the restricted compile accepts, and what the guards hand out."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import os
+import pickle
+import subprocess
+import types
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+from graders.sandbox import policy  # noqa: E402
+from graders.sandbox.proxies import ModuleProxy, build_modules  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def modules() -> dict[str, ModuleProxy]:
+    return build_modules()
+
+
+def run(source: str, modules: dict[str, ModuleProxy], limit: int = 10_000) -> dict[str, Any]:
+    code = policy.compile_submission(source, 20_000)
+    glb, _ = policy.make_globals(modules, policy.PrintSink(limit))
+    exec(code, glb)
+    return glb
+
+
+def test_it_accepts_nn_module_code(modules: dict[str, ModuleProxy]) -> None:
+    glb = run(
+        "import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(2, 1)\n    def forward(self, x):\n        return F.relu(self.fc(x))\n"
+        "out = Net()(torch.ones(3, 2))\n",
+        modules,
+    )
+    assert glb["out"].shape == (3, 1)
+
+
+def test_it_allows_item_assignment_and_augmented_item_assignment(modules: dict[str, ModuleProxy]) -> None:
+    glb = run("import torch\nout = torch.zeros(3)\nout[0] = 5\nout[1] += 2\nd = {}\nd['k'] = 1\nd['k'] += 1\n", modules)
+    assert glb["out"].tolist() == [5.0, 2.0, 0.0]
+    assert glb["d"] == {"k": 2}
+
+
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ("import os\n", '"import os"'),
+        ("from subprocess import run\n", '"import subprocess"'),
+        ("from . import x\n", "relative imports"),
+        ("import torch\nx = torch.ones(1).__class__\n", '"__class__"'),
+        ("class A:\n    def __eq__(self, o):\n        return True\n", 'defining "__eq__"'),
+        ("def __init__(self):\n    pass\n", 'defining "__init__"'),
+        ("async def f():\n    pass\n", "async functions"),
+        ("exec('1')\n", "Exec calls"),
+    ],
+)
+def test_it_rejects_forbidden_constructs_naming_them(source: str, named: str) -> None:
+    with pytest.raises(policy.Rejected) as info:
+        policy.compile_submission(source, 20_000)
+    assert named in str(info.value)
+    assert str(info.value).startswith("rejected: ")
+
+
+def test_it_rejects_oversized_source() -> None:
+    with pytest.raises(policy.Rejected, match="limit is 100"):
+        policy.compile_submission("x = 1\n" * 100, 100)
+
+
+def test_it_refuses_underscore_and_denied_attributes_at_runtime(modules: dict[str, ModuleProxy]) -> None:
+    guards = policy.Guards(modules, policy.PrintSink(100))
+    tensor = torch.ones(2)
+    for obj, name in [(tensor, "__class__"), (tensor, "storage"), (tensor.numpy(), "tofile"), ("s", "format")]:
+        with pytest.raises(policy.SandboxViolation):
+            guards.getattr(obj, name)
+    with pytest.raises(policy.SandboxViolation):
+        guards.getattr(types, "ModuleType")  # a real module never passes
+    assert guards.getattr(tensor, "__class__", None) is None
+
+
+def test_it_hides_everything_not_listed_in_the_proxies(modules: dict[str, ModuleProxy]) -> None:
+    proxy = modules["torch"]
+    for name in ("load", "save", "from_file", "ops", "library", "compile", "jit", "hub", "os", "_C", "classes"):
+        assert not hasattr(proxy, name), name
+    numpy_proxy = modules["numpy"]
+    for name in ("load", "save", "fromfile", "ctypeslib", "memmap", "f2py", "lib", "os"):
+        assert not hasattr(numpy_proxy, name), name
+    with pytest.raises(AttributeError):
+        proxy.allclose = None  # type: ignore[misc]
+
+
+def test_it_refuses_writes_to_modules_and_library_classes(modules: dict[str, ModuleProxy]) -> None:
+    guards = policy.Guards(modules, policy.PrintSink(100))
+    for target in (modules["torch"], torch.Tensor, torch.nn.Module, len):
+        with pytest.raises(policy.SandboxViolation):
+            guards.write(target)
+    with pytest.raises(policy.SandboxViolation):
+        guards.setattr(torch.ones(1), "__class__", object)
+
+
+def test_it_caps_print_output(modules: dict[str, ModuleProxy]) -> None:
+    with pytest.raises(policy.OutputLimitExceeded):
+        run("for i in range(100):\n    print('x' * 10)\n", modules, limit=50)
+
+
+def test_it_refuses_string_types_in_tensor_type(modules: dict[str, ModuleProxy]) -> None:
+    guards = policy.Guards(modules, policy.PrintSink(100))
+    method = guards.getattr(torch.ones(1), "type")
+    assert method(torch.float64).dtype == torch.float64
+    with pytest.raises(policy.SandboxViolation):
+        method("os.system")
+
+
+def _dangerous() -> set[int]:
+    import ctypes
+
+    objects = [
+        builtins.open,
+        builtins.exec,
+        builtins.eval,
+        builtins.compile,
+        builtins.__import__,
+        builtins.getattr,
+        builtins.setattr,
+        builtins.globals,
+        builtins.vars,
+        builtins.type,
+        os.system,
+        os.popen,
+        os.fork,
+        os.execv,
+        subprocess.Popen,
+        pickle.load,
+        pickle.loads,
+        torch.load,
+        torch.save,
+        torch.from_file,
+        np.load,
+        np.save,
+        np.fromfile,
+        np.memmap,
+        importlib.import_module,
+        ctypes.CDLL,
+        builtins,
+    ]
+    return {id(o) for o in objects}
+
+
+def test_it_reaches_no_module_frame_or_file_api_through_public_attributes(modules: dict[str, ModuleProxy]) -> None:
+    """Walk three public attributes deep from every proxy and a few live objects, through the guard."""
+    guards = policy.Guards(modules, policy.PrintSink(100))
+    dangerous = _dangerous()
+    roots: list[Any] = [*modules.values(), torch.ones(2, requires_grad=True) * 2, np.ones(2), torch.nn.Linear(1, 1)]
+    seen: set[int] = set()
+    frontier = [(r, "root") for r in roots]
+    bad = []
+    for _depth in range(3):
+        nxt = []
+        for obj, path in frontier:
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            for name in dir(obj):
+                try:
+                    value = guards.getattr(obj, name)
+                except Exception:  # refused, or a property that raises on this object
+                    continue
+                kinds = types.ModuleType | types.FrameType | types.CodeType | types.TracebackType
+                if isinstance(value, kinds) or id(value) in dangerous:
+                    bad.append(f"{path}.{name}")
+                elif not isinstance(value, int | float | str | bytes | bool | type(None)):
+                    nxt.append((value, f"{path}.{name}"))
+        frontier = nxt
+    assert bad == []
+
+
+def test_it_refuses_to_build_a_proxy_that_holds_a_real_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graders.sandbox import allowlist
+
+    patched = dict(allowlist.MODULES)
+    patched["math"] = ("os", ("path",), ())
+    monkeypatch.setattr(allowlist, "MODULES", patched)
+    with pytest.raises(ValueError, match="is a module"):
+        build_modules()
