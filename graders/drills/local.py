@@ -1,0 +1,121 @@
+"""An in-process runner with the sandbox pool's ``run`` signature, for TRUSTED code only.
+
+It exists so the drills (their references, known-wrong and alternative solutions written by the
+team) can be checked quickly in one process, and so the grading logic can be tested without
+child processes. It has no limits and no isolation: never hand it a learner's code.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SUBMISSION_FILE = "<submission>"
+
+
+@dataclass
+class LocalCaseResult:
+    ok: bool
+    value: object | None = None
+    error: str | None = None
+
+
+@dataclass
+class LocalRunResult:
+    status: str
+    cases: list[LocalCaseResult] = field(default_factory=list)
+    message: str = ""
+    stdout: str = ""
+    cpu_ms: float = 0.0
+    wall_ms: float = 0.0
+    device: str = "cpu"
+
+
+def trim_traceback(exc: BaseException) -> str:
+    """Only the frames in the submitted code, then the exception line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == SUBMISSION_FILE]
+    lines = [f"  line {f.lineno}, in {f.name}\n" for f in frames]
+    return "".join(lines + traceback.format_exception_only(type(exc), exc)).strip()
+
+
+def _with_grad(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[torch.Tensor | None]]:
+    leaves: list[torch.Tensor | None] = []
+    out = []
+    for arg in args:
+        if isinstance(arg, torch.Tensor) and arg.dtype.is_floating_point:
+            arg = arg.detach().clone().requires_grad_(True)
+            leaves.append(arg)
+        elif isinstance(arg, torch.Tensor):
+            leaves.append(None)
+        out.append(arg)
+    return tuple(out), leaves
+
+
+def _call_with_grad(fn: Any, args: tuple[Any, ...]) -> dict[str, Any]:
+    """The sandbox's ``grad=True`` contract: the output and d(out.sum())/d(input) per float tensor input."""
+    args, leaves = _with_grad(args)
+    out = fn(*args)
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"a gradient drill must return a tensor, not {type(out).__name__}")
+    wanted = [leaf for leaf in leaves if leaf is not None]
+    grads: list[torch.Tensor | None] = [None] * len(wanted)
+    if out.requires_grad and wanted:
+        grads = list(torch.autograd.grad(out.sum(), wanted, allow_unused=True))
+    found = iter(grads)
+    per_input = [None if leaf is None else next(found) for leaf in leaves]
+    return {"output": out.detach(), "grads": per_input}
+
+
+def _moved(value: Any, device: str) -> Any:
+    """Like the sandbox: tensor inputs go to the runner's device, returned tensors come back to the CPU."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, list | tuple):
+        return type(value)(_moved(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _moved(v, device) for k, v in value.items()}
+    return value
+
+
+class LocalRunner:
+    """Runs trusted code in this process; ``device`` is reported like the sandbox pool reports it."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+
+    def run(
+        self, code: str, entry_point: str, cases: list[tuple[Any, ...]], *, limits: object = None, grad: bool = False
+    ) -> LocalRunResult:
+        started, cpu_started = time.perf_counter(), time.process_time()
+        namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "np": np, "math": math}
+        try:
+            exec(compile(code, SUBMISSION_FILE, "exec"), namespace)  # noqa: S102 - trusted code only
+        except BaseException as exc:  # noqa: BLE001 - any failure of the code is its result
+            return LocalRunResult("runtime_error", message=trim_traceback(exc))
+        fn = namespace.get(entry_point)
+        if not callable(fn):
+            return LocalRunResult("runtime_error", message=f"the code does not define {entry_point!r}")
+        with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
+            warnings.simplefilter("ignore")
+            results = [self._case(fn, args, grad) for args in cases]
+        wall_ms = (time.perf_counter() - started) * 1000
+        cpu_ms = (time.process_time() - cpu_started) * 1000
+        return LocalRunResult("ok", results, cpu_ms=cpu_ms, wall_ms=wall_ms, device=self.device)
+
+    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool) -> LocalCaseResult:
+        try:
+            args = _moved(copy.deepcopy(args), self.device)
+            value = _call_with_grad(fn, args) if grad else fn(*args)
+            return LocalCaseResult(True, _moved(value, "cpu"))
+        except Exception as exc:  # noqa: BLE001
+            return LocalCaseResult(False, error=trim_traceback(exc))

@@ -1,0 +1,293 @@
+"""Drill files: one TOML file per drill, validated when loaded.
+
+The drill files are written by the team, not by learners, but a typo in one of them must fail
+loudly at load time (naming the file and the field) rather than turn into a confusing verdict
+for a learner later. Nothing here imports torch: loading and validating drills is cheap.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+COMPARE_MODES = ("allclose", "exact", "gradients")
+DEVICES = ("cpu", "cuda")
+# Names the case expressions may use; anything else is a typo or something a drill must not do.
+CASE_NAMES = frozenset(
+    {"torch", "g", "rng", "math", "device", "range", "len", "list", "tuple", "dict", "int", "float", "bool"}
+    | {"min", "max", "abs", "sum", "sorted", "zip", "True", "False", "None"}
+)
+
+
+class DrillError(ValueError):
+    """A drill file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One fixed example or one hidden generator (expanded ``repeat`` times)."""
+
+    name: str
+    args: tuple[str, ...]
+    let: tuple[tuple[str, str], ...] = ()
+    repeat: int = 1
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class CompareRule:
+    """How one case's output is compared with the reference output."""
+
+    mode: str = "allclose"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    check_dtype: bool = True
+    check_shape: bool = True
+    check_device: bool = True
+    loose_scalars: bool = False
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """Checks on the source before anything runs (see ``graders.drills.constraints``)."""
+
+    no_loops: bool = False
+    forbid: tuple[str, ...] = ()
+    max_source_bytes: int = 20_000
+
+
+@dataclass(frozen=True)
+class DrillLimits:
+    cpu_seconds: float = 2.0
+    wall_seconds: float = 5.0
+    memory_mb: int = 1024
+
+
+@dataclass(frozen=True)
+class Source:
+    """The note section the drill comes from (note file name + heading text)."""
+
+    note: str
+    heading: str
+
+
+@dataclass(frozen=True)
+class Drill:
+    slug: str
+    title: str
+    prompt_zh: str
+    prompt_en: str
+    entry_point: str
+    starter: str
+    reference: str
+    source: Source
+    examples: tuple[CaseSpec, ...]
+    hidden: tuple[CaseSpec, ...]
+    compare: CompareRule = field(default_factory=CompareRule)
+    constraints: Constraints = field(default_factory=Constraints)
+    limits: DrillLimits = field(default_factory=DrillLimits)
+    device: str = "cpu"
+    path: str = ""
+    version: str = ""
+
+    @property
+    def grad(self) -> bool:
+        return self.compare.mode == "gradients"
+
+
+class _Reader:
+    """Typed access to one TOML table, with errors that name the file and the dotted field."""
+
+    def __init__(self, path: str, data: Mapping[str, Any], prefix: str = "") -> None:
+        self.path, self.data, self.prefix = path, data, prefix
+
+    def fail(self, name: str, why: str) -> DrillError:
+        return DrillError(f"{self.path}: field '{self.prefix}{name}': {why}")
+
+    def get(self, name: str, kind: type | tuple[type, ...], default: Any = ..., *, required: bool = False) -> Any:
+        if name not in self.data:
+            if required or default is ...:
+                raise self.fail(name, "is required")
+            return default
+        value = self.data[name]
+        if kind in (float, (float,)) and type(value) is int:
+            value = float(value)
+        if not isinstance(value, kind) or (type(value) is bool and kind not in (bool, (bool,))):
+            want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.fail(name, f"must be {want}, not {type(value).__name__}")
+        return value
+
+    def text(self, name: str) -> str:
+        value = self.get(name, str, required=True)
+        if not value.strip():
+            raise self.fail(name, "must not be empty")
+        return value
+
+    def table(self, name: str) -> _Reader:
+        return _Reader(self.path, self.get(name, dict, {}), f"{self.prefix}{name}.")
+
+    def check_known(self, known: set[str]) -> None:
+        unknown = sorted(set(self.data) - known)
+        if unknown:
+            raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
+
+
+def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[str] = frozenset()) -> None:
+    """Case expressions run in the grading process, so they get a tiny vocabulary and no dunders."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError as exc:
+        raise reader.fail(name, f"is not a valid expression ({exc.msg}): {expr!r}") from None
+    bound = {
+        n.id
+        for c in ast.walk(tree)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+        if isinstance(n, ast.Name) and not n.id.startswith("_")
+    }
+    known = known | bound
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise reader.fail(name, f"uses the private attribute {node.attr!r}")
+        if isinstance(node, ast.Name) and node.id not in CASE_NAMES | known:
+            raise reader.fail(name, f"uses the unknown name {node.id!r}")
+        if isinstance(node, ast.Lambda | ast.NamedExpr):
+            raise reader.fail(name, "must be a plain expression (no lambda, no ':=')")
+
+
+def _case_specs(reader: _Reader, name: str, hidden: bool) -> tuple[CaseSpec, ...]:
+    items = reader.get(name, list, [])
+    specs = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise reader.fail(f"{name}[{i}]", "must be a table")
+        sub = _Reader(reader.path, item, f"{name}[{i}].")
+        sub.check_known({"name", "args", "let", "repeat"})
+        case_name = sub.text("name")
+        args = sub.get("args", list, required=True)
+        let = sub.get("let", dict, {})
+        repeat = sub.get("repeat", int, 1)
+        if repeat < 1 or (not hidden and repeat != 1):
+            raise sub.fail("repeat", "must be 1 for examples and >= 1 for hidden cases")
+        known: frozenset[str] = frozenset()
+        for key, expr in let.items():
+            if not key.isidentifier() or key.startswith("_") or key in CASE_NAMES or not isinstance(expr, str):
+                raise sub.fail(f"let.{key}", 'must be <new name> = "<expression>"')
+            _check_expression(sub, f"let.{key}", expr, known)
+            known |= {key}
+        for j, expr in enumerate(args):
+            if not isinstance(expr, str):
+                raise sub.fail(f"args[{j}]", "must be a string expression")
+            _check_expression(sub, f"args[{j}]", expr, known)
+        specs.append(CaseSpec(case_name, tuple(args), tuple(let.items()), repeat, hidden))
+    return tuple(specs)
+
+
+def _compare(reader: _Reader) -> CompareRule:
+    sub = reader.table("compare")
+    sub.check_known({"mode", "rtol", "atol", "check_dtype", "check_shape", "check_device", "loose_scalars"})
+    mode = sub.get("mode", str, "allclose")
+    if mode not in COMPARE_MODES:
+        raise sub.fail("mode", f"must be one of {', '.join(COMPARE_MODES)}, not {mode!r}")
+    rtol, atol = sub.get("rtol", float, 1e-5), sub.get("atol", float, 1e-6)
+    if rtol < 0 or atol < 0:
+        raise sub.fail("rtol", "tolerances must be >= 0")
+    flags = {k: sub.get(k, bool, True) for k in ("check_dtype", "check_shape", "check_device")}
+    return CompareRule(mode, rtol, atol, loose_scalars=sub.get("loose_scalars", bool, False), **flags)
+
+
+def _constraints(reader: _Reader) -> Constraints:
+    sub = reader.table("constraints")
+    sub.check_known({"no_loops", "forbid", "max_source_bytes"})
+    forbid = sub.get("forbid", list, [])
+    for i, item in enumerate(forbid):
+        if not isinstance(item, str) or not all(p.isidentifier() for p in item.lstrip(".").split(".")):
+            raise sub.fail(f"forbid[{i}]", "must be a dotted name like 'F.nll_loss' or a method like '.flip'")
+    size = sub.get("max_source_bytes", int, 20_000)
+    return Constraints(sub.get("no_loops", bool, False), tuple(forbid), size)
+
+
+def _limits(reader: _Reader) -> DrillLimits:
+    sub = reader.table("limits")
+    sub.check_known({"cpu_seconds", "wall_seconds", "memory_mb"})
+    cpu, wall = sub.get("cpu_seconds", float, 2.0), sub.get("wall_seconds", float, 5.0)
+    limits = DrillLimits(cpu, wall, sub.get("memory_mb", int, 1024))
+    if min(limits.cpu_seconds, limits.wall_seconds, limits.memory_mb) <= 0:
+        raise sub.fail("cpu_seconds", "limits must be positive")
+    return limits
+
+
+def parse_drill(text: str, path: str = "<drill>") -> Drill:
+    """Parse and validate one drill file's text; ``version`` is a hash of exactly this text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DrillError(f"{path}: not valid TOML: {exc}") from None
+    top = _Reader(path, data)
+    top.check_known(
+        {"slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter", "reference", "device"}
+        | {"source", "examples", "hidden", "compare", "constraints", "limits"}
+    )
+    slug, entry = top.text("slug"), top.text("entry_point")
+    if not all(part.isalnum() for part in slug.split("-")) or slug != slug.lower():
+        raise top.fail("slug", f"must be lowercase words joined by '-', not {slug!r}")
+    if not entry.isidentifier() or entry.startswith("_"):
+        raise top.fail("entry_point", f"must be a public Python name, not {entry!r}")
+    for name in ("starter", "reference"):
+        try:
+            ast.parse(top.text(name))
+        except SyntaxError as exc:
+            raise top.fail(name, f"is not valid Python: {exc.msg} (line {exc.lineno})") from None
+    if f"def {entry}(" not in top.text("reference") and f"class {entry}" not in top.text("reference"):
+        raise top.fail("reference", f"must define the entry point {entry!r}")
+    device = top.get("device", str, "cpu")
+    if device not in DEVICES:
+        raise top.fail("device", f"must be one of {', '.join(DEVICES)}")
+    source = top.table("source")
+    source.check_known({"note", "heading"})
+    examples, hidden = _case_specs(top, "examples", False), _case_specs(top, "hidden", True)
+    if not examples or not hidden:
+        raise top.fail("examples" if not examples else "hidden", "needs at least one case")
+    names = [spec.name for spec in examples + hidden]
+    if len(set(names)) != len(names):
+        raise top.fail("hidden", "case names must be unique")
+    return Drill(
+        slug=slug,
+        title=top.text("title"),
+        prompt_zh=top.text("prompt_zh"),
+        prompt_en=top.text("prompt_en"),
+        entry_point=entry,
+        starter=top.text("starter"),
+        reference=top.text("reference"),
+        source=Source(source.text("note"), source.text("heading")),
+        examples=examples,
+        hidden=hidden,
+        compare=_compare(top),
+        constraints=_constraints(top),
+        limits=_limits(top),
+        device=device,
+        path=path,
+        version=hashlib.sha256(text.encode()).hexdigest()[:16],
+    )
+
+
+def load_drill(path: Path) -> Drill:
+    return parse_drill(path.read_text(encoding="utf-8"), str(path))
+
+
+def load_drills(folder: Path | str) -> dict[str, Drill]:
+    """Every ``*.toml`` under ``folder`` (recursively), keyed by slug; duplicate slugs are an error."""
+    drills: dict[str, Drill] = {}
+    for path in sorted(Path(folder).rglob("*.toml")):
+        drill = load_drill(path)
+        if path.stem != drill.slug:
+            raise DrillError(f"{path}: field 'slug': {drill.slug!r} must match the file name {path.stem!r}")
+        if drill.slug in drills:
+            raise DrillError(f"{path}: field 'slug': {drill.slug!r} is also used by {drills[drill.slug].path}")
+        drills[drill.slug] = drill
+    return drills

@@ -1,0 +1,238 @@
+"""Grade one submission for one drill: constraints, cases, reference outputs, run, compare, verdict.
+
+Pure Python (torch, no Django): the Celery task and the CLI both call ``grade``. The reference
+solution runs through the same runner as the learner's code, so a drill file with a broken or
+hostile reference can hurt a sandbox child at worst, never the worker; its outputs are cached
+per (drill version, seed, visible_only, device) because they are the same for every learner.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from typing import Any, NotRequired, Protocol, TypedDict
+
+from graders.drills.cases import Case, generate_cases
+from graders.drills.compare import Mismatch, compare
+from graders.drills.constraints import check_constraints
+from graders.drills.schema import Drill, DrillError, DrillLimits
+
+STATUSES = (
+    "accepted",
+    "wrong_answer",
+    "runtime_error",
+    "time_limit",
+    "memory_limit",
+    "output_limit",
+    "rejected",
+    "internal_error",
+)
+MESSAGE_CHARS = 4000
+
+
+class Runner(Protocol):
+    def run(
+        self, code: str, entry_point: str, cases: list[tuple[Any, ...]], *, limits: Any = None, grad: bool = False
+    ) -> Any: ...
+
+
+class TestResult(TypedDict):
+    name: str
+    hidden: bool
+    passed: bool
+    message: str
+
+
+class Verdict(TypedDict):
+    drill: str
+    drill_version: str
+    seed: int
+    status: str
+    message: str
+    tests: list[TestResult]
+    passed: int
+    total: int
+    hidden_passed: int
+    hidden_total: int
+    device: str
+    cpu_ms: float
+    wall_ms: float
+    stdout: str
+    mismatch: NotRequired[Mismatch]  # the first failing visible case's details, never a hidden one's
+    violations: NotRequired[list[str]]
+
+
+class ReferenceFailure(RuntimeError):
+    """The drill's own reference did not run cleanly: our fault, never the learner's."""
+
+
+class ReferenceCache:
+    """A small thread-safe LRU of (cases, reference outputs) per (version, seed, visible_only, device)."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, int, bool, str], tuple[list[Case], list[object]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int, bool, str]) -> tuple[list[Case], list[object]] | None:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+            return None
+
+    def put(self, key: tuple[str, int, bool, str], value: tuple[list[Case], list[object]]) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+DEFAULT_CACHE = ReferenceCache()
+
+
+def runner_device(drill: Drill, runner: Runner) -> str:
+    """``cuda`` only for a cuda drill on a runner that has a GPU; everything else grades on the CPU."""
+    device = str(getattr(runner, "device", "cpu"))
+    return "cuda" if drill.device == "cuda" and device.startswith("cuda") else "cpu"
+
+
+def sandbox_limits(limits: DrillLimits) -> Any:
+    """The sandbox's ``Limits`` for a drill's limits (the drill's own dataclass where it is absent)."""
+    try:
+        from graders.sandbox import Limits
+    except ImportError:
+        return limits
+    return Limits(cpu_seconds=limits.cpu_seconds, wall_seconds=limits.wall_seconds, memory_mb=limits.memory_mb)
+
+
+def reference_outputs(
+    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache = DEFAULT_CACHE
+) -> tuple[list[Case], list[object], str]:
+    """The cases for ``seed`` and the reference solution's output for each (cached); and the device.
+
+    The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
+    CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
+    """
+    device = runner_device(drill, runner)
+    key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")))
+    cached = cache.get(key)
+    if cached is not None:
+        return cached[0], cached[1], device
+    cases = generate_cases(drill, seed, visible_only, device=device)
+    args = [case.args for case in cases]
+    result = runner.run(drill.reference, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
+    if result.status != "ok" or len(result.cases) != len(cases):
+        raise ReferenceFailure(f"{drill.slug}: the reference ended with {result.status}: {result.message}")
+    for case, outcome in zip(cases, result.cases, strict=True):
+        if not outcome.ok:
+            raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
+    expected = [outcome.value for outcome in result.cases]
+    cache.put(key, (cases, expected))
+    return cases, expected, device
+
+
+def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **extra: Any) -> Verdict:
+    verdict: Verdict = {
+        "drill": drill.slug,
+        "drill_version": drill.version,
+        "seed": seed,
+        "status": status,
+        "message": message[:MESSAGE_CHARS],
+        "tests": [],
+        "passed": 0,
+        "total": 0,
+        "hidden_passed": 0,
+        "hidden_total": 0,
+        "device": device,
+        "cpu_ms": 0.0,
+        "wall_ms": 0.0,
+        "stdout": "",
+    }
+    verdict.update(extra)  # type: ignore[typeddict-item]
+    return verdict
+
+
+_EXCEPTION_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration))\b")
+
+
+def _error_summary(error: str | None) -> str:
+    """The exception's type name only, for hidden cases (its message could echo the hidden input).
+
+    Both traceback layouts occur: Python's (exception last) and the sandbox's (exception first).
+    """
+    for line in (error or "").splitlines():
+        found = _EXCEPTION_NAME.match(line)
+        if found:
+            return found.group(1)
+    return "an error"
+
+
+def _judge_case(case: Case, outcome: Any, expected: object, drill: Drill) -> tuple[TestResult, str, Mismatch | None]:
+    """One test result, the status it would give the submission, and the mismatch (for visible cases)."""
+    if not outcome.ok:
+        shown = f"raised {_error_summary(outcome.error)}" if case.hidden else (outcome.error or "raised an error")
+        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": shown}, "runtime_error", None
+    mismatch = compare(expected, outcome.value, drill.compare)
+    if mismatch is None:
+        return {"name": case.name, "hidden": case.hidden, "passed": True, "message": "passed"}, "accepted", None
+    if case.hidden:
+        message = f"wrong {mismatch['kind']} (hidden case: inputs and expected output are not shown)"
+        return {"name": case.name, "hidden": True, "passed": False, "message": message}, "wrong_answer", None
+    return (
+        {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"]},
+        "wrong_answer",
+        mismatch,
+    )
+
+
+def grade(
+    drill: Drill,
+    code: str,
+    *,
+    seed: int,
+    runner: Runner,
+    visible_only: bool = False,
+    cache: ReferenceCache = DEFAULT_CACHE,
+) -> Verdict:
+    """Steps: 1. constraints  2. cases + reference outputs  3. run the code  4. compare each case."""
+    violations = check_constraints(code, drill.constraints)
+    if violations:
+        messages = [v.message for v in violations]
+        device = runner_device(drill, runner)
+        return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
+    try:
+        cases, expected, device = reference_outputs(drill, seed, visible_only, runner, cache)
+    except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
+        return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
+    args = [case.args for case in cases]
+    result = runner.run(code, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
+    timing = {"cpu_ms": float(result.cpu_ms or 0), "wall_ms": float(result.wall_ms or 0), "stdout": result.stdout or ""}
+    device = str(result.device or device)
+    hidden_total = sum(case.hidden for case in cases)
+    counts = {"total": len(cases), "hidden_total": hidden_total}
+    if result.status not in ("ok", "runtime_error") or len(result.cases) != len(cases):
+        status = result.status if result.status in STATUSES and result.status != "ok" else "internal_error"
+        message = result.message if status == result.status else ""
+        message = message or f"the runner returned {len(result.cases)} results for {len(cases)} cases"
+        tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases]
+        return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
+    judged = [_judge_case(c, o, e, drill) for c, o, e in zip(cases, result.cases, expected, strict=True)]
+    tests = [test for test, _, _ in judged]
+    passed = sum(test["passed"] for test in tests)
+    hidden_passed = sum(test["passed"] for test in tests if test["hidden"])
+    counts.update(passed=passed, hidden_passed=hidden_passed)
+    failing = [(test, status, mismatch) for test, status, mismatch in judged if not test["passed"]]
+    if not failing:
+        return _verdict(
+            drill, seed, "accepted", f"all {len(cases)} tests passed", device, tests=tests, **counts, **timing
+        )
+    test, status, mismatch = failing[0]
+    message = f"{test['name']}: {test['message']}"
+    extra: dict[str, Any] = {"mismatch": mismatch} if mismatch is not None else {}
+    return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing, **extra)

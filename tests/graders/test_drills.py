@@ -1,0 +1,265 @@
+"""The bundled drills: schema, sources, cases, and every reference / wrong / alternative solution.
+
+The fast group grades all drills in one process with the trusted in-process runner (one runner
+and one reference cache for the whole module); the ``sandbox`` group grades the same solutions
+through one real ``SandboxPool``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from graders.drills import DRILLS_DIR, Case, Drill, DrillError, generate_cases, load_drills
+from graders.drills.local import LocalRunner
+from graders.drills.schema import parse_drill
+from graders.grading import ReferenceCache, grade
+
+SOLUTIONS = Path(__file__).parent / "solutions"
+NOTES = DRILLS_DIR.parent
+DRILLS = load_drills(DRILLS_DIR)
+REQUIRED = {
+    "reverse-1d": "def solution(x)",
+    "numpy-repeat": "def solution(x, n)",
+    "weighted-nll-loss": "def solution(log_probs, target, weight)",
+    "pdist-matrix": "def solution(x)",
+    "index-to-mask": "def solution(idx, n)",
+    "batched-matmul-transpose-a": "def solution(a, b)",
+}
+
+
+def solutions(slug: str) -> dict[str, list[dict[str, str]]]:
+    return tomllib.loads((SOLUTIONS / f"{slug}.toml").read_text(encoding="utf-8"))
+
+
+def graded(drill: Drill, code: str, runner: Any, cache: ReferenceCache, seed: int = 0) -> str:
+    verdict = grade(drill, code, seed=seed, runner=runner, cache=cache)
+    return f"{verdict['status']}: {verdict['message']}"
+
+
+@pytest.fixture(scope="module")
+def runner() -> LocalRunner:
+    return LocalRunner()
+
+
+@pytest.fixture(scope="module")
+def cache() -> ReferenceCache:
+    return ReferenceCache()
+
+
+def test_it_bundles_at_least_thirty_drills_from_all_five_notes() -> None:
+    notes = Counter(drill.source.note for drill in DRILLS.values())
+    assert len(DRILLS) >= 30
+    assert set(notes) == {path.name for path in NOTES.glob("*.md")}
+    assert sum(drill.device == "cuda" for drill in DRILLS.values()) >= 3
+
+
+def test_it_has_the_required_drills_with_their_entry_points() -> None:
+    for slug, signature in REQUIRED.items():
+        assert signature in DRILLS[slug].starter, slug
+        assert DRILLS[slug].entry_point == "solution"
+    assert DRILLS["weighted-nll-loss"].constraints.forbid[:4] == (
+        "F.nll_loss",
+        "F.cross_entropy",
+        "nn.NLLLoss",
+        "nn.CrossEntropyLoss",
+    )
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_it_points_each_drill_at_a_real_note_heading(slug: str) -> None:
+    drill = DRILLS[slug]
+    note = (NOTES / drill.source.note).read_text(encoding="utf-8")
+    headings = {line.lstrip("#").strip() for line in note.splitlines() if line.startswith("#")}
+    assert drill.source.heading in headings
+    assert Path(drill.path).parent.name == Path(drill.source.note).stem
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
+    slug: str, runner: LocalRunner, cache: ReferenceCache
+) -> None:
+    drill, known = DRILLS[slug], solutions(slug)
+    assert len(known.get("wrong", [])) >= 2 and len(known.get("alternative", [])) >= 1
+    assert graded(drill, drill.reference, runner, cache).startswith("accepted")
+    for alternative in known["alternative"]:
+        assert graded(drill, alternative["code"], runner, cache).startswith("accepted"), alternative["code"]
+    for wrong in known["wrong"]:
+        assert not graded(drill, wrong["code"], runner, cache).startswith("accepted"), wrong["why"]
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_it_keeps_the_verdicts_for_another_seed(slug: str, runner: LocalRunner, cache: ReferenceCache) -> None:
+    drill, known = DRILLS[slug], solutions(slug)
+    assert graded(drill, drill.reference, runner, cache, seed=7).startswith("accepted")
+    assert all(not graded(drill, w["code"], runner, cache, seed=7).startswith("accepted") for w in known["wrong"])
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().reshape(-1).view(torch.uint8)
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, torch.Tensor):
+        return (
+            isinstance(b, torch.Tensor)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and a.stride() == b.stride()
+            and torch.equal(_bytes(a), _bytes(b))
+        )
+    if isinstance(a, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+    return type(a) is type(b) and a == b
+
+
+def _all_same(first: list[Case], second: list[Case]) -> bool:
+    return [c.name for c in first] == [c.name for c in second] and all(
+        _same(a.args, b.args) for a, b in zip(first, second, strict=True)
+    )
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_it_generates_the_same_cases_bit_for_bit_for_a_seed(slug: str) -> None:
+    drill = DRILLS[slug]
+    assert _all_same(generate_cases(drill, 3), generate_cases(drill, 3))
+    assert not _all_same(generate_cases(drill, 3), generate_cases(drill, 4))
+
+
+def test_it_draws_new_shapes_for_new_seeds() -> None:
+    drill = DRILLS["reverse-1d"]
+    lengths = {len(generate_cases(drill, seed)[2].args[0]) for seed in range(20)}
+    assert len(lengths) > 5
+
+
+def test_it_shows_only_the_examples_when_visible_only() -> None:
+    drill = DRILLS["numpy-repeat"]
+    visible = generate_cases(drill, 0, visible_only=True)
+    assert [c.name for c in visible] == ["note-example", "floats-three-times"]
+    assert not any(c.hidden for c in visible)
+    everything = generate_cases(drill, 0)
+    assert [c.name for c in everything[2:6]] == ["random-1", "random-2", "random-3", "random-4"]
+    assert all(c.hidden for c in everything[2:])
+
+
+def test_it_keeps_other_cases_when_a_case_is_added() -> None:
+    drill = DRILLS["reverse-1d"]
+    text = Path(drill.path).read_text(encoding="utf-8")
+    extra = parse_drill(
+        text.replace("[[hidden]]", '[[hidden]]\nname = "new"\nargs = ["torch.ones(3)"]\n\n[[hidden]]', 1)
+    )
+    before = {c.name: c for c in generate_cases(drill, 5)}
+    after = {c.name: c for c in generate_cases(extra, 5)}
+    assert all(_same(before[name].args, after[name].args) for name in before)
+
+
+def test_it_gives_cuda_drills_the_device_string() -> None:
+    drill = DRILLS["to-device-and-back"]
+    assert {c.args[1] for c in generate_cases(drill, 0, device="cuda")} == {"cuda"}
+    assert {c.args[1] for c in generate_cases(drill, 0)} == {"cpu"}
+
+
+# ------------------------------------------------------------------------------------ schema errors
+
+GOOD = (DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (('slug = "reverse-1d"\n', ""), "'slug': is required"),
+        (('slug = "reverse-1d"', 'slug = "Reverse 1d"'), "'slug'"),
+        (('mode = "exact"', 'mode = "close"'), "'compare.mode'"),
+        (('device = "cpu"', 'device = "tpu"'), "'device'"),
+        (('entry_point = "solution"', 'entry_point = "main"'), "'reference'"),
+        (
+            ('name = "empty"\nargs = ["torch.zeros(0)"]', 'name = "empty"\nargs = ["open(\'x\')"]'),
+            "unknown name 'open'",
+        ),
+        (('args = ["torch.zeros(0)"]', 'args = ["torch.zeros(0).__class__"]'), "private attribute"),
+        (('args = ["torch.zeros(0)"]', 'args = ["torch.zeros("]'), "not a valid expression"),
+        (('[[hidden]]\nname = "single"', '[[hidden]]\nname = "random"'), "unique"),
+        (("[compare]", '[compare]\nrtol = "small"'), "'compare.rtol': must be float"),
+        (("[compare]", "[limits]\ncpu_seconds = -1\n\n[compare]"), "'limits.cpu_seconds'"),
+        (("[compare]", '[constraints]\nforbid = ["F.nll loss"]\n\n[compare]'), "'constraints.forbid[0]'"),
+        (("title =", 'titel = "x"\ntitle ='), "'titel': is not a known field"),
+        (("def solution(x):\n    return", "def solution(x):\nreturn"), "'reference': is not valid Python"),
+    ],
+)
+def test_it_names_the_file_and_field_of_a_broken_drill(change: tuple[str, str], field: str) -> None:
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(DrillError) as caught:
+        parse_drill(GOOD.replace(old, new, 1), "notes/drills/x/reverse-1d.toml")
+    assert str(caught.value).startswith("notes/drills/x/reverse-1d.toml: ")
+    assert field in str(caught.value)
+
+
+def test_it_refuses_a_case_expression_that_fails_with_its_name(tmp_path: Path) -> None:
+    drill = parse_drill(GOOD.replace('args = ["torch.zeros(0)"]', 'args = ["torch.zeros(-1)"]'), "d.toml")
+    with pytest.raises(DrillError, match="d.toml: case 'empty': RuntimeError"):
+        generate_cases(drill, 0)
+
+
+def test_it_refuses_duplicate_slugs_and_misnamed_files(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "reverse-1d.toml").write_text(GOOD, encoding="utf-8")
+    assert list(load_drills(tmp_path)) == ["reverse-1d"]
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "reverse-1d.toml").write_text(GOOD, encoding="utf-8")
+    with pytest.raises(DrillError, match="is also used by"):
+        load_drills(tmp_path)
+    (tmp_path / "b" / "reverse-1d.toml").rename(tmp_path / "b" / "other.toml")
+    with pytest.raises(DrillError, match="must match the file name"):
+        load_drills(tmp_path)
+
+
+def test_it_versions_a_drill_by_its_content() -> None:
+    assert parse_drill(GOOD).version == DRILLS["reverse-1d"].version
+    assert parse_drill(GOOD.replace("Reverse a 1-D", "Reverse one 1-D")).version != DRILLS["reverse-1d"].version
+
+
+# ------------------------------------------------------------------------------------ through the sandbox
+
+
+@pytest.fixture(scope="module")
+def pool() -> Any:
+    from graders.sandbox import SandboxPool
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with SandboxPool(size=2, device=device) as pool:
+        pool.warm()
+        yield pool
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, pool: Any) -> None:
+    drill, known = DRILLS[slug], solutions(slug)
+    cache = ReferenceCache()
+
+    def check(code: str, accepted: bool, why: str) -> None:
+        result = graded(drill, code, pool, cache)
+        assert result.startswith("accepted") == accepted, f"{why}: {result}"
+
+    check(drill.reference, True, "reference")
+    for item in known["wrong"] + (known.get("wrong_on_gpu", []) if pool.device == "cuda" else []):
+        check(item["code"], False, item["why"])
+    for alternative in known["alternative"]:
+        check(alternative["code"], True, alternative["code"])
+
+
+def test_it_loads_drills_without_importing_torch() -> None:
+    script = (
+        "import sys\nfrom graders.drills import DRILLS_DIR, load_drills\n"
+        "load_drills(DRILLS_DIR)\nprint('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=NOTES.parent, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -1,0 +1,285 @@
+"""``grade``: constraints, verdict statuses, hidden-case privacy, counts, the reference cache, devices."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+
+from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
+from graders.drills.local import LocalRunner
+from graders.grading import ReferenceCache, grade
+
+DRILLS = load_drills(DRILLS_DIR)
+NLL = DRILLS["weighted-nll-loss"]
+REVERSE = DRILLS["reverse-1d"]
+NLL_FORBID = Constraints(forbid=("F.nll_loss", "F.cross_entropy", "nn.NLLLoss", "nn.CrossEntropyLoss", ".flip"))
+
+
+def violations(code: str, constraints: Constraints = NLL_FORBID) -> list[str]:
+    return [v.message for v in check_constraints(code, constraints)]
+
+
+# ------------------------------------------------------------------------------------ constraints
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch.nn.functional as F\nF.nll_loss(a, b)",
+        "import torch\ntorch.nn.functional.nll_loss(a, b)",
+        "from torch.nn import functional as G\nG.nll_loss(a, b)",
+        "import torch.nn.functional as G\nG.cross_entropy(a, b)",
+        "from torch.nn.functional import nll_loss as f\nf(a, b)",
+        "from torch.nn.functional import *\nnll_loss(a, b)",
+        "import torch.nn as nn\nloss = nn.NLLLoss()",
+        "from torch import nn as N\nN.CrossEntropyLoss()(a, b)",
+        "import torch.nn.functional as F\nloss = F.nll_loss\nloss(a, b)",
+        "import torch.nn.functional as F\nH = F\nH.nll_loss(a, b)",
+        "import torch.nn.functional as F\ngetattr(F, 'nll_loss')(a, b)",
+        "import torch as T\nT.nn.functional.nll_loss(a, b)",
+        "def f(x):\n    return x.flip(0)",
+    ],
+)
+def test_it_finds_forbidden_calls_however_aliased(code: str) -> None:
+    assert violations(code), code
+
+
+def test_it_names_the_forbidden_construct_and_its_line() -> None:
+    found = violations("import torch\nfrom torch.nn import functional as G\n\ny = G.nll_loss(a, b)\n")
+    assert found == ["line 4: the drill forbids F.nll_loss (found torch.nn.functional.nll_loss)"]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch.nn.functional as F\nF.log_softmax(a, 1)",
+        "nll_loss = 3\nnll_loss + 1",
+        "x = torch.flipud",
+        "import torch\ntorch.nn.functional.nll_losses(a)",
+    ],
+)
+def test_it_leaves_allowed_code_alone(code: str) -> None:
+    assert violations(code) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "what"),
+    [
+        ("for i in range(3):\n    pass", "a for loop"),
+        ("while True:\n    break", "a while loop"),
+        ("y = [i for i in x]", "a list comprehension"),
+        ("y = {i: i for i in x}", "a dict comprehension"),
+        ("y = sum(i for i in x)", "a generator expression"),
+    ],
+)
+def test_it_finds_loops_when_the_drill_forbids_them(code: str, what: str) -> None:
+    assert violations(code, Constraints(no_loops=True)) == [f"line 1: {what}; this drill forbids loops"]
+    assert violations(code, Constraints()) == []
+
+
+def test_it_rejects_oversized_and_unparsable_code() -> None:
+    assert violations("x = 1\n" * 10, Constraints(max_source_bytes=20)) == ["the code is 60 bytes; the limit is 20"]
+    assert violations("def f(:\n") == ["line 1: syntax error: invalid syntax"]
+
+
+# ------------------------------------------------------------------------------------ verdicts
+
+
+@pytest.fixture(scope="module")
+def runner() -> LocalRunner:
+    return LocalRunner()
+
+
+def test_it_accepts_the_reference_with_full_counts(runner: LocalRunner) -> None:
+    verdict = grade(REVERSE, REVERSE.reference, seed=1, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "accepted"
+    assert (verdict["passed"], verdict["total"]) == (10, 10)
+    assert (verdict["hidden_passed"], verdict["hidden_total"]) == (8, 8)
+    assert [t["name"] for t in verdict["tests"][:3]] == ["three-floats", "ints", "random-1"]
+    assert verdict["device"] == "cpu" and verdict["drill"] == "reverse-1d"
+    json.dumps(verdict, allow_nan=False)
+
+
+def test_it_explains_a_visible_wrong_answer(runner: LocalRunner) -> None:
+    code = "import torch\ndef solution(x):\n    return torch.sort(x, descending=True).values\n"
+    verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "wrong_answer"
+    assert verdict["message"].startswith("ints: wrong value at [0]: expected 0, got 7")
+    assert verdict["mismatch"]["index"] == [0]
+    assert verdict["passed"] < verdict["total"]
+    json.dumps(verdict, allow_nan=False)
+
+
+def test_it_hides_the_inputs_and_outputs_of_hidden_cases(runner: LocalRunner) -> None:
+    code = "def solution(x):\n    return x.flip(0) if len(x) < 5 else x.flip(0) + 1\n"
+    verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "wrong_answer"
+    assert "mismatch" not in verdict
+    failed = [t for t in verdict["tests"] if not t["passed"]]
+    assert failed and all(t["hidden"] for t in failed)
+    assert all(t["message"] == "wrong value (hidden case: inputs and expected output are not shown)" for t in failed)
+    assert verdict["message"].startswith("random-1: wrong value (hidden case")
+    assert 0 < verdict["hidden_passed"] < verdict["hidden_total"]
+    assert (verdict["passed"], verdict["total"]) == (verdict["hidden_passed"] + 2, 10)
+
+
+def test_it_reports_a_runtime_error_with_the_learners_lines(runner: LocalRunner) -> None:
+    code = "def solution(x):\n    y = x * 2\n    return y[::-1]\n"
+    verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "runtime_error"
+    assert verdict["message"].startswith(
+        "three-floats: line 3, in solution\nValueError: step must be greater than zero"
+    )
+    hidden = [t for t in verdict["tests"] if t["hidden"]]
+    assert all(t["message"] == "raised ValueError" for t in hidden if not t["passed"])
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "RuntimeError: shape [3] is invalid for input of size 2\nTraceback (your code, most recent call last):\n"
+        "  line 4, in solution: x.view(3)",
+        "  line 4, in solution\nRuntimeError: shape [3] is invalid for input of size 2",
+    ],
+)
+def test_it_shows_only_the_exception_type_of_a_hidden_case(error: str) -> None:
+    echo = EchoRunner("cpu")
+    verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=LocalRunner(), cache=(cache := ReferenceCache()))
+    assert verdict["status"] == "accepted"
+    failing = type("Case", (), {"ok": False, "value": None, "error": error})()
+    echo.run = lambda *a, **k: RunResult("ok", [failing] * 10)  # type: ignore[method-assign]
+    verdict = grade(REVERSE, "anything", seed=0, runner=echo, cache=cache)
+    assert verdict["status"] == "runtime_error"
+    assert verdict["tests"][0]["message"] == error
+    assert {t["message"] for t in verdict["tests"] if t["hidden"]} == {"raised RuntimeError"}
+
+
+def test_it_reports_code_that_does_not_load(runner: LocalRunner) -> None:
+    verdict = grade(REVERSE, "def other(x):\n    return x\n", seed=1, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "runtime_error"
+    assert verdict["message"] == "the code does not define 'solution'"
+    assert verdict["passed"] == 0 and verdict["total"] == 10
+
+
+def test_it_rejects_a_forbidden_call_before_running_anything() -> None:
+    code = "from torch.nn import functional as G\ndef solution(lp, t, w):\n    return G.nll_loss(lp, t, weight=w)\n"
+    calls = CountingRunner()
+    verdict = grade(NLL, code, seed=0, runner=calls, cache=ReferenceCache())
+    assert verdict["status"] == "rejected"
+    assert verdict["message"] == "line 3: the drill forbids F.nll_loss (found torch.nn.functional.nll_loss)"
+    assert calls.calls == []
+
+
+@dataclass
+class RunResult:
+    status: str
+    cases: list[Any] = field(default_factory=list)
+    message: str = ""
+    stdout: str = ""
+    cpu_ms: float = 1.0
+    wall_ms: float = 2.0
+    device: str = "cpu"
+
+
+class CountingRunner(LocalRunner):
+    """The local runner, recording each call and answering learner code with a canned status."""
+
+    def __init__(self, device: str = "cpu", answer: str | None = None) -> None:
+        super().__init__(device)
+        self.calls: list[str] = []
+        self.answer = answer
+
+    def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+        self.calls.append(code)
+        if self.answer and len(self.calls) > 1:
+            return RunResult(self.answer, message=f"{self.answer}: stopped", device=self.device)
+        return super().run(code, entry_point, cases, **kwargs)
+
+
+@pytest.mark.parametrize("status", ["time_limit", "memory_limit", "output_limit", "rejected", "internal_error"])
+def test_it_passes_on_the_sandbox_statuses(status: str) -> None:
+    verdict = grade(
+        REVERSE,
+        "def solution(x):\n    return x\n",
+        seed=0,
+        runner=CountingRunner(answer=status),
+        cache=ReferenceCache(),
+    )
+    assert verdict["status"] == status
+    assert verdict["message"] == f"{status}: stopped"
+    assert verdict["passed"] == 0 and all(not t["passed"] for t in verdict["tests"])
+
+
+def test_it_calls_a_missing_result_an_internal_error() -> None:
+    verdict = grade(
+        REVERSE, "def solution(x):\n    return x\n", seed=0, runner=CountingRunner(answer="ok"), cache=ReferenceCache()
+    )
+    assert verdict["status"] == "internal_error"
+    assert verdict["message"] == "the runner returned 0 results for 10 cases"
+
+
+def test_it_blames_a_broken_reference_on_us() -> None:
+    broken = replace(REVERSE, reference="def solution(x):\n    return 1 / 0\n")
+    verdict = grade(broken, REVERSE.reference, seed=0, runner=LocalRunner(), cache=ReferenceCache())
+    assert verdict["status"] == "internal_error"
+    assert "the reference failed case three-floats: " in verdict["message"]
+    assert "ZeroDivisionError" in verdict["message"]
+
+
+def test_it_blames_a_case_that_cannot_be_generated_on_us() -> None:
+    examples = (replace(REVERSE.examples[0], args=("torch.zeros(-1)",)),)
+    drill = replace(REVERSE, examples=examples)
+    verdict = grade(drill, REVERSE.reference, seed=0, runner=LocalRunner(), cache=ReferenceCache())
+    assert verdict["status"] == "internal_error"
+    assert "case 'three-floats': RuntimeError" in verdict["message"]
+
+
+def test_it_runs_the_reference_once_per_drill_version_seed_and_visibility() -> None:
+    runner, cache = CountingRunner(), ReferenceCache()
+    for _ in range(3):
+        assert grade(REVERSE, REVERSE.reference, seed=4, runner=runner, cache=cache)["status"] == "accepted"
+    assert len(runner.calls) == 4 and len(cache) == 1
+    grade(REVERSE, REVERSE.reference, seed=5, runner=runner, cache=cache)
+    grade(REVERSE, REVERSE.reference, seed=5, runner=runner, cache=cache, visible_only=True)
+    assert len(runner.calls) == 8 and len(cache) == 3
+
+
+def test_it_forgets_the_least_recently_used_references() -> None:
+    runner, cache = CountingRunner(), ReferenceCache(size=2)
+    for seed in (1, 2, 1, 3, 1):
+        grade(REVERSE, REVERSE.reference, seed=seed, runner=runner, cache=cache)
+    assert len(cache) == 2
+    assert len(runner.calls) == 5 + 3  # seeds 1, 2 and 3 each ran the reference once
+
+
+def test_it_runs_only_the_examples_when_visible_only(runner: LocalRunner) -> None:
+    verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=runner, visible_only=True, cache=ReferenceCache())
+    assert verdict["status"] == "accepted"
+    assert (verdict["total"], verdict["hidden_total"]) == (2, 0)
+
+
+class EchoRunner:
+    """A stand-in GPU pool: every case "returns" its last argument; the cases it saw are kept."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.seen: list[tuple[Any, ...]] = []
+
+    def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> RunResult:
+        self.seen += cases
+        echoed = [type("Case", (), {"ok": True, "value": args[-1], "error": None})() for args in cases]
+        return RunResult("ok", echoed, device=self.device)
+
+
+def test_it_grades_cuda_drills_on_the_gpu_only_when_the_runner_has_one() -> None:
+    drill = DRILLS["to-device-and-back"]
+    cpu = grade(drill, drill.reference, seed=0, runner=LocalRunner(), cache=ReferenceCache())
+    assert cpu["status"] == "accepted" and cpu["device"] == "cpu"
+    gpu = EchoRunner("cuda")
+    verdict = grade(drill, "anything", seed=0, runner=gpu, cache=ReferenceCache())
+    assert verdict["status"] == "accepted" and verdict["device"] == "cuda"
+    assert {args[1] for args in gpu.seen} == {"cuda"}
+    assert grade(DRILLS["squeeze-dim"], "anything", seed=0, runner=gpu, cache=ReferenceCache())["device"] == "cuda"
