@@ -1,3 +1,176 @@
-"""Submissions and their verdicts (the grader issue fills this in)."""
+"""Drills and the submissions graded against them.
+
+A submission moves ``queued -> running -> final`` and every move is a conditional
+``update()`` that must change exactly one row (see ``graders.services``), so two
+workers that both received the same message can never both record a verdict.
+"""
 
 from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from cards.models import Card
+
+
+class Device(models.TextChoices):
+    CPU = "cpu", "CPU"
+    CUDA = "cuda", "CUDA GPU"
+
+
+class DrillQuerySet(models.QuerySet["Drill"]):
+    def active(self) -> DrillQuerySet:
+        return self.filter(active=True)
+
+
+class Drill(models.Model):
+    """One coding drill, as imported from ``notes/drills/**.toml`` by ``import_drills``.
+
+    ``definition`` keeps the whole drill file (cases, comparison, constraints...) so a
+    worker grades exactly the version stored here, even if its own checkout differs;
+    ``version`` is the hash of that text and is part of every reference-output cache key.
+    """
+
+    card = models.OneToOneField(Card, on_delete=models.PROTECT, related_name="drill")
+    slug = models.SlugField(max_length=120, unique=True)
+    title = models.CharField(max_length=300)
+    prompt_zh = models.TextField(blank=True)
+    prompt_en = models.TextField(blank=True)
+    entry_point = models.CharField(max_length=200, help_text="The function the learner writes, e.g. `solution`.")
+    starter_code = models.TextField(blank=True)
+    reference_code = models.TextField(help_text="Trusted reference solution; never shown to learners.")
+    device = models.CharField(max_length=8, choices=Device.choices, default=Device.CPU)
+    limits = models.JSONField(default=dict, blank=True, help_text="Sandbox limits (time, memory, output).")
+    definition = models.TextField(help_text="The drill file's TOML text: workers parse and grade exactly this.")
+    version = models.CharField(max_length=64, help_text="Content hash of the drill definition.")
+    source_path = models.CharField(max_length=500, help_text="The drill file, relative to the notes folder.")
+    active = models.BooleanField(default=True, help_text="Cleared when the drill's file disappears.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DrillQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(device__in=Device.values), name="drill_device_valid"),
+            models.CheckConstraint(condition=~models.Q(entry_point=""), name="drill_entry_point_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slug}: {self.title}"
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue that grades this drill (a CPU worker may consume both)."""
+        return settings.GRADER_QUEUE_GPU if self.device == Device.CUDA else settings.GRADER_QUEUE_CPU
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    ACCEPTED = "accepted", "Accepted"
+    WRONG_ANSWER = "wrong_answer", "Wrong answer"
+    RUNTIME_ERROR = "runtime_error", "Runtime error"
+    TIME_LIMIT = "time_limit", "Time limit exceeded"
+    MEMORY_LIMIT = "memory_limit", "Memory limit exceeded"
+    OUTPUT_LIMIT = "output_limit", "Output limit exceeded"
+    REJECTED = "rejected", "Rejected"
+    INTERNAL_ERROR = "internal_error", "Internal error"
+
+
+PENDING_STATUSES = (Status.QUEUED, Status.RUNNING)
+FINAL_STATUSES = tuple(s for s in Status if s not in PENDING_STATUSES)
+
+
+class SubmissionQuerySet(models.QuerySet["Submission"]):
+    def pending(self) -> SubmissionQuerySet:
+        return self.filter(status__in=PENDING_STATUSES)
+
+    def history(self, user_id: int, drill_id: int) -> SubmissionQuerySet:
+        """A learner's submissions to one drill, newest first (served by submission_user_drill_idx)."""
+        return self.filter(user_id=user_id, drill_id=drill_id).order_by("-queued_at")
+
+    def stale_running(self, before: datetime) -> SubmissionQuerySet:
+        """Rows whose claim is older than ``before``: their grader died (served by submission_pending_idx)."""
+        return self.filter(status=Status.RUNNING, claimed_at__lt=before)
+
+
+class Submission(models.Model):
+    class Kind(models.TextChoices):
+        SUBMIT = "submit", "Submit"
+        EXAMPLES = "examples", "Run examples"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False, help_text="The public id.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    drill = models.ForeignKey(Drill, on_delete=models.PROTECT, related_name="submissions")
+    code = models.TextField()
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SUBMIT)
+    seed = models.PositiveBigIntegerField(
+        help_text="Seed of the hidden cases: re-grading with it reproduces the verdict."
+    )
+    drill_version = models.CharField(max_length=64, help_text="The drill version the submission was graded against.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.JSONField(null=True, blank=True, help_text="The grader's verdict, per test.")
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    grading_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Time spent in the grader itself.")
+    worker = models.CharField(max_length=200, blank=True, help_text="Celery node that recorded the verdict.")
+    device = models.CharField(max_length=16, blank=True, help_text="The device the code ran on.")
+    claim_token = models.CharField(max_length=200, blank=True, help_text="host:pid:start of the current claimant.")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the row.")
+
+    objects = SubmissionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-queued_at"]
+        indexes = [
+            # A learner's history for one drill, newest first (drill page, attempt counting).
+            models.Index(fields=["user", "drill", "-queued_at"], name="submission_user_drill_idx"),
+            # The reaper: pending rows by status and claim age. Partial, so finished rows cost nothing.
+            models.Index(
+                fields=["status", "claimed_at"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="submission_pending_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(status__in=Status.values), name="submission_status_valid"),
+            models.CheckConstraint(condition=models.Q(kind__in=["submit", "examples"]), name="submission_kind_valid"),
+            # A running row always names its claimant, so a dead claim can be detected.
+            models.CheckConstraint(
+                condition=~models.Q(status="running")
+                | (models.Q(claimed_at__isnull=False) & ~models.Q(claim_token="")),
+                name="submission_running_is_claimed",
+            ),
+            # A final row always has its verdict and finish time; a pending row has neither.
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "running"], finished_at__isnull=True, verdict__isnull=True)
+                | (
+                    ~models.Q(status__in=["queued", "running"])
+                    & models.Q(finished_at__isnull=False, verdict__isnull=False)
+                ),
+                name="submission_final_has_verdict",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.uuid} {self.drill_id} {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status not in PENDING_STATUSES
+
+    @property
+    def is_attempt(self) -> bool:
+        """ "Run examples" grades the visible cases only and never counts as an attempt."""
+        return self.kind == self.Kind.SUBMIT
+
+    def claim_is_stale(self, now: datetime, stale_after: timedelta) -> bool:
+        return self.status == Status.RUNNING and self.claimed_at is not None and self.claimed_at < now - stale_after

@@ -33,7 +33,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 CELERY="$(dirname "$PY")/celery"
 [ -x "$CELERY" ] || CELERY=celery
-"$CELERY" -A quizsite worker -Q grade_cpu,celery -l info --concurrency 1 &
+# One worker for both grading queues (a GPU drill grades on the CPU here and its verdict says so)
+# and the housekeeping queue; -B runs the periodic jobs (teams seasons, digests, the grading reaper).
+"$CELERY" -A quizsite worker -Q grade_cpu,grade_gpu,celery --pool prefork --concurrency 2 -l info \
+  -B -s "$VAR_DIR/celerybeat-schedule" &
 worker_pid=$!
 echo "Celery worker started (pid $worker_pid); serving on http://$HOST:$PORT/"
 manage runserver "$HOST:$PORT"

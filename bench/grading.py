@@ -1,0 +1,287 @@
+"""Grading benchmark: submit -> verdict through Celery + Redis + the warm sandbox pool, against
+the naive baseline (a fresh ``python`` process per submission that imports torch), in one run.
+
+    .venv/bin/python bench/grading.py                 # defaults: 200 sequential, 200 burst, 4 baseline
+    .venv/bin/python bench/grading.py --pool threads --concurrency 4
+
+It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13; its keys carry a
+``bench-grading-<pid>:`` prefix and are deleted at the end) and makes its own SQLite database
+in a temporary folder, then starts the same worker command ``make run`` uses. Latency is
+measured by this process: from just before ``create_submission`` (row insert + on-commit
+publish) until it sees the final row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def configure(tmp: Path, redis_url: str) -> dict[str, str]:
+    """Environment for this process and the worker: our own database and Redis database."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "quizsite.settings",
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp / 'bench.sqlite3'}",
+        "REDIS_URL": redis_url,
+        "QUIZSITE_VAR_DIR": str(tmp),
+        "LOG_LEVEL": "WARNING",
+        "CELERY_KEY_PREFIX": f"bench-grading-{os.getpid()}:",  # never touches anyone else's keys
+    }
+    os.environ.update(env)
+    return {**os.environ, **env}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+DEFAULT_DRILLS = "cross-entropy-from-logits,index-assign-rows,softmax-dim,stack-scalars,masked-softmax,narrow-slice"
+
+
+def load_mix(slugs: list[str]) -> list[tuple[Any, list[str]]]:
+    """Drills from notes/drills with submissions: the reference (accepted) twice and the starter (not)."""
+    from django.conf import settings
+
+    from graders.drills.schema import load_drills
+
+    drills = load_drills(settings.GRADER_DRILLS_DIR)
+    specs = [drills[slug] for slug in slugs if slug in drills]
+    if not specs:
+        raise SystemExit(f"no drills under {settings.GRADER_DRILLS_DIR}")
+    return [(spec, [spec.reference, spec.reference, spec.starter]) for spec in specs]
+
+
+def store_drills(mix: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]]:
+    from pathlib import Path as _Path
+
+    from cards.models import Card, Note
+    from graders.management.commands.import_drills import card_fields, card_key, drill_fields
+    from graders.models import Drill
+
+    stored = []
+    for i, (spec, codes) in enumerate(mix):
+        note, _ = Note.objects.get_or_create(
+            slug=_Path(spec.source.note).stem,
+            defaults={"path": spec.source.note, "title": spec.source.note, "content": "", "content_hash": ""},
+        )
+        card = Card.objects.create(key=card_key(spec.slug), **card_fields(spec, note, i))
+        text = _Path(spec.path).read_text(encoding="utf-8")
+        stored.append((Drill.objects.create(slug=spec.slug, card=card, **drill_fields(spec, text, spec.path)), codes))
+    return stored
+
+
+def start_worker(env: dict[str, str], pool: str, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO", "-n", "bench@%h"]
+    command += ["-Q", "grade_cpu,grade_gpu", "--pool", pool, "-c", str(concurrency)]
+    command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+    env = {**env, "LOG_LEVEL": "INFO"}
+    out = log.open("wb")
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while " ready." not in log.read_text(errors="replace"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the worker did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.1)
+    return process
+
+
+PENDING_SQL = "SELECT COUNT(*) FROM graders_submission WHERE id BETWEEN %s AND %s AND status IN ('queued', 'running')"
+
+
+def pending_between(first: int, last: int) -> int:
+    """A raw count, so polling every millisecond costs this process (and the 2 cores) little."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(PENDING_SQL, [first, last])
+        return int(cursor.fetchone()[0])
+
+
+def submit_and_wait(user: Any, drill: Any, code: str) -> tuple[float, str]:
+    from graders.models import Submission
+    from graders.services import create_submission
+
+    started = time.perf_counter()
+    pk = create_submission(user, drill, code).pk
+    while pending_between(pk, pk):
+        time.sleep(0.001)
+    return (time.perf_counter() - started) * 1000, Submission.objects.values_list("status", flat=True).get(pk=pk)
+
+
+def sequential(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], list[str], list[int]]:
+    from graders.models import Submission
+
+    jobs = [(drill, code) for drill, codes in stored for code in codes]
+    latencies, statuses = [], []
+    first = Submission.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    for i in range(n):
+        drill, code = jobs[i % len(jobs)]
+        ms, status = submit_and_wait(user, drill, code)
+        latencies.append(ms)
+        statuses.append(status)
+    return latencies, statuses, list(Submission.objects.filter(pk__gt=first).values_list("pk", flat=True))
+
+
+def breakdown(pks: list[int]) -> dict[str, float]:
+    """Median of each stage, from the row's own timestamps (same clock: one machine)."""
+    from graders.models import Submission
+
+    rows = Submission.objects.filter(pk__in=pks).values_list("queued_at", "started_at", "finished_at", "grading_ms")
+    pickup = [(s - q).total_seconds() * 1000 for q, s, _, _ in rows]
+    grading = [float(g) for *_, g in rows]
+    rest = [(f - s).total_seconds() * 1000 - g for _, s, f, g in rows]
+    return {
+        "queued -> claimed (insert, commit, publish, Redis, worker pickup)": percentile(pickup, 50),
+        "grading (sandbox run + compare)": percentile(grading, 50),
+        "claimed -> final, minus grading (claim, drill lookup)": percentile(rest, 50),
+    }
+
+
+def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], float]:
+    """n submissions committed at once; latency per row = its finished_at - the burst's send time."""
+    from django.db import transaction
+
+    from graders.models import Submission
+    from graders.services import create_submission
+
+    jobs = [(drill, code) for drill, codes in stored for code in codes]
+    sent_wall = time.time()
+    started = time.perf_counter()
+    with transaction.atomic():
+        pks = [create_submission(user, *jobs[i % len(jobs)]).pk for i in range(n)]
+    while pending_between(pks[0], pks[-1]):
+        time.sleep(0.002)
+    elapsed = time.perf_counter() - started
+    finished = Submission.objects.filter(pk__in=pks).values_list("finished_at", flat=True)
+    return [(f.timestamp() - sent_wall) * 1000 for f in finished], n / elapsed
+
+
+def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tuple[list[float], float]:
+    """The naive grader: every submission in a cold process that imports torch (``run_once``)."""
+    from graders.grading import grade
+    from graders.sandbox import run_once
+    from graders.services import drill_spec
+
+    class ColdRunner:
+        device = "cpu"
+
+        def run(self, code: str, entry_point: str, cases: Any, **kwargs: Any) -> Any:
+            return run_once(code, entry_point, cases, **kwargs)
+
+    specs = [(drill_spec(d.slug, d.version, d.definition, d.source_path), codes) for d, codes in stored]
+    jobs = [(spec, code) for spec, codes in specs for code in codes][:n]
+    for spec in {spec.slug: spec for spec, _ in jobs}.values():
+        grade(spec, spec.reference, seed=1, runner=ColdRunner())  # references cached: only the learner pays
+
+    def one(job: tuple[Any, str]) -> float:
+        started = time.perf_counter()
+        grade(job[0], job[1], seed=1, runner=ColdRunner())
+        return (time.perf_counter() - started) * 1000
+
+    latencies = [one(job) for job in jobs[: max(1, n // 2)]]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as executor:
+        list(executor.map(one, jobs))
+    return latencies, len(jobs) / (time.perf_counter() - started)
+
+
+def cleanup_redis(url: str, prefix: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+def row(name: str, latencies: list[float], rate: float) -> str:
+    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+    return f"| {name} | {len(latencies)} | {p50:.1f} | {p95:.1f} | {rate:.1f} |"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import torch
+
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, torch {torch.__version__}"
+
+
+def timed(label: str, fn: Callable[[], Any]) -> Any:
+    started = time.perf_counter()
+    result = fn()
+    print(f"# {label}: {time.perf_counter() - started:.1f}s", file=sys.stderr)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sequential", type=int, default=200, help="submissions sent one at a time")
+    parser.add_argument("--burst", type=int, default=200, help="submissions committed at once")
+    parser.add_argument("--baseline", type=int, default=4, help="cold-process submissions (about 2.5 s each)")
+    parser.add_argument("--drills", default=DEFAULT_DRILLS, help="comma-separated drill slugs for the mix")
+    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
+    parser.add_argument("--concurrency", type=int, default=2)
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
+    redis_url = os.getenv("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
+    env = configure(tmp, redis_url)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    user = User.objects.create_user("bench")
+    stored = store_drills(load_mix(args.drills.split(",")))
+    worker = timed("worker start", lambda: start_worker(env, args.pool, args.concurrency, tmp / "worker.log"))
+    try:
+        timed("warm-up", lambda: sequential(user, stored, 4 * len(stored) * args.concurrency))
+        seq, statuses, seq_pks = timed("sequential", lambda: sequential(user, stored, args.sequential))
+        burst_lat, burst_rate = timed("burst", lambda: burst(user, stored, args.burst))
+    finally:
+        os.killpg(worker.pid, 15)
+        worker.wait(30)
+    cleanup_redis(redis_url, env["CELERY_KEY_PREFIX"])
+    base, base_rate = timed("baseline", lambda: baseline(stored, args.baseline, os.cpu_count() or 1))
+    seq_rate = len(seq) / (sum(seq) / 1000)
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
+    print(f"\nmachine: {machine()}; load average {' '.join(load)}; SQLite (WAL); Redis {redis_url}")
+    print(f"worker: --pool {args.pool} -c {args.concurrency}, GRADER_POOL_SIZE={os.getenv('GRADER_POOL_SIZE', '2')}")
+    print(f"drills: {', '.join(d.slug for d, _ in stored)}; verdicts seen: {sorted(set(statuses))}\n")
+    print("| path | n | p50 ms | p95 ms | verdicts/s |")
+    print("| --- | --- | --- | --- | --- |")
+    print(row("warm: Celery + Redis + warm pool, one at a time", seq, seq_rate))
+    print(row(f"warm: burst of {args.burst} committed at once", burst_lat, burst_rate))
+    print(row("baseline: fresh python process per submission", base, base_rate))
+    print("\n| one at a time, median of each stage | ms |\n| --- | --- |")
+    for stage, ms in breakdown(seq_pks).items():
+        print(f"| {stage} | {ms:.1f} |")
+    p50_ratio = percentile(base, 50) / percentile(seq, 50)
+    print(f"\nbaseline p50 / warm p50 = {p50_ratio:.0f}x; throughput ratio = {burst_rate / base_rate:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Import the drill files (``notes/drills/**.toml``) as Drill rows and their drill cards.
+
+Why a command: drills are written next to the notes in the repository, and the database
+copy is what workers grade, so every deploy (and ``make run``) re-imports them. It is
+idempotent: an unchanged drill is left alone, a changed one is updated in place (its card
+keeps its id, so learners keep their SM-2 state), and a drill whose file disappeared is
+retired (inactive), never deleted, because submissions point at it.
+
+Run ``import_notes`` first: each drill card belongs to the note its ``source.note`` names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nh3
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from cards.ingest.markdown import shared_parser
+from cards.ingest.slugs import heading_anchor, note_slug
+from cards.models import Card, Note
+from graders.drills.schema import Drill as DrillSpec
+from graders.drills.schema import DrillError, load_drills
+from graders.models import Drill
+
+CARD_KEY_MAX = 64
+CARD_POSITION_BASE = 10_000  # after the note's own cards, in file order
+
+
+def card_key(slug: str) -> str:
+    """Stable across re-imports and unique among all cards: ``drill:<slug>``."""
+    key = f"drill:{slug}"
+    if len(key) <= CARD_KEY_MAX:
+        return key
+    return f"drill:{hashlib.sha256(slug.encode()).hexdigest()[:40]}"
+
+
+def render(markdown: str) -> str:
+    return nh3.clean(shared_parser().render(markdown))
+
+
+def card_fields(spec: DrillSpec, note: Note, position: int) -> dict[str, Any]:
+    front = f"**{spec.title}**\n\n{spec.prompt_zh}\n\n{spec.prompt_en}"
+    back = f"Write `{spec.entry_point}` in the drill editor and submit it: the grader's verdict rates this card."
+    return {
+        "note": note,
+        "kind": Card.Kind.DRILL,
+        "front": front,
+        "back": back,
+        "front_html": render(front),
+        "back_html": render(back),
+        "heading_path": spec.source.heading,
+        "anchor": heading_anchor(spec.source.heading),
+        "tags": ["drill", spec.device],
+        "position": position,
+        "content_hash": spec.version,
+        "active": True,
+    }
+
+
+def drill_fields(spec: DrillSpec, definition: str, source_path: str) -> dict[str, Any]:
+    return {
+        "title": spec.title,
+        "prompt_zh": spec.prompt_zh,
+        "prompt_en": spec.prompt_en,
+        "entry_point": spec.entry_point,
+        "starter_code": spec.starter,
+        "reference_code": spec.reference,
+        "device": spec.device,
+        "limits": {
+            "cpu_seconds": spec.limits.cpu_seconds,
+            "wall_seconds": spec.limits.wall_seconds,
+            "memory_mb": spec.limits.memory_mb,
+        },
+        "definition": definition,
+        "version": spec.version,
+        "source_path": source_path,
+        "active": True,
+    }
+
+
+@dataclass
+class Report:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+
+
+def relative_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(settings.BASE_DIR))
+    except ValueError:
+        return path
+
+
+def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
+    """One drill and its card, in place: the card keeps its id (and learners their SM-2 state)."""
+    definition = Path(spec.path).read_text(encoding="utf-8")
+    fields = drill_fields(spec, definition, relative_path(spec.path))
+    existing = Drill.objects.select_related("card").filter(slug=spec.slug).first()
+    if existing is not None and existing.active and existing.version == spec.version:
+        same_card = existing.card.note_id == note.pk and existing.card.position == position and existing.card.active
+        if same_card:
+            report.unchanged.append(spec.slug)
+            return
+    card, _ = Card.objects.update_or_create(key=card_key(spec.slug), defaults=card_fields(spec, note, position))
+    Drill.objects.update_or_create(slug=spec.slug, defaults={**fields, "card": card})
+    (report.updated if existing is not None else report.created).append(spec.slug)
+
+
+def import_drills(folder: Path) -> Report:
+    """Steps: 1. load and validate every file  2. find each drill's note  3. upsert  4. retire the rest."""
+    try:
+        specs = load_drills(folder)
+    except DrillError as exc:
+        raise CommandError(str(exc)) from None
+    notes = {note.slug: note for note in Note.objects.all()}
+    missing = sorted({spec.source.note for spec in specs.values() if note_slug(spec.source.note) not in notes})
+    if missing:
+        raise CommandError(f"drills name notes that are not imported (run import_notes first): {', '.join(missing)}")
+    report = Report()
+    per_note: dict[str, int] = {}
+    for slug in sorted(specs):
+        spec = specs[slug]
+        note = notes[note_slug(spec.source.note)]
+        per_note[note.slug] = per_note.get(note.slug, 0) + 1
+        upsert(spec, note, CARD_POSITION_BASE + per_note[note.slug], report)
+    gone = Drill.objects.filter(active=True).exclude(slug__in=list(specs))
+    report.retired = sorted(gone.values_list("slug", flat=True))
+    Card.objects.filter(drill__in=gone).update(active=False)
+    gone.update(active=False)
+    return report
+
+
+class Command(BaseCommand):
+    help = (
+        "Import every drill file under the drills folder (default: notes/drills) as a Drill and its drill card, "
+        "updating changed drills in place and retiring drills whose file is gone."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--folder", type=Path, default=None, help="Drills folder (default: GRADER_DRILLS_DIR).")
+        parser.add_argument("--dry-run", action="store_true", help="Report what would change and write nothing.")
+
+    def handle(self, *args: Any, folder: Path | None, dry_run: bool, verbosity: int, **options: Any) -> None:
+        folder = folder or settings.GRADER_DRILLS_DIR
+        if not folder.is_dir():
+            raise CommandError(f"{folder} is not a folder")
+        with transaction.atomic():
+            report = import_drills(folder)
+            if dry_run:
+                transaction.set_rollback(True)
+        prefix = "would have " if dry_run else ""
+        if verbosity >= 2:
+            for label in ("created", "updated", "retired"):
+                for slug in getattr(report, label):
+                    self.stdout.write(f"  {label}: {slug}")
+        if verbosity >= 1:
+            self.stdout.write(
+                f"drills: {prefix}created {len(report.created)}, {prefix}updated {len(report.updated)}, "
+                f"unchanged {len(report.unchanged)}, {prefix}retired {len(report.retired)}"
+            )

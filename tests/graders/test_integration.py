@@ -1,0 +1,122 @@
+"""Submissions through a real Redis and a real ``celery -A quizsite worker`` with the warm sandbox pool.
+
+Slow by nature (each worker start imports torch in its sandbox children), so one worker
+serves the module and only the SIGKILL test starts another.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from graders.models import Drill, Status, Submission
+from graders.services import create_submission, enqueue
+from tests.graders.conftest import CRASH, RIGHT, WRONG, Workers
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("celery-redis")]
+
+# A loop the sandbox lets through and that runs for a couple of seconds, so a test can kill
+# its grader mid-grade; the answer is still right, so a re-grade gives `accepted`.
+SLOW_RIGHT = (
+    "def solution(x):\n"
+    "    total = 0\n"
+    "    for i in range(1500000):\n"
+    "        total = total + 1\n"
+    "    return x + 1 + (total - total)\n"
+)
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def final(sub: Submission) -> bool:
+    sub.refresh_from_db()
+    return sub.is_final
+
+
+@pytest.fixture
+def ready(workers: Workers, transactional_db: None) -> Workers:
+    workers.current  # noqa: B018 - starts one when none is running
+    return workers
+
+
+def test_it_takes_a_submission_from_queued_to_its_verdict(ready: Workers, learner: User, drill: Drill) -> None:
+    sub = create_submission(learner, drill, RIGHT)
+    wait_for(lambda: final(sub), 30, "the verdict")
+    assert sub.status == Status.ACCEPTED, sub.verdict
+    assert (sub.verdict["passed"], sub.verdict["total"], sub.attempts) == (4, 4, 1)
+    assert sub.worker.startswith("test-") and sub.device == "cpu"
+    assert sub.queued_at < sub.started_at < sub.finished_at
+
+
+def _claimant_pid(sub: Submission) -> int:
+    sub.refresh_from_db()
+    return int(sub.claim_token.rsplit(":", 3)[1])
+
+
+def test_it_regrades_once_after_the_grading_child_is_killed(ready: Workers, learner: User, drill: Drill) -> None:
+    sub = create_submission(learner, drill, SLOW_RIGHT)
+    wait_for(lambda: Submission.objects.filter(pk=sub.pk, status=Status.RUNNING).exists(), 30, "the claim")
+    os.kill(_claimant_pid(sub), signal.SIGKILL)  # the prefork child grading it, mid-grade
+    wait_for(lambda: final(sub), 40, "the verdict after the kill")
+    assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2), sub.verdict
+    finished_at = sub.finished_at
+    time.sleep(1)
+    sub.refresh_from_db()
+    assert (sub.status, sub.finished_at, sub.attempts) == (Status.ACCEPTED, finished_at, 2)
+
+
+def test_it_ignores_a_duplicate_message_while_a_live_worker_grades(ready: Workers, learner: User, drill: Drill) -> None:
+    sub = create_submission(learner, drill, SLOW_RIGHT)
+    wait_for(lambda: Submission.objects.filter(pk=sub.pk, status=Status.RUNNING).exists(), 30, "the claim")
+    enqueue(sub.pk, drill.queue)  # the other pool child gets it while the first still grades
+    wait_for(lambda: final(sub), 30, "the verdict")
+    time.sleep(0.5)
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.ACCEPTED, 1), sub.verdict
+
+
+def test_it_regrades_once_after_the_whole_worker_is_killed(ready: Workers, learner: User, drill: Drill) -> None:
+    sub = create_submission(learner, drill, SLOW_RIGHT)
+    wait_for(lambda: Submission.objects.filter(pk=sub.pk, status=Status.RUNNING).exists(), 30, "the claim")
+    ready.current.kill()  # SIGKILL to parent and children: the message stays unacknowledged
+    ready.start()  # redelivered after the visibility timeout; the dead claim is taken over
+    wait_for(lambda: final(sub), 40, "the verdict after the restart")
+    assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2), sub.verdict
+
+
+def test_it_gives_200_queued_submissions_one_right_verdict_each(ready: Workers, learner: User, drill: Drill) -> None:
+    codes = {RIGHT: Status.ACCEPTED, WRONG: Status.WRONG_ANSWER, CRASH: Status.RUNTIME_ERROR}
+    mix = list(codes) * 67
+    started = time.monotonic()
+    with transaction.atomic():  # all 200 messages go out together, on commit
+        subs = [create_submission(learner, drill, code) for code in mix[:200]]
+    pending = Submission.objects.filter(pk__in=[s.pk for s in subs], status__in=[Status.QUEUED, Status.RUNNING])
+    wait_for(lambda: not pending.exists(), 60, "200 verdicts")
+    elapsed = time.monotonic() - started
+    got = dict(Submission.objects.filter(pk__in=[s.pk for s in subs]).values_list("pk", "status"))
+    assert [got[s.pk] for s in subs] == [codes[s.code] for s in subs]
+    assert set(Submission.objects.filter(pk__in=got).values_list("attempts", flat=True)) == {1}
+    print(f"200 verdicts in {elapsed:.2f}s")  # noqa: T201 - shown with -s, for the record
+
+
+def test_it_grades_a_gpu_drill_on_a_cpu_worker_and_says_so(
+    ready: Workers, learner: User, make_drill: Callable[..., Drill]
+) -> None:
+    drill = make_drill(device="cuda")
+    assert drill.queue == "grade_gpu"
+    sub = create_submission(learner, drill, RIGHT)
+    wait_for(lambda: final(sub), 30, "the verdict")
+    assert (sub.status, sub.device, sub.verdict["device"]) == (Status.ACCEPTED, "cpu", "cpu"), sub.verdict

@@ -1,0 +1,262 @@
+"""The submission lifecycle without a broker: enqueue on commit, claim, grade, finish, retry, reap.
+
+Grading runs in this process through ``graders.drills.local.LocalRunner`` (trusted test code
+only); the real sandbox pool and a real worker are exercised in test_integration.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from graders import services
+from graders.drills.local import LocalRunner
+from graders.models import Drill, Status, Submission
+from graders.services import Outcome, claim_submission, create_submission, process_submission
+from tests.graders.conftest import CRASH, RIGHT, WRONG
+
+pytestmark = pytest.mark.django_db
+
+
+class BrokenRunner:
+    """A sandbox pool whose children keep dying: an infrastructure error, not the learner's."""
+
+    device = "cpu"
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        raise BrokenPipeError("sandbox child went away")
+
+
+def grade(sub: Submission, runner: Any = None) -> Outcome:
+    return process_submission(sub.pk, runner or LocalRunner(), worker="celery@test", device="cpu")
+
+
+def queued(learner: User, drill: Drill, code: str = RIGHT, kind: str = Submission.Kind.SUBMIT) -> Submission:
+    with mock.patch("graders.services.enqueue"):
+        return create_submission(learner, drill, code, kind)
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_it_enqueues_on_commit_on_the_drills_queue(
+    django_capture_on_commit_callbacks: Any, learner: User, drill: Drill
+) -> None:
+    with mock.patch("graders.tasks.grade_submission.apply_async") as apply_async:
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            sub = create_submission(learner, drill, RIGHT)
+        apply_async.assert_not_called()
+        for callback in callbacks:
+            callback()
+    apply_async.assert_called_once_with(args=[sub.pk], queue="grade_cpu")
+    sub.refresh_from_db()
+    assert (sub.status, sub.drill_version, sub.attempts) == (Status.QUEUED, drill.version, 0)
+
+
+def test_it_sends_cuda_drills_to_the_gpu_queue(
+    django_capture_on_commit_callbacks: Any, learner: User, make_drill: Any
+) -> None:
+    drill = make_drill(device="cuda")
+    with mock.patch("graders.tasks.grade_submission.apply_async") as apply_async:
+        with django_capture_on_commit_callbacks(execute=True):
+            sub = create_submission(learner, drill, RIGHT)
+    apply_async.assert_called_once_with(args=[sub.pk], queue="grade_gpu")
+
+
+def test_it_uses_one_seed_per_drill_and_day(learner: User, drill: Drill) -> None:
+    first, second = queued(learner, drill), queued(learner, drill)
+    assert first.seed == second.seed == services.submission_seed(drill, timezone.localdate())
+    assert services.submission_seed(drill, timezone.localdate() + timedelta(days=1)) != first.seed
+
+
+def test_it_grades_an_accepted_submission(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    assert grade(sub) == Outcome("accepted")
+    sub.refresh_from_db()
+    assert sub.status == Status.ACCEPTED
+    assert (sub.verdict["passed"], sub.verdict["total"], sub.verdict["hidden_total"]) == (4, 4, 3)
+    assert (sub.worker, sub.device, sub.attempts) == ("celery@test", "cpu", 1)
+    assert sub.queued_at <= sub.started_at <= sub.finished_at and sub.grading_ms is not None
+
+
+def test_it_records_the_learners_mistakes_as_verdicts(learner: User, drill: Drill) -> None:
+    wrong, crash = queued(learner, drill, WRONG), queued(learner, drill, CRASH)
+    assert grade(wrong).status == Status.WRONG_ANSWER
+    assert grade(crash).status == Status.RUNTIME_ERROR
+    crash.refresh_from_db()
+    assert crash.status == Status.RUNTIME_ERROR and "undefined_name" in crash.verdict["message"]
+
+
+def test_it_grades_only_the_examples_for_run_examples(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill, kind=Submission.Kind.EXAMPLES)
+    grade(sub)
+    sub.refresh_from_db()
+    assert (sub.status, sub.verdict["total"], sub.verdict["hidden_total"]) == (Status.ACCEPTED, 1, 0)
+
+
+def test_it_ignores_a_duplicate_message_for_a_finished_submission(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    grade(sub)
+    sub.refresh_from_db()
+    finished_at = sub.finished_at
+    assert grade(sub) == Outcome("final")
+    sub.refresh_from_db()
+    assert (sub.finished_at, sub.attempts) == (finished_at, 1)
+
+
+def test_it_defers_while_a_live_grader_holds_the_claim(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    claim = claim_submission(sub.pk)
+    assert claim.submission is not None
+    try:
+        outcome = grade(sub)
+    finally:
+        services.release_claim(claim.token)
+    assert outcome.status == "busy" and outcome.retry_in is not None and outcome.retry_in > 60
+    sub.refresh_from_db()
+    assert (sub.status, sub.claim_token, sub.attempts) == (Status.RUNNING, claim.token, 1)
+
+
+def test_it_reclaims_a_row_whose_grader_process_died(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    host = services._process_identity(0).split(":")[0]
+    token = f"{host}:{dead_pid()}:12345:abcd"
+    Submission.objects.filter(pk=sub.pk).update(
+        status=Status.RUNNING, claim_token=token, claimed_at=timezone.now(), attempts=1
+    )
+    assert grade(sub) == Outcome("accepted")
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2)
+
+
+def test_it_waits_for_a_claim_from_another_host_until_it_is_stale(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    Submission.objects.filter(pk=sub.pk).update(
+        status=Status.RUNNING, claim_token="elsewhere:1:1:x", claimed_at=timezone.now(), attempts=1
+    )
+    assert grade(sub).status == "busy"
+    Submission.objects.filter(pk=sub.pk).update(claimed_at=timezone.now() - timedelta(minutes=10))
+    assert grade(sub) == Outcome("accepted")
+
+
+def test_it_retries_infrastructure_errors_then_records_internal_error(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    first = grade(sub, BrokenRunner())
+    assert first.status == "retry" and first.retry_in is not None
+    sub.refresh_from_db()
+    assert (sub.status, sub.claim_token, sub.attempts) == (Status.QUEUED, "", 1)
+    outcomes = [grade(sub, BrokenRunner()) for _ in range(2)]
+    assert outcomes[-1] == Outcome(Status.INTERNAL_ERROR)
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.INTERNAL_ERROR, 3)
+    assert "BrokenPipeError" in sub.verdict["message"]
+
+
+def test_it_gives_up_on_a_submission_that_keeps_killing_its_grader(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    Submission.objects.filter(pk=sub.pk).update(
+        status=Status.RUNNING, claim_token="elsewhere:1:1:x", claimed_at=timezone.now() - timedelta(hours=1), attempts=3
+    )
+    assert grade(sub).status == "exhausted"
+    sub.refresh_from_db()
+    assert sub.status == Status.INTERNAL_ERROR and "3 attempts" in sub.verdict["message"]
+
+
+def test_it_drops_the_verdict_of_a_grader_that_lost_its_claim(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    claim = claim_submission(sub.pk)
+    assert claim.submission is not None
+    Submission.objects.filter(pk=sub.pk).update(claim_token="someone-else:1:1:x")
+    verdict = {"status": "accepted", "tests": []}
+    assert not services.finish_submission(
+        claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=1
+    )
+    sub.refresh_from_db()
+    assert sub.status == Status.RUNNING
+
+
+def test_it_records_a_failed_task_as_internal_error(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    assert services.record_task_failure(sub.pk, "hard time limit")
+    assert not services.record_task_failure(sub.pk, "again")
+    sub.refresh_from_db()
+    assert (sub.status, sub.verdict["message"]) == (Status.INTERNAL_ERROR, "hard time limit")
+
+
+def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
+    old = timezone.now() - timedelta(hours=1)
+    lost_message = queued(learner, drill)
+    Submission.objects.filter(pk=lost_message.pk).update(queued_at=old)
+    dead_claim = queued(learner, drill)
+    Submission.objects.filter(pk=dead_claim.pk).update(status=Status.RUNNING, claim_token="h:1:1:x", claimed_at=old)
+    queued(learner, drill)  # fresh: its message is still on its way
+    with mock.patch("graders.services.enqueue") as enqueue:
+        assert services.reap_submissions() == 2
+    assert sorted(call.args for call in enqueue.call_args_list) == sorted(
+        [(lost_message.pk, "grade_cpu"), (dead_claim.pk, "grade_cpu")]
+    )
+
+
+def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None:
+    from graders.tasks import grade_submission
+
+    sub = queued(learner, drill, WRONG)
+    with mock.patch("graders.tasks.get_pool", return_value=LocalRunner()):
+        result = grade_submission.apply(args=[sub.pk])
+    assert result.get() == Status.WRONG_ANSWER
+    sub.refresh_from_db()
+    assert sub.status == Status.WRONG_ANSWER
+
+
+def test_it_announces_each_verdict_once(learner: User, drill: Drill) -> None:
+    sub = queued(learner, drill)
+    seen: list[dict[str, Any]] = []
+
+    def receiver(sender: type, **kwargs: Any) -> None:
+        seen.append(kwargs)
+
+    services.verdict_recorded.connect(receiver, dispatch_uid="test-receiver")
+    try:
+        grade(sub)
+        grade(sub)  # a duplicate message: no second announcement
+    finally:
+        services.verdict_recorded.disconnect(dispatch_uid="test-receiver")
+    assert [(s["submission_id"], s["status"], s["kind"]) for s in seen] == [(sub.pk, "accepted", "submit")]
+
+
+def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill: Drill) -> None:
+    from django.db import OperationalError
+
+    sub = queued(learner, drill)
+    with (
+        mock.patch("graders.services.finish_submission", side_effect=OperationalError("database is locked")),
+        pytest.raises(OperationalError),
+    ):
+        grade(sub)  # the task's autoretry would send it again
+    sub.refresh_from_db()
+    assert sub.status == Status.RUNNING
+    assert grade(sub) == Outcome("accepted")  # this process's dead claim: no wait for staleness
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2)
+
+
+def test_it_reuses_reference_outputs_across_tasks(learner: User, drill: Drill) -> None:
+    runner = LocalRunner()
+    seed = 987_654_321  # not today's seed, so no other test has filled the cache for it
+    with mock.patch("graders.services.enqueue"):
+        first, second = (create_submission(learner, drill, WRONG, seed=seed) for _ in range(2))
+    with mock.patch.object(runner, "run", wraps=runner.run) as run:
+        grade(first, runner)
+        assert run.call_count == 2  # the reference, then the learner's code
+        grade(second, runner)
+        assert run.call_count == 3  # the learner's code only
