@@ -1,0 +1,205 @@
+"""Team domain functions: create, invite, join, leave, remove, rename, rotate, transfer.
+
+Views and tasks call these; these call the pure rules (``teams.xp``, ``teams.streaks``). Every
+membership change keeps the invariant "a team always has at least one owner" inside a transaction
+that locks the team's memberships.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import date, timedelta
+from typing import TypedDict
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from cards.models import ReviewLog
+from graders.models import Status, Submission
+
+from . import activity, boards
+from .models import BoardPreference, DailyActivity, Membership, Team, new_invite_nonce
+from .streaks import learner_day
+
+INVITE_SALT = "teams.invite"
+INVITE_MAX_AGE = timedelta(days=7)
+
+
+class TeamError(Exception):
+    """A request the rules refuse; the message is shown to the learner."""
+
+
+def create_team(owner: AbstractBaseUser, name: str, time_zone: str) -> Team:
+    """A new team with its creator as the first owner. The slug never changes, even on rename."""
+    base = slugify(name)[:60] or "team"
+    with transaction.atomic():
+        team = Team.objects.create(name=name, time_zone=time_zone, slug=f"{base}-{secrets.token_hex(3)}")
+        Membership.objects.create(team=team, user=owner, role=Membership.Role.OWNER)
+    return team
+
+
+def invite_token(team: Team) -> str:
+    """A signed, timestamped token naming the team and its current nonce."""
+    return signing.dumps({"t": str(team.uuid), "n": team.invite_nonce}, salt=INVITE_SALT, compress=True)
+
+
+def team_for_invite(token: str) -> Team:
+    """The team a token invites to. Expired, forged or rotated tokens all fail the same way."""
+    try:
+        data = signing.loads(token, salt=INVITE_SALT, max_age=INVITE_MAX_AGE)
+    except signing.BadSignature:
+        raise TeamError("This invite link is invalid or has expired.") from None
+    team = Team.objects.filter(uuid=data.get("t"), invite_nonce=data.get("n")).first()
+    if team is None:
+        raise TeamError("This invite link is invalid or has expired.")
+    return team
+
+
+def join(team: Team, user: AbstractBaseUser) -> Membership:
+    """Join as a member; joining twice is harmless and keeps the original role and join time."""
+    membership, created = Membership.objects.get_or_create(team=team, user=user)
+    if created:
+        boards.publish_user(user.pk, _today(user.pk))
+    return membership
+
+
+def rotate_invite(team: Team) -> None:
+    """A new nonce: every link handed out before stops working."""
+    team.invite_nonce = new_invite_nonce()
+    team.save(update_fields=["invite_nonce"])
+
+
+def rename(team: Team, name: str) -> None:
+    team.name = name
+    team.save(update_fields=["name"])
+
+
+def _locked_memberships(team: Team) -> list[Membership]:
+    return list(Membership.objects.select_for_update().filter(team=team).order_by("pk"))
+
+
+def leave(team: Team, user: AbstractBaseUser) -> None:
+    """Leave the team. The last owner must hand ownership on first (or be the last member)."""
+    team_id = team.pk  # delete() below clears team.pk
+    with transaction.atomic():
+        memberships = _locked_memberships(team)
+        mine = next((m for m in memberships if m.user_id == user.pk), None)
+        if mine is None:
+            return
+        owners = [m for m in memberships if m.is_owner]
+        if mine.is_owner and len(owners) == 1 and len(memberships) > 1:
+            raise TeamError("You are the last owner: transfer ownership before you leave.")
+        mine.delete()
+        if len(memberships) == 1:
+            team.delete()
+    boards.drop_user_from_team(team_id, user.pk)
+
+
+def remove_member(team: Team, actor: Membership, target: Membership) -> None:
+    """An owner removes someone else (owners leave through ``leave``)."""
+    if not actor.is_owner:
+        raise TeamError("Only an owner can remove members.")
+    if target.user_id == actor.user_id:
+        raise TeamError("Use “Leave team” to remove yourself.")
+    Membership.objects.filter(pk=target.pk, team=team).delete()
+    boards.drop_user_from_team(team.pk, target.user_id)
+
+
+def transfer_ownership(team: Team, actor: Membership, target: Membership) -> None:
+    """Make ``target`` the owner and the former owner a member, in one transaction."""
+    if not actor.is_owner:
+        raise TeamError("Only an owner can transfer ownership.")
+    if target.team_id != team.pk or target.pk == actor.pk:
+        raise TeamError("Pick another member of this team.")
+    with transaction.atomic():
+        _locked_memberships(team)
+        Membership.objects.filter(pk=target.pk).update(role=Membership.Role.OWNER)
+        Membership.objects.filter(pk=actor.pk).update(role=Membership.Role.MEMBER)
+
+
+def set_preferences(user: AbstractBaseUser, *, global_board: bool, daily_digest: bool) -> BoardPreference:
+    pref, _ = BoardPreference.objects.get_or_create(user=user)
+    if global_board and not pref.global_board:
+        pref.global_since = timezone.now()
+    pref.global_board, pref.daily_digest = global_board, daily_digest
+    pref.save(update_fields=["global_board", "daily_digest", "global_since"])
+    if not global_board:
+        conn = boards.client()
+        if conn is not None:
+            for key in conn.scan_iter(match=f"{boards.prefix()}z:global:*", count=500):
+                conn.zrem(key, str(user.pk))
+    boards.publish_user(user.pk, _today(user.pk))
+    return pref
+
+
+def _today(user_id: int) -> date:
+    clock = activity.clock_for(user_id)
+    return learner_day(timezone.now(), clock.zone, clock.start_hour)
+
+
+def refresh_learner_day(user_id: int, day: date, clock: activity.Clock | None = None) -> None:
+    """After a review (or its undo): recompute the day's rollup, then the live boards."""
+    activity.refresh_day(user_id, day, clock)
+    boards.publish_user(user_id, day)
+
+
+def record_verdict(submission_id: int) -> None:
+    """After a verdict: the accepted drill's XP lands on the learner day it was accepted."""
+    sub = Submission.objects.filter(pk=submission_id, status=Status.ACCEPTED).only("user_id", "finished_at").first()
+    if sub is None or sub.finished_at is None:
+        return
+    clock = activity.clock_for(sub.user_id)
+    day = learner_day(sub.finished_at, clock.zone, clock.start_hour)
+    activity.refresh_drills(sub.user_id, day)
+    boards.publish_user(sub.user_id, day)
+
+
+class RebuildReport(TypedDict):
+    learners: int
+    days_changed: int
+    redis_keys: int
+
+
+def _day_tuple(d: DailyActivity) -> tuple[object, ...]:
+    return (
+        d.day,
+        d.xp,
+        d.review_xp,
+        d.drill_xp,
+        d.reviewed,
+        d.reviews,
+        d.mature_reviews,
+        d.mature_passed,
+        d.drills_solved,
+        d.drills_first_try,
+        d.next_due,
+        d.limit_reached,
+        d.streak_state,
+    )
+
+
+def rebuild_all(*, dry_run: bool, user_ids: list[int] | None = None) -> RebuildReport:
+    """Recompute every learner's rollup from ReviewLog and Submission, then the Redis boards.
+
+    1. Find every learner with reviews, submissions or an old rollup.
+    2. Recompute their days; count the days that differ from the stored rollup.
+    3. Unless ``dry_run``: replace the stored days, then drop and rewrite the Redis boards.
+    """
+    if user_ids is None:
+        found = set(ReviewLog.objects.values_list("user_id", flat=True).distinct())
+        found |= set(Submission.objects.values_list("user_id", flat=True).distinct())
+        found |= set(DailyActivity.objects.values_list("user_id", flat=True).distinct())
+        user_ids = sorted(found)
+    changed = 0
+    for user_id in user_ids:
+        days = activity.rebuild_user(user_id)
+        fresh = {d.day: _day_tuple(d) for d in days}
+        stored = {d.day: _day_tuple(d) for d in DailyActivity.objects.filter(user_id=user_id)}
+        changed += sum(1 for day in fresh.keys() | stored.keys() if fresh.get(day) != stored.get(day))
+        if not dry_run:
+            activity.replace_user_days(user_id, days)
+    keys = 0 if dry_run else boards.rebuild()["keys"]
+    return RebuildReport(learners=len(user_ids), days_changed=changed, redis_keys=keys)

@@ -1,0 +1,126 @@
+"""Periodic team jobs (celery beat, see CELERY_BEAT_SCHEDULE): thin tasks over plain functions.
+
+The plain functions take ``now`` so tests call them directly. Each is idempotent and the beat runs
+the clock-dependent ones hourly, so every team and learner is served at their own local time
+whatever the server's time zone.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import date, datetime, timedelta
+
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+
+from cards.models import CardState
+
+from . import activity, boards, services
+from .models import BoardPreference, Membership, SeasonResult, Team
+from .streaks import learner_day
+
+logger = logging.getLogger(__name__)
+
+PODIUM = 3
+DIGEST_HOUR = 8  # local time: the digest goes out in the learner's morning, once per learner day
+
+
+def record_season(team: Team, season: date, now: datetime) -> int:
+    """Keep the podium of the team's season that opened on Monday ``season``. Returns rows written."""
+    if SeasonResult.objects.filter(team=team, season=season).exists():
+        return 0
+    joined = dict(team.memberships.values_list("user_id", "joined_at"))
+    rows = boards.compute_rows(list(joined), season, now)
+    ranked = boards.rank(rows.values(), {u: j.timestamp() for u, j in joined.items()}, {}, None)
+    winners = [e for e in ranked if e.row.xp > 0][:PODIUM]
+    try:
+        with transaction.atomic():
+            SeasonResult.objects.bulk_create(
+                SeasonResult(
+                    team=team, season=season, rank=e.rank, user_id=e.row.user_id, xp=e.row.xp, score=e.row.score
+                )
+                for e in winners
+            )
+    except IntegrityError:
+        return 0  # a concurrent run recorded this season first
+    return len(winners)
+
+
+def rollover_seasons(now: datetime | None = None) -> int:
+    """For every team, keep the winners of the season that finished last (Monday 04:00 team time)."""
+    now = now or timezone.now()
+    return sum(
+        record_season(team, boards.team_season(team, now) - timedelta(days=7), now) for team in Team.objects.all()
+    )
+
+
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[str, object]:
+    """What one learner's digest says: cards due, their place in each team this week, their streak."""
+    user = pref.user
+    teams = []
+    for membership in Membership.objects.filter(user=user).select_related("team").order_by("team__name"):
+        place = boards.team_rank(membership.team, user.pk, now)
+        if place is not None:
+            teams.append({"name": membership.team.name, "rank": place, "suffix": _ordinal(place)})
+    return {
+        "name": user.get_username(),
+        "due": CardState.objects.due_for(user, today).count(),
+        "teams": teams,
+        "streak": boards.current_streaks([user.pk], now)[user.pk],
+        "review_url": str(getattr(settings, "SITE_URL", "")).rstrip("/") + reverse("cards:review"),
+    }
+
+
+def send_daily_digests(now: datetime | None = None) -> int:
+    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time. Returns emails sent."""
+    now = now or timezone.now()
+    prefs = list(BoardPreference.objects.filter(daily_digest=True).select_related("user"))
+    clocks = activity.clocks_for([p.user_id for p in prefs])
+    sent = 0
+    for pref in prefs:
+        clock = clocks[pref.user_id]
+        today = learner_day(now, clock.zone, clock.start_hour)
+        if not pref.user.email or now.astimezone(clock.zone).hour < DIGEST_HOUR:
+            continue
+        # Claim the day first: a second run (or a concurrent worker) changes no row and sends nothing.
+        if BoardPreference.objects.filter(pk=pref.pk).exclude(last_digest_on=today).update(last_digest_on=today) != 1:
+            continue
+        context = digest_context(pref, today, now)
+        body = render_to_string("teams/digest_email.txt", context)
+        subject = f"{context['due']} card{'s' if context['due'] != 1 else ''} due today"
+        send_mail(subject, body, None, [pref.user.email])
+        sent += 1
+    return sent
+
+
+@shared_task(name="teams.tasks.rollover_seasons")
+def rollover_seasons_task() -> int:
+    return rollover_seasons()
+
+
+@shared_task(name="teams.tasks.send_daily_digests")
+def send_daily_digests_task() -> int:
+    return send_daily_digests()
+
+
+@shared_task(name="teams.tasks.rebuild_boards")
+def rebuild_boards_task() -> dict[str, int]:
+    """Recompute the rollup and the Redis boards from ReviewLog and Submission (the source of truth)."""
+    report = services.rebuild_all(dry_run=False)
+    logger.info("rebuilt boards: %s", report)
+    return report
+
+
+@shared_task(name="teams.tasks.refresh_learner_day")
+def refresh_learner_day_task(user_id: int, day: str) -> None:
+    """The same refresh the ReviewLog receiver runs on commit, for a deployment that prefers to queue it."""
+    services.refresh_learner_day(user_id, date.fromisoformat(day))

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "teams"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("global/", views.global_board, name="global_board"),
+    path("preferences/", views.preferences, name="preferences"),
+    path("join/<str:token>/", views.join, name="join"),
+    path("<slug:slug>/", views.detail, name="detail"),
+    path("<slug:slug>/board/", views.board, name="board"),
+    path("<slug:slug>/stats/", views.stats, name="stats"),
+    path("<slug:slug>/leave/", views.leave, name="leave"),
+    path("<slug:slug>/rename/", views.rename, name="rename"),
+    path("<slug:slug>/invite/rotate/", views.rotate_invite, name="rotate_invite"),
+    path("<slug:slug>/members/<uuid:member>/remove/", views.remove_member, name="remove_member"),
+    path("<slug:slug>/members/<uuid:member>/transfer/", views.transfer_ownership, name="transfer_ownership"),
+]

@@ -1,0 +1,190 @@
+"""Team pages. Every team URL starts with ``_membership``: an outsider gets 404, never 403,
+so a team's existence, members and boards stay private to its members."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from cards.models import default_time_zone
+
+from . import boards, services
+from .forms import PeriodForm, PreferenceForm, RenameForm, TeamForm
+from .models import BoardPreference, Membership, SeasonResult, Team
+from .stats import team_charts
+from .streaks import learner_day
+
+HISTORY_SEASONS = 8
+
+
+def _membership(request: HttpRequest, slug: str) -> Membership:
+    """The requester's membership of the team, or 404 for anyone outside it."""
+    membership = Membership.objects.select_related("team").filter(team__slug=slug, user_id=request.user.pk).first()
+    if membership is None:
+        raise Http404("No such team.")
+    return membership
+
+
+def _owner_membership(request: HttpRequest, slug: str) -> Membership:
+    """Members may see the team but only owners may change it: 403 for members, 404 for outsiders."""
+    membership = _membership(request, slug)
+    if not membership.is_owner:
+        raise PermissionDenied("Only an owner can do that.")
+    return membership
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST or None, initial={"time_zone": default_time_zone()})
+    if request.method == "POST" and form.is_valid():
+        team = services.create_team(request.user, form.cleaned_data["name"], form.cleaned_data["time_zone"])
+        messages.success(request, f"Team “{team.name}” created. Share the invite link to bring people in.")
+        return redirect("teams:detail", slug=team.slug)
+    memberships = Membership.objects.filter(user_id=request.user.pk).select_related("team").order_by("team__name")
+    return render(request, "teams/index.html", {"memberships": memberships, "form": form})
+
+
+@login_required
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        team = services.team_for_invite(token)
+    except services.TeamError as exc:
+        return render(request, "teams/join_invalid.html", {"error": str(exc)}, status=404)
+    if team.memberships.filter(user_id=request.user.pk).exists():
+        return redirect("teams:detail", slug=team.slug)
+    if request.method == "POST":
+        services.join(team, request.user)
+        messages.success(request, f"Welcome to “{team.name}”.")
+        return redirect("teams:detail", slug=team.slug)
+    return render(request, "teams/join.html", {"team": team, "token": token})
+
+
+@login_required
+def detail(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    team = membership.team
+    entries = boards.team_board(team, "week", me=request.user.pk)
+    history = SeasonResult.objects.filter(team=team).select_related("user").order_by("-season", "rank")
+    invite_url = request.build_absolute_uri(reverse("teams:join", args=[services.invite_token(team)]))
+    context = {
+        "team": team,
+        "membership": membership,
+        "entries": entries,
+        "members": team.memberships.select_related("user").order_by("joined_at", "pk"),
+        "history": history[: HISTORY_SEASONS * 3],
+        "invite_url": invite_url,
+        "rename_form": RenameForm(initial={"name": team.name}),
+        "season": boards.team_season(team, timezone.now()),
+    }
+    return render(request, "teams/detail.html", context)
+
+
+@login_required
+def board(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    period = PeriodForm(request.GET).period_or_default()
+    entries = boards.team_board(membership.team, period, me=request.user.pk)  # type: ignore[arg-type]
+    context = {"team": membership.team, "entries": entries, "period": period}
+    return render(request, "teams/board.html", context)
+
+
+@login_required
+def stats(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    team = membership.team
+    members = dict(team.memberships.values_list("user_id", "user__username"))
+    charts = team_charts(team, members, learner_day(timezone.now(), team.zone))
+    return render(request, "teams/stats.html", {"team": team, "charts": charts})
+
+
+@login_required
+@require_POST
+def leave(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _membership(request, slug)
+    try:
+        services.leave(membership.team, request.user)
+    except services.TeamError as exc:
+        messages.error(request, str(exc))
+        return redirect("teams:detail", slug=slug)
+    messages.success(request, f"You left “{membership.team.name}”.")
+    return redirect("teams:index")
+
+
+@login_required
+@require_POST
+def rename(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    form = RenameForm(request.POST)
+    if form.is_valid():
+        services.rename(membership.team, form.cleaned_data["name"])
+        messages.success(request, "Team renamed.")
+    else:
+        messages.error(request, "A team needs a name of at most 100 characters.")
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def rotate_invite(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    services.rotate_invite(membership.team)
+    messages.success(request, "New invite link made; the old one no longer works.")
+    return redirect("teams:detail", slug=slug)
+
+
+def _target(team: Team, member: object) -> Membership:
+    return get_object_or_404(Membership.objects.select_related("user"), team=team, uuid=member)
+
+
+@login_required
+@require_POST
+def remove_member(request: HttpRequest, slug: str, member: object) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    target = _target(membership.team, member)
+    try:
+        services.remove_member(membership.team, membership, target)
+    except services.TeamError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{target.user.get_username()} was removed from the team.")
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def transfer_ownership(request: HttpRequest, slug: str, member: object) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    target = _target(membership.team, member)
+    try:
+        services.transfer_ownership(membership.team, membership, target)
+    except services.TeamError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{target.user.get_username()} now owns the team.")
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+def global_board(request: HttpRequest) -> HttpResponse:
+    period = PeriodForm(request.GET).period_or_default()
+    entries = boards.global_board(period, me=request.user.pk)  # type: ignore[arg-type]
+    opted_in = BoardPreference.objects.filter(user_id=request.user.pk, global_board=True).exists()
+    return render(request, "teams/global_board.html", {"entries": entries, "period": period, "opted_in": opted_in})
+
+
+@login_required
+def preferences(request: HttpRequest) -> HttpResponse:
+    pref = BoardPreference.objects.filter(user_id=request.user.pk).first()
+    initial = {"global_board": bool(pref and pref.global_board), "daily_digest": bool(pref and pref.daily_digest)}
+    form = PreferenceForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        services.set_preferences(request.user, **form.cleaned_data)
+        messages.success(request, "Preferences saved.")
+        return redirect("teams:preferences")
+    return render(request, "teams/preferences.html", {"form": form})
