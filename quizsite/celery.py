@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 from celery import Celery
 
@@ -10,4 +12,30 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings")
 
 app = Celery("quizsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+
+FOLDER_OPTIONS = ("data_folder_in", "data_folder_out", "processed_folder", "control_folder")
+
+
+def ensure_broker_folders(conf: Any) -> None:
+    """Create the filesystem broker's folders, which kombu expects to exist.
+
+    kombu's filesystem transport writes a message into ``data_folder_out`` without creating it
+    (publishing fails with ChannelError) and creates only the last level of ``control_folder``,
+    so a fresh checkout or an emptied ``var/`` could publish nothing until the folders exist.
+    """
+    if not str(conf.broker_url or "").startswith("filesystem:"):
+        return
+    options = conf.broker_transport_options or {}
+    for name in FOLDER_OPTIONS:
+        if options.get(name):
+            Path(options[name]).mkdir(parents=True, exist_ok=True)
+
+
+@app.on_after_configure.connect
+def _on_after_configure(sender: Celery, source: Any, **kwargs: Any) -> None:
+    ensure_broker_folders(source)
+
+
 app.autodiscover_tasks()
+# Task modules not named tasks.py: graders.output_tasks (output cards' snippet runs).
+app.autodiscover_tasks(related_name="output_tasks")

@@ -1,49 +1,40 @@
 """Keep the rollup and the live boards current on each review and each verdict.
 
-Receivers, so the review flow and the grader need not know about teams. The work runs after the
-commit (never inside the review's transaction, so it adds nothing to the review's own queries and
-a rolled-back review leaves no trace); if it fails, ``rebuild_boards`` repairs everything.
+Receivers, so the review flow and the grader need not know about teams.
 
-``Submission`` verdicts are recorded with a conditional ``update()``, which sends no signal: the
-grader's follow-up ``ReviewLog`` (source ``grader``) triggers the refresh, and
-``teams.services.record_verdict`` is there for callers that want to be explicit.
+* A review (or its undo) queues ``teams.tasks.refresh_learner_day`` once the review commits. The
+  refresh costs 4 to 13 queries, which the rating request must not pay (the review flow's budget is
+  under 10 queries for the whole request); publishing the task costs none. A rolled-back review
+  queues nothing. If the broker is down the review still records and ``rebuild_boards`` repairs.
+* A verdict arrives through ``graders.services.verdict_recorded``, sent once per final verdict after
+  it is committed (verdicts are written with a conditional ``update()``, which sends no
+  ``post_save``). It is sent inside the grading worker, so the drill XP is recorded right there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from cards.models import ReviewLog
-from graders.models import Submission
+from graders.models import Status, Submission
+from graders.services import verdict_recorded
 
-from . import activity, services
-
-
-def _loaded_clock(log: ReviewLog) -> activity.Clock | None:
-    """The learner's clock when the review flow already loaded their profile (one query saved per rating)."""
-    if not ReviewLog.user.is_cached(log):
-        return None
-    user = log.user
-    if not get_user_model().profile.is_cached(user):  # type: ignore[attr-defined]
-        return None
-    return activity.clock_of(user.profile)  # type: ignore[attr-defined]
+from . import services, tasks
 
 
 @receiver(post_save, sender=ReviewLog, dispatch_uid="teams.review_saved")
 @receiver(post_delete, sender=ReviewLog, dispatch_uid="teams.review_deleted")
 def review_changed(sender: type[ReviewLog], instance: ReviewLog, **kwargs: Any) -> None:
-    user_id, day, clock = instance.user_id, instance.review_day, _loaded_clock(instance)
-    transaction.on_commit(lambda: services.refresh_learner_day(user_id, day, clock))
+    user_id, day = instance.user_id, instance.review_day
+    transaction.on_commit(lambda: tasks.enqueue_refresh(user_id, day))
 
 
-@receiver(post_save, sender=Submission, dispatch_uid="teams.submission_saved")
-def submission_saved(sender: type[Submission], instance: Submission, **kwargs: Any) -> None:
-    if instance.status != "accepted" or instance.kind != Submission.Kind.SUBMIT:
-        return
-    submission_id = instance.pk
-    transaction.on_commit(lambda: services.record_verdict(submission_id))
+@receiver(verdict_recorded, dispatch_uid="teams.verdict_recorded")
+def verdict_changed(sender: type[Submission], submission_id: int, kind: str, status: str, **kwargs: Any) -> None:
+    """Only an accepted real submission moves drill XP (first-try bonus included)."""
+    if status == Status.ACCEPTED and kind == Submission.Kind.SUBMIT:
+        services.record_verdict(submission_id)

@@ -1,8 +1,8 @@
-"""Periodic team jobs (celery beat, see CELERY_BEAT_SCHEDULE): thin tasks over plain functions.
+"""Team jobs: the per-review refresh and the periodic ones (celery beat, see CELERY_BEAT_SCHEDULE).
 
-The plain functions take ``now`` so tests call them directly. Each is idempotent and the beat runs
-the clock-dependent ones hourly, so every team and learner is served at their own local time
-whatever the server's time zone.
+Thin tasks over plain functions. The plain functions take ``now`` so tests call them directly.
+Each is idempotent and the beat runs the clock-dependent ones hourly, so every team and learner
+is served at their own local time whatever the server's time zone.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 
 PODIUM = 3
 DIGEST_HOUR = 8  # local time: the digest goes out in the learner's morning, once per learner day
+# The default queue: the CPU worker consumes it beside grade_cpu (docker-compose.yml).
+REFRESH_QUEUE = "celery"
+# Two quick tries, then give up: the nightly rebuild repairs a refresh that never ran.
+PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
 
 
 def record_season(team: Team, season: date, now: datetime) -> int:
@@ -122,5 +126,23 @@ def rebuild_boards_task() -> dict[str, int]:
 
 @shared_task(name="teams.tasks.refresh_learner_day")
 def refresh_learner_day_task(user_id: int, day: str) -> None:
-    """The same refresh the ReviewLog receiver runs on commit, for a deployment that prefers to queue it."""
+    """Recompute one learner day's rollup and their live boards, off the review request."""
     services.refresh_learner_day(user_id, date.fromisoformat(day))
+
+
+def enqueue_refresh(user_id: int, day: date) -> None:
+    """Queue the refresh of one learner day; a broker failure is logged, never raised.
+
+    Runs in the review request's on-commit callback, so it must cost no query and must not fail a
+    rating that is already committed: a lost refresh only leaves the board behind until the next
+    review of that day or the nightly ``rebuild_boards``. Publishing retries briefly (a blip), not
+    for long (a learner is waiting on the response).
+    """
+    try:
+        refresh_learner_day_task.apply_async(
+            args=[user_id, day.isoformat()], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
+        )
+    except Exception:
+        logger.exception(
+            "could not queue the teams refresh of user %s on %s; the nightly rebuild repairs it", user_id, day
+        )

@@ -1,7 +1,10 @@
 """Shared test base for teams: three personas (owner, member, outsider) and a way to log reviews.
 
-Reviews are written as real ``ReviewLog`` rows; the teams receivers run on commit, so
-``review`` wraps the write in ``captureOnCommitCallbacks(execute=True)`` like production commits do.
+Reviews are written as real ``ReviewLog`` rows. The teams receivers queue a Celery task on commit,
+so ``review`` (through ``committed``) runs the commit's callbacks as production commits do, checks
+what they published to the broker (the session's own folder, see ``tests/conftest.py``), and then
+runs each published task the way a worker would: its registered function called with the
+JSON-decoded arguments of the message.
 """
 
 from __future__ import annotations
@@ -10,18 +13,23 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import pytest
 import redis
+from celery.signals import after_task_publish
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import TestCase, override_settings
+from kombu.utils.json import dumps, loads
 
 from cards.models import Card, CardState, ReviewLog
+from quizsite.celery import app
 from teams.models import Membership, Team
 from tests.cards.factories import make_card, make_note, make_user
 from tests.cards.stats_factories import make_log
+from tests.conftest import publish_to_configured_broker
 
 DEFAULT_TEST_REDIS = "redis://127.0.0.1:6379/14"
 
@@ -56,6 +64,56 @@ def redis_boards() -> Iterator[redis.Redis]:
         conn.close()
 
 
+@dataclass(frozen=True)
+class Published:
+    """One task message as the broker got it: name, JSON-decoded arguments, routing key (the queue)."""
+
+    task: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    queue: str
+
+
+@contextmanager
+def published_tasks() -> Iterator[list[Published]]:
+    """Every task message this process publishes meanwhile (Celery's ``after_task_publish``, which
+    fires only once the broker accepted the message)."""
+    sent: list[Published] = []
+
+    def record(sender: str, headers: dict[str, Any], body: Any, routing_key: str, **kwargs: Any) -> None:
+        args, task_kwargs, _ = loads(dumps(body))  # protocol 2 body, through JSON as the worker reads it
+        sent.append(Published(headers["task"], args, task_kwargs, routing_key))
+
+    after_task_publish.connect(record, weak=False, dispatch_uid="tests.teams.published")
+    try:
+        yield sent
+    finally:
+        after_task_publish.disconnect(dispatch_uid="tests.teams.published")
+
+
+@contextmanager
+def celery_broker(url: str, **options: Any) -> Iterator[None]:
+    """Publish to another broker meanwhile (Celery's own configuration, not a stand-in)."""
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.broker_url, app.conf.broker_transport_options = url, options
+    publish_to_configured_broker()
+    try:
+        yield
+    finally:
+        app.conf.broker_url, app.conf.broker_transport_options = saved
+        publish_to_configured_broker()
+
+
+def run_like_a_worker(messages: list[Published]) -> None:
+    """Run each published task's registered function with the message's arguments (no eager mode)."""
+    for message in messages:
+        app.tasks[message.task](*message.args, **message.kwargs)
+
+
+def refresh_message(user: AbstractBaseUser, day: date) -> Published:
+    return Published("teams.tasks.refresh_learner_day", [user.pk, day.isoformat()], {}, "celery")
+
+
 def at(day: date, hour: int = 12) -> datetime:
     return datetime.combine(day, time(hour), tzinfo=UTC)
 
@@ -80,17 +138,28 @@ class TeamTestCase(TestCase):
         note = make_note()
         cls.cards = [make_card(note=note) for _ in range(4)]
 
+    @contextmanager
+    def committed(self) -> Iterator[list[Published]]:
+        """Commit what the block writes: run its on-commit callbacks (which publish), then the
+        published tasks as the worker would. Yields the published messages for the caller to check."""
+        with published_tasks() as sent:
+            with self.captureOnCommitCallbacks(execute=True):
+                yield sent
+            published = list(sent)
+        run_like_a_worker(published)
+
     def review(self, user: AbstractBaseUser, card: Card, day: date, quality: int = 4, **fields: Any) -> ReviewLog:
-        """A review as the review flow records it: state and log, then the on-commit receivers."""
+        """A review as the review flow records it: state and log; on commit, exactly one refresh of
+        that learner day goes to the ``celery`` queue, and a worker runs it."""
         interval = fields.pop("interval_before", 1)
         due_after = fields.pop("due_after", day + timedelta(days=max(1, interval * 2)))
-        with self.captureOnCommitCallbacks(execute=True):
+        with self.committed() as sent:
             CardState.objects.update_or_create(
                 user=user,
                 card=card,
                 defaults={"due": due_after, "last_reviewed_at": at(day), "last_review_day": day, "interval": interval},
             )
-            return make_log(
+            log = make_log(
                 user,
                 card,
                 reviewed_at=fields.pop("reviewed_at", at(day)),
@@ -100,3 +169,5 @@ class TeamTestCase(TestCase):
                 due_after=due_after,
                 **fields,
             )
+        assert sent == [refresh_message(user, log.review_day)]
+        return log

@@ -6,12 +6,14 @@ from datetime import date, timedelta
 
 from cards.models import Profile, ReviewLog
 from graders.models import Drill, Status, Submission
+from graders.services import claim_submission, finish_submission, verdict_recorded
 from teams import boards, services
-from teams.activity import rebuild_user
+from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
+from teams.streaks import learner_day
 from tests.cards.factories import make_card
 
-from .base import TeamTestCase, at
+from .base import TeamTestCase, at, refresh_message
 
 DAY = date(2026, 3, 4)
 
@@ -27,6 +29,18 @@ def make_drill(slug: str) -> Drill:
         definition="",
         version="v1",
         source_path=f"drills/{slug}.toml",
+    )
+
+
+def announce(sub: Submission) -> None:
+    """What ``graders.services`` sends once a final verdict is recorded."""
+    verdict_recorded.send_robust(
+        sender=Submission,
+        submission_id=sub.pk,
+        user_id=sub.user_id,
+        drill_id=sub.drill_id,
+        kind=sub.kind,
+        status=sub.status,
     )
 
 
@@ -68,10 +82,11 @@ class ReviewRollupTests(TeamTestCase):
     def test_it_removes_the_xp_of_an_undone_review(self) -> None:
         log = self.review(self.member, self.cards[0], DAY, 5)
         self.review(self.member, self.cards[1], DAY, 5)
-        with self.captureOnCommitCallbacks(execute=True):
+        with self.committed() as sent:
             log.delete()
+        assert sent == [refresh_message(self.member, DAY)]
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 1
-        with self.captureOnCommitCallbacks(execute=True):
+        with self.committed():
             ReviewLog.objects.get(user=self.member, card=self.cards[1]).delete()
         assert not DailyActivity.objects.filter(user=self.member).exists()
 
@@ -91,20 +106,24 @@ class ReviewRollupTests(TeamTestCase):
 
 class DrillRollupTests(TeamTestCase):
     def submit(self, drill: Drill, status: str, day: date, hour: int, kind: str = "submit") -> Submission:
+        """A submission graded at a chosen time, announced the way ``graders.services`` announces a
+        final verdict (after the update that records it, from inside the grading worker)."""
         final = status != Status.QUEUED
-        with self.captureOnCommitCallbacks(execute=True):
-            return Submission.objects.create(
-                user=self.member,
-                drill=drill,
-                code="x",
-                seed=1,
-                drill_version="v1",
-                kind=kind,
-                status=status,
-                verdict={"status": status} if final else None,
-                queued_at=at(day, hour),
-                finished_at=at(day, hour) if final else None,
-            )
+        sub = Submission.objects.create(
+            user=self.member,
+            drill=drill,
+            code="x",
+            seed=1,
+            drill_version="v1",
+            kind=kind,
+            status=status,
+            verdict={"status": status} if final else None,
+            queued_at=at(day, hour),
+            finished_at=at(day, hour) if final else None,
+        )
+        if final:
+            announce(sub)
+        return sub
 
     def test_it_pays_fifteen_for_a_drill_accepted_on_the_first_try(self) -> None:
         self.submit(make_drill("add-one"), Status.ACCEPTED, DAY, 10)
@@ -135,6 +154,24 @@ class DrillRollupTests(TeamTestCase):
         Submission.objects.filter(pk=sub.pk).update(status=Status.ACCEPTED, verdict={}, finished_at=at(DAY, 10))
         services.record_verdict(sub.pk)
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 15
+
+    def test_it_records_drill_xp_when_the_grader_finishes_an_accepted_submission(self) -> None:
+        sub = self.submit(make_drill("einsum"), Status.QUEUED, DAY, 10)
+        claim = claim_submission(sub.pk)
+        assert claim.submission is not None
+        verdict = {"status": Status.ACCEPTED, "passed": 1, "total": 1}
+        assert finish_submission(claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=3)
+        sub.refresh_from_db()
+        clock = clock_for(self.member.pk)
+        today = learner_day(sub.finished_at, clock.zone, clock.start_hour)
+        stored = DailyActivity.objects.get(user=self.member)
+        assert (stored.day, stored.xp, stored.drills_first_try) == (today, 15, 1)
+
+    def test_it_ignores_verdicts_that_earn_nothing(self) -> None:
+        drill = make_drill("gather")
+        self.submit(drill, Status.WRONG_ANSWER, DAY, 9)
+        self.submit(drill, Status.ACCEPTED, DAY, 10, kind="examples")
+        assert not DailyActivity.objects.filter(user=self.member).exists()
 
 
 class StreakRollupTests(TeamTestCase):

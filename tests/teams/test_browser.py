@@ -1,21 +1,39 @@
-"""Two learners join a team through its invite link, review on the review page, and the board ranks them."""
+"""Two learners join a team through its invite link, review on the review page, and the board ranks them.
+
+The whole live path runs for real: each rating commits and queues its learner day's refresh on the
+``celery`` queue of a real Redis; a real ``celery -A quizsite worker`` (sharing the test database)
+recomputes the rollup and writes the Redis boards; the board page reads them back.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 
-from teams import services
+from teams import boards, services
 from teams.models import DailyActivity, Membership
 from tests.cards.factories import make_cards, make_user
+from tests.conftest import Workers
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.integration,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
+# The worker writes the boards under this prefix in the test Redis; only these keys are deleted after.
+BOARD_PREFIX = f"test-teams-board-{uuid.uuid4().hex[:12]}:"
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -49,6 +67,53 @@ def browser(django_db_setup: None) -> Iterator[Any]:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
+@pytest.fixture(scope="module")
+def refresh_worker(
+    shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workers]:
+    """One worker on the ``celery`` queue, with the boards of this module in the test Redis."""
+    pool = Workers(
+        shared_database,
+        celery_on_redis,
+        tmp_path_factory.mktemp("teams-worker"),
+        queues="celery",
+        extra_env={"TEAMS_BOARD_PREFIX": BOARD_PREFIX},
+    )
+    conn = redis.Redis.from_url(celery_on_redis)
+    try:
+        pool.start(concurrency=1)
+        yield pool
+    finally:
+        pool.stop_all()
+        keys = list(conn.scan_iter(match=f"{BOARD_PREFIX}*", count=1000))
+        if keys:
+            conn.delete(*keys)
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def site(shared_database: str) -> Iterator[str]:
+    """A live server on the shared database file, started after the switch to it, so each request
+    thread opens its own connection, as in production (pytest-django's session ``live_server``
+    shares one in-memory connection between all its threads)."""
+    from pytest_django.live_server_helper import LiveServer
+
+    server = LiveServer("localhost")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
 def logged_in_page(browser: Any, base: str, user: AbstractBaseUser) -> Any:
     """A browser tab with the user's session cookie (no password hashing, no login page)."""
     client = Client()
@@ -74,9 +139,13 @@ def join_and_review(browser: Any, base: str, user: AbstractBaseUser, invite: str
     page.context.close()
 
 
-def test_it_ranks_two_learners_who_joined_by_invite_and_reviewed(browser: Any, live_server: Any) -> None:
+def test_it_ranks_two_learners_who_joined_by_invite_and_reviewed(
+    browser: Any, refresh_worker: Workers, site: str, settings: Any
+) -> None:
     from playwright.sync_api import expect
 
+    # This process (the live server) reads the boards the worker writes.
+    settings.REDIS_URL, settings.TEAMS_BOARD_PREFIX = refresh_worker.env["REDIS_URL"], BOARD_PREFIX
     make_cards(5)
     owner, ada, bo = (
         make_user("owner", time_zone="UTC"),
@@ -84,15 +153,29 @@ def test_it_ranks_two_learners_who_joined_by_invite_and_reviewed(browser: Any, l
         make_user("bo", time_zone="UTC"),
     )
     team = services.create_team(owner, "Lab Rats", "UTC")
-    invite = live_server.url + f"/teams/join/{services.invite_token(team)}/"
+    invite = site + f"/teams/join/{services.invite_token(team)}/"
 
-    join_and_review(browser, live_server.url, ada, invite, goods=1)
-    join_and_review(browser, live_server.url, bo, invite, goods=3)
+    join_and_review(browser, site, ada, invite, goods=1)
+    join_and_review(browser, site, bo, invite, goods=3)
     assert set(Membership.objects.filter(team=team).values_list("user__username", flat=True)) == {"owner", "ada", "bo"}
-    assert dict(DailyActivity.objects.values_list("user__username", "xp")) == {"ada": 1, "bo": 3}
 
-    page = logged_in_page(browser, live_server.url, ada)
-    page.goto(f"{live_server.url}/teams/{team.slug}/board/?period=week")
+    def refreshed() -> bool:
+        return dict(DailyActivity.objects.values_list("user__username", "xp")) == {"ada": 1, "bo": 3}
+
+    wait_for(refreshed, 30, f"the worker's refresh (log: {refresh_worker.started[0].log})")
+    week = boards.team_season(team, datetime.now(tz=UTC)).isoformat()
+    conn = boards.client()
+    assert conn is not None
+    wait_for(
+        lambda: conn.zscore(f"{BOARD_PREFIX}z:team:{team.pk}:week:{week}", str(bo.pk)) is not None,
+        10,
+        "bo on the Redis board",
+    )
+    scores = conn.zrange(f"{BOARD_PREFIX}z:team:{team.pk}:week:{week}", 0, -1, desc=True, withscores=True)
+    assert [int(member) for member, _ in scores][:2] == [bo.pk, ada.pk]
+
+    page = logged_in_page(browser, site, ada)
+    page.goto(f"{site}/teams/{team.slug}/board/?period=week")
     rows = page.locator("tr.board-row")
     expect(rows).to_have_count(3)
     assert [rows.nth(i).get_attribute("data-user") for i in range(3)] == ["bo", "ada", "owner"]

@@ -1,0 +1,240 @@
+"""Fixtures every suite may need: a private broker folder, and real Celery workers on a real Redis.
+
+* Every test session publishes into its own temporary filesystem broker, never into the checkout's
+  ``var/broker`` (a developer's worker would otherwise run the tests' messages against their
+  database). The folders are left for ``quizsite.celery.ensure_broker_folders`` to create.
+* The integration fixtures start ``celery -A quizsite worker`` subprocesses against a real Redis
+  (``TEST_REDIS_URL``, default database 15; every key carries a unique prefix, so the database is
+  never flushed) and the test database. A worker is another process, so pytest-django's in-memory
+  SQLite database is copied to a file that both processes open for the module's duration; on
+  PostgreSQL the worker connects to the test database by name.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connections
+
+REPO = Path(__file__).resolve().parents[1]
+# Every Celery key these fixtures make in the test Redis starts with this (kombu's global_keyprefix).
+CELERY_PREFIX = f"test-celery-{uuid.uuid4().hex[:12]}:"
+
+
+def publish_to_configured_broker() -> None:
+    """Make the next publish go to the broker configured now.
+
+    Celery builds its connection and producer pools once, for the broker configured at that
+    moment, and ``app.close()`` keeps the producer pool (and unregisters the app, so a
+    ``shared_task`` imported later would be missing from it): a fixture that points the app at
+    another broker after anything was published would otherwise go on publishing to the first
+    one. The pools stay in kombu's registry, keyed by broker and transport options, so switching
+    back reuses them.
+    """
+    from quizsite.celery import app
+
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@pytest.fixture(autouse=True)
+def _fresh_producer_pool() -> None:
+    """Each test publishes to the broker its fixtures configured (see ``publish_to_configured_broker``)."""
+    publish_to_configured_broker()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_broker_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
+    """Point the filesystem broker at folders of this session that do not exist yet."""
+    from quizsite.celery import app, ensure_broker_folders
+
+    if not str(app.conf.broker_url).startswith("filesystem:"):
+        yield None  # a Redis broker from the environment: the suites use their own key prefixes
+        return
+    root = tmp_path_factory.mktemp("broker") / "var" / "broker"
+    saved = app.conf.broker_transport_options
+    app.conf.broker_transport_options = {
+        **saved,
+        "data_folder_in": str(root / "queue"),
+        "data_folder_out": str(root / "queue"),
+        "processed_folder": str(root / "processed"),
+        "control_folder": str(root / "control"),
+    }
+    ensure_broker_folders(app.conf)  # what the app does when it reads its configuration
+    publish_to_configured_broker()
+    yield root
+    app.conf.broker_transport_options = saved
+    publish_to_configured_broker()
+
+
+# ------------------------------------------------------------------------------ integration
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The test Redis; skips the test when none answers. Other suites share the database, so
+    only the keys under ``CELERY_PREFIX`` are deleted after the session."""
+    import redis
+
+    url = os.getenv("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    client = redis.Redis.from_url(url, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"integration tests need Redis at {url} ({exc}); start it with `make services`")
+    try:
+        yield url
+    finally:
+        keys = list(client.scan_iter(match=f"{CELERY_PREFIX}*", count=1000))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
+def database_url(alias: str = "default") -> str:
+    conn = connections[alias]
+    s = conn.settings_dict
+    if conn.vendor == "postgresql":
+        auth = quote(s["USER"] or "", safe="") + (":" + quote(s["PASSWORD"], safe="") if s["PASSWORD"] else "")
+        return f"postgres://{auth}@{s['HOST'] or 'localhost'}:{s['PORT'] or 5432}/{s['NAME']}"
+    if conn.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    pytest.skip(f"no worker database for {conn.vendor}")
+
+
+@pytest.fixture(scope="module")
+def shared_database(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A DATABASE_URL for worker processes, naming the database this process uses.
+
+    In-memory SQLite cannot be shared across processes, so for the module this process
+    switches to a file copy of the (migrated, empty) test database, and switches back after;
+    the in-memory database is kept alive by holding its connection meanwhile. A live server
+    thread shares this process's connection object, so it follows the switch.
+    """
+    conn = connections["default"]
+    if conn.vendor != "sqlite" or not conn.is_in_memory_db():
+        yield database_url()
+        return
+    path = tmp_path_factory.mktemp("shared-db") / "test.sqlite3"
+    with django_db_blocker.unblock():
+        conn.ensure_connection()
+        in_memory = conn.connection
+        target = sqlite3.connect(path)
+        in_memory.backup(target)
+        target.close()
+        original = conn.settings_dict["NAME"]
+        conn.connection = None  # not close(): that would drop the in-memory database
+        conn.settings_dict["NAME"] = str(path)
+        try:
+            yield f"sqlite:///{path}"
+        finally:
+            conn.close()
+            conn.settings_dict["NAME"] = original
+            conn.connection = in_memory
+
+
+@pytest.fixture(scope="module")
+def celery_on_redis(redis_url: str) -> Iterator[str]:
+    """Point this process's Celery app at the test Redis, so on-commit enqueues reach the worker."""
+    from quizsite.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.broker_url = redis_url
+    app.conf.broker_transport_options = {"visibility_timeout": 3, "global_keyprefix": CELERY_PREFIX}
+    publish_to_configured_broker()
+    yield redis_url
+    app.conf.broker_url, app.conf.broker_transport_options = saved
+    publish_to_configured_broker()
+
+
+class Worker:
+    """One ``celery worker`` subprocess (its own process group, so it can be killed whole)."""
+
+    def __init__(self, env: dict[str, str], log: Path, queues: str, concurrency: int) -> None:
+        self.log = log
+        self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
+        command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-n", self.name, "-l", "INFO"]
+        command += ["-Q", queues, "--pool", "prefork", "-c", str(concurrency)]
+        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the worker exited with {self.process.returncode}:\n{self.log.read_text()[-3000:]}")
+            if " ready." in self.log.read_text(errors="replace"):
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"the worker did not start in {timeout}s:\n{self.log.read_text()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker: parent, pool children and sandbox processes."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Workers:
+    """Starts workers on ``queues`` that see the test database and the test Redis; stops them all."""
+
+    def __init__(
+        self, database_url: str, redis_url: str, logs: Path, queues: str, extra_env: dict[str, str] | None = None
+    ) -> None:
+        self.logs = logs
+        self.queues = queues
+        self.started: list[Worker] = []
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_"))},
+            "DJANGO_SETTINGS_MODULE": "quizsite.settings",
+            "SECRET_KEY": settings.SECRET_KEY,
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "CELERY_KEY_PREFIX": CELERY_PREFIX,
+            "CELERY_VISIBILITY_TIMEOUT": "3",
+            "CELERY_RESTORE_INTERVAL": "1",
+            # Every worker process starts a warm sandbox pool: keep it to one child on the CPU.
+            "GRADER_POOL_SIZE": "1",
+            "GRADER_DEVICE": "cpu",
+            **(extra_env or {}),
+        }
+
+    def start(self, concurrency: int = 2) -> Worker:
+        worker = Worker(self.env, self.logs / f"worker-{len(self.started)}.log", self.queues, concurrency)
+        self.started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    @property
+    def current(self) -> Worker:
+        live = [w for w in self.started if w.process.poll() is None]
+        return live[-1] if live else self.start()
+
+    def stop_all(self) -> None:
+        for worker in self.started:
+            worker.stop()
