@@ -26,6 +26,7 @@ from cards.scheduling.sm2 import review as sm2_review
 QueueName = Literal["due", "new", "repeat"]
 MAX_DURATION_MS = 10 * 60 * 1000  # A card left open over lunch is not a ten-minute answer.
 STREAK_LOOKBACK_DAYS = 3660
+LEECH_LAPSES = 4  # lapses that make a question or mapping card a leech (see bring_drill_for_leech)
 # Card fields the review page never shows: the markdown sources and the whole note's text.
 NOT_SHOWN = ("front", "back", "note__content")
 
@@ -259,6 +260,11 @@ def _in_queue(state: CardState, today: date) -> bool:
     return state.needs_repeat and state.last_review_day == today
 
 
+def _rateable_by(kind: str, source: str) -> bool:
+    """A drill card is rated by the grader's verdict only: a self-rating for it is refused."""
+    return kind != Card.Kind.DRILL or source == ReviewLog.Source.GRADER
+
+
 def _changes(state: CardState, quality: int, now: datetime, today: date) -> tuple[dict[str, Any], bool]:
     """The new field values after this rating, and whether it was a same-day repeat (SM-2 step 7)."""
     repeat = state.needs_repeat and state.last_review_day == today and state.last_reviewed_at is not None
@@ -298,7 +304,7 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
         return Outcome.NOT_FOUND
     if state.version != request.version:
         return Outcome.DUPLICATE
-    if not _in_queue(state, today):
+    if not _in_queue(state, today) or not _rateable_by(state.card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
     before = _sm2_of(state)
     changes, repeat = _changes(state, request.quality, now, today)
@@ -322,7 +328,49 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
             due_after=changes.get("due", state.due),
             prior_state=_prior(state),
         )
+        if changes.get("lapses", state.lapses) > state.lapses >= LEECH_LAPSES - 1:
+            bring_drill_for_leech(user, state.card, now, today)
     return Outcome.RECORDED
+
+
+def leech_drill(card: Card) -> Card | None:
+    """The drill on the same note section as ``card``: same anchor, else a heading on its path, else same note."""
+    segments = {part.strip() for part in card.heading_path.split("/") if part.strip()}
+
+    def closeness(drill: Card) -> tuple[int, int]:
+        if card.anchor and drill.anchor == card.anchor:
+            return 0, drill.position
+        if drill.heading_path and (drill.heading_path in segments or card.heading_path.startswith(drill.heading_path)):
+            return 1, drill.position
+        return 2, drill.position
+
+    drills = Card.objects.active().filter(kind=Card.Kind.DRILL, note_id=card.note_id).only("anchor", "heading_path")
+    return min(drills, key=closeness, default=None)
+
+
+def bring_drill_for_leech(user: AbstractBaseUser, card: Card, now: datetime, today: date) -> Card | None:
+    """A question or mapping card that lapsed ``LEECH_LAPSES`` times (and on every lapse after) is a leech:
+    the drill on its note section joins today's due queue, so the learner practises the idea by writing it.
+
+    Only this rare path costs queries. A drill the learner never saw gets a state that is due today
+    and counts as seen (``last_reviewed_at`` set, no ReviewLog), so it skips the new-card queue; a
+    suspended drill stays suspended. Undoing the lapse leaves the drill where it is.
+    """
+    if card.kind not in (Card.Kind.QA, Card.Kind.MAPPING):
+        return None
+    drill = leech_drill(card)
+    if drill is None:
+        return None
+    state = CardState.objects.filter(user=user, card=drill).first()
+    if state is None:
+        CardState.objects.create(user=user, card=drill, due=today, last_reviewed_at=now, version=1)
+    else:
+        CardState.objects.filter(pk=state.pk).update(
+            due=min(state.due, today),
+            last_reviewed_at=state.last_reviewed_at or now,
+            version=F("version") + 1,
+        )
+    return drill
 
 
 def record_graded(user: AbstractBaseUser, card: Card, quality: int, now: datetime) -> Outcome:
@@ -352,10 +400,10 @@ def _log_fields(
 
 
 def _rate_new(user: AbstractBaseUser, request: RatingRequest, now: datetime, today: date, duration: int) -> Outcome:
-    card_id = Card.objects.filter(uuid=request.card_uuid).values_list("pk", "active").first()
+    card_id = Card.objects.filter(uuid=request.card_uuid).values_list("pk", "active", "kind").first()
     if card_id is None:
         return Outcome.NOT_FOUND
-    if not card_id[1]:
+    if not card_id[1] or not _rateable_by(card_id[2], request.source):
         return Outcome.NOT_IN_QUEUE
     after = sm2_review(SM2State(), request.quality)
     easiness = Decimal(after.easiness_hundredths) / 100

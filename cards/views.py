@@ -7,7 +7,9 @@ redirect or one template. Review actions answer htmx requests with the next card
 
 from __future__ import annotations
 
+import functools
 import zoneinfo
+from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
@@ -15,6 +17,8 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -33,13 +37,32 @@ def _get_card(card_uuid: UUID) -> Card:
     return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
 
 
+# The graders app's answer box for `output` cards (the learner types what a snippet prints).
+OUTPUT_SNIPPET = "graders/snippets/output_answer.html"
+
+
+@functools.cache
+def _output_snippet() -> str | None:
+    """The output-card snippet's name when that template exists, looked up once per process."""
+    try:
+        get_template(OUTPUT_SNIPPET)
+    except TemplateDoesNotExist:
+        return None
+    return OUTPUT_SNIPPET
+
+
+def _review_context(item: reviewing.ReviewItem | None, snap: reviewing.QueueSnapshot) -> dict[str, Any]:
+    """Drill cards link to their editor (the verdict rates them); output cards get the answer box."""
+    return {"item": item, "snap": snap, "output_snippet": _output_snippet()}
+
+
 def _next_panel(request: HttpRequest) -> HttpResponse:
     """After an action: the next card's panel for htmx, a redirect (POST/redirect/GET) otherwise."""
     if not _is_htmx(request):
         return redirect("cards:review")
     profile = reviewing.get_profile(request.user)
     item, snap = reviewing.next_card(request.user, profile, timezone.now())
-    return render(request, "cards/snippets/review_panel.html", {"item": item, "snap": snap})
+    return render(request, "cards/snippets/review_panel.html", _review_context(item, snap))
 
 
 @login_required
@@ -68,7 +91,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 def review(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     item, snap = reviewing.next_card(request.user, profile, timezone.now())
-    return render(request, "cards/review.html", {"item": item, "snap": snap})
+    return render(request, "cards/review.html", _review_context(item, snap))
 
 
 @login_required

@@ -1,5 +1,6 @@
-// Copy the vendored browser assets from node_modules into ../static/dist.
-// No bundler: htmx and KaTeX ship ready-to-serve builds, so a copy keeps the build fast and obvious.
+// Copy the vendored browser assets from node_modules into ../static/dist, and bundle the drill editor.
+// htmx and KaTeX ship ready-to-serve builds, so they are copied; CodeMirror 6 ships ES modules,
+// so esbuild bundles src/editor.js (and only the CodeMirror parts it imports) into one minified file.
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,3 +25,17 @@ for (const [source, target] of files) {
   cpSync(join(modules, source), destination, { recursive: true });
 }
 console.log(`copied ${files.length} assets to ${dist}`);
+
+const { build } = await import("esbuild");
+await build({
+  entryPoints: [join(here, "src", "editor.js")],
+  outfile: join(dist, "editor.js"),
+  bundle: true,
+  format: "iife",
+  globalName: "QuizEditor",
+  minify: true,
+  target: ["es2020"],
+  legalComments: "linked",
+  logLevel: "warning",
+});
+console.log(`bundled the editor to ${join(dist, "editor.js")}`);

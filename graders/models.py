@@ -174,3 +174,150 @@ class Submission(models.Model):
 
     def claim_is_stale(self, now: datetime, stale_after: timedelta) -> bool:
         return self.status == Status.RUNNING and self.claimed_at is not None and self.claimed_at < now - stale_after
+
+
+class DrillReview(models.Model):
+    """One learner's work on one drill from the moment it came due until it is rated.
+
+    Its random ``seed`` draws the hidden cases of every submission made during the review (the
+    seed is copied onto each submission, so any verdict can be reproduced exactly), and a new
+    review, with a new seed, starts each time the drill card comes due again. Submissions belong
+    to the review whose (user, drill, seed) they share. ``finished_at`` is set exactly once, by a
+    conditional update, when the review is rated (accepted, moved on from, or given up).
+    """
+
+    class Outcome(models.TextChoices):
+        ACCEPTED = "accepted", "Accepted"
+        MOVED_ON = "moved_on", "Moved on without an accepted answer"
+        GAVE_UP = "gave_up", "Gave up"
+        EXPIRED = "expired", "Expired: the card came due again before it was rated"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drill_reviews")
+    drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="reviews")
+    seed = models.PositiveBigIntegerField(help_text="Random per review: the hidden cases of its submissions.")
+    started_at = models.DateTimeField(default=timezone.now)
+    reference_viewed_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when the learner opened the reference: caps the quality at 3."
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True)
+    quality = models.PositiveSmallIntegerField(null=True, blank=True, help_text="The SM-2 quality it was rated.")
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [
+            # The current review and a submission's review: WHERE user = ? AND drill = ? ORDER BY started_at DESC.
+            models.Index(fields=["user", "drill", "-started_at"], name="drillreview_user_drill_idx"),
+        ]
+        constraints = [
+            # At most one open review per learner and drill (two tabs opening one at once: one wins).
+            models.UniqueConstraint(
+                fields=["user", "drill"], condition=models.Q(finished_at__isnull=True), name="drillreview_one_open"
+            ),
+            models.CheckConstraint(condition=models.Q(quality__lte=5), name="drillreview_quality_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}/{self.drill_id} seed {self.seed}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.finished_at is None
+
+
+class SnippetRun(models.Model):
+    """One sandbox run of an ``output`` card's snippet, cached by what ran (``graders.outputs``).
+
+    The grader compares a learner's answer with ``output``; the notes check compares the note's shown
+    output with it. A changed snippet (or adapter) has a new ``content_hash`` and so a new row.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        OK = "ok", "Printed its output"
+        RAISED = "raised", "Raised an error"
+        RANDOM = "random", "Output depends on randomness"
+        NEEDS_CONTEXT = "needs_context", "Needs code from elsewhere in the note"
+        UNSUPPORTED = "unsupported", "Uses something the sandbox withholds"
+        FAILED = "failed", "Could not be run"
+
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="snippet_runs")
+    content_hash = models.CharField(max_length=64, help_text="Hash of the runnable cells and the adapter version.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    output = models.TextField(blank=True, help_text="What the snippet really printed (the last cell).")
+    error = models.TextField(blank=True, help_text="Why it is not gradable, for any status but ok.")
+    context_status = models.CharField(
+        max_length=16, blank=True, help_text="When it needs context: the status of a run after the note's earlier code."
+    )
+    context_output = models.TextField(blank=True, help_text="What that run printed.")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    ran_at = models.DateTimeField(null=True, blank=True)
+    wall_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # One run per snippet version; the grader looks it up by (card, content_hash).
+            models.UniqueConstraint(fields=["card", "content_hash"], name="snippetrun_card_hash_unique"),
+            models.CheckConstraint(
+                condition=models.Q(
+                    status__in=[
+                        "pending",
+                        "running",
+                        "ok",
+                        "raised",
+                        "random",
+                        "needs_context",
+                        "unsupported",
+                        "failed",
+                    ]
+                ),
+                name="snippetrun_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"snippet of card {self.card_id}: {self.status}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status not in (self.Status.PENDING, self.Status.RUNNING)
+
+    @property
+    def is_gradable(self) -> bool:
+        """Ran deterministically, alone or (a snippet continuing an earlier block) after the note's earlier code."""
+        gradable = (self.Status.OK, self.Status.RAISED)
+        return self.status in gradable or (self.status == self.Status.NEEDS_CONTEXT and self.context_status in gradable)
+
+    @property
+    def graded_output(self) -> str:
+        """The output a typed answer is compared with."""
+        return self.context_output if self.status == self.Status.NEEDS_CONTEXT else self.output
+
+
+class DrillExamples(models.Model):
+    """The reference solution's outputs for one drill version's fixed examples, shown on the drill page.
+
+    Computed once per version by a worker (the web process never imports torch) through the same
+    sandbox as any submission; ``outputs`` stays null until then, and ``error`` says why it failed.
+    """
+
+    drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="example_outputs")
+    drill_version = models.CharField(max_length=64)
+    outputs = models.JSONField(null=True, blank=True, help_text='[{"name": ..., "output": ...}] in example order.')
+    error = models.TextField(blank=True)
+    requested_at = models.DateTimeField(default=timezone.now)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # The drill page's lookup: WHERE drill = ? AND drill_version = ?; one row (one computation) per version.
+            models.UniqueConstraint(fields=["drill", "drill_version"], name="drillexamples_drill_version_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"examples of {self.drill_id} at {self.drill_version[:12]}"
+
+    @property
+    def is_ready(self) -> bool:
+        return self.outputs is not None or bool(self.error)

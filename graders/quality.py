@@ -1,0 +1,59 @@
+"""Verdicts to SM-2 quality: the one place that decides how a drill review rates its card.
+
+Pure (no Django): it takes what the caller counted and returns an integer 0..5, so every row of
+the table below has a plain test (tests/graders/test_quality.py).
+
+| how the review ended                                              | quality |
+| ----------------------------------------------------------------- | ------- |
+| accepted on the first submission                                  | 5       |
+| accepted on the second or third submission                        | 4       |
+| accepted after more, or after viewing the reference solution      | 3       |
+| moved on after a partially right answer (some hidden cases pass)  | 2       |
+| moved on after a wrong answer (or a runtime error)                | 1       |
+| moved on after rejected / time, memory or output limit; gave up   | 0       |
+
+Only ``submit`` submissions are attempts ("Run examples" never counts), and attempts are
+counted within the current review of the drill (``graders.DrillReview``: since the card last
+came due). An ``internal_error`` is never the learner's fault and never rates the card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ACCEPTED = "accepted"
+WRONG = ("wrong_answer", "runtime_error")
+NO_ANSWER = ("rejected", "time_limit", "memory_limit", "output_limit")
+NOT_RATED = ("internal_error", "queued", "running")
+GAVE_UP = 0
+REFERENCE_CAP = 3
+
+
+@dataclass(frozen=True)
+class DrillResult:
+    """What the review's last graded attempt says, plus how the learner got there."""
+
+    status: str
+    attempts: int  # submit submissions in this review, this one included (>= 1)
+    hidden_passed: int = 0
+    reference_viewed: bool = False
+
+
+def accepted_quality(attempts: int, reference_viewed: bool) -> int:
+    """5 first time, 4 on the second or third, 3 after more or with the reference's help."""
+    if attempts < 1:
+        raise ValueError(f"an accepted review has at least one attempt, not {attempts}")
+    if reference_viewed or attempts > 3:
+        return REFERENCE_CAP
+    return 5 if attempts == 1 else 4
+
+
+def drill_quality(result: DrillResult) -> int:
+    """The SM-2 quality for a review that ends with ``result`` (see the table in the module docstring)."""
+    if result.status == ACCEPTED:
+        return accepted_quality(result.attempts, result.reference_viewed)
+    if result.status in WRONG:
+        return 2 if result.hidden_passed > 0 else 1
+    if result.status in NO_ANSWER:
+        return 0
+    raise ValueError(f"a {result.status!r} verdict does not rate a drill")

@@ -1,0 +1,197 @@
+"""A drill in the daily review: its current review (seed, attempts, reference), and how it gets rated.
+
+A drill card is rated by the grader, never by buttons: the review (``DrillReview``) ends
+
+1. when a ``submit`` submission is accepted: the worker's ``verdict_recorded`` receiver below
+   rates the card 5 / 4 / 3 by attempts and reference use (``graders.quality``);
+2. when the learner moves on after a final non-accepted verdict: rated by that verdict (2, 1 or 0);
+3. when the learner gives up: rated 0.
+
+Wrong answers alone never rate the card (a LeetCode learner keeps trying; an Anki learner rates
+once per review), so the learner decides when a failing review ends. A rating below 3 puts the
+card back into today's queue (SM-2 step 7), and coming back opens a new review with a fresh seed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from datetime import datetime, time
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.dispatch import receiver
+from django.utils import timezone
+
+from cards.models import Card, CardState, Profile
+from cards.review import Outcome, get_profile, learner_today, record_graded
+from graders.models import Drill, DrillReview, Status, Submission
+from graders.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
+from graders.services import verdict_recorded
+
+logger = logging.getLogger(__name__)
+REFERENCE_AFTER_FAILURES = 3
+
+
+def new_seed() -> int:
+    """48 random bits: a fresh instance of the hidden cases (fits a JSON number and a bigint)."""
+    return int.from_bytes(os.urandom(6), "big")
+
+
+def came_due_at(state: CardState | None, profile: Profile, now: datetime) -> datetime | None:
+    """When the drill card last came due, or None when it is new or not due yet (practice).
+
+    A same-day repeat (rated below 4 today) came due when it was rated; otherwise the card came
+    due when the learner's day ``state.due`` started (``day_start_hour`` in their zone).
+    """
+    if state is None or state.last_reviewed_at is None:
+        return None
+    if state.needs_repeat and state.last_review_day == learner_today(profile, now):
+        return state.last_reviewed_at
+    start = datetime.combine(state.due, time(profile.day_start_hour), tzinfo=profile.zone)
+    return start if start <= now else None
+
+
+@dataclass(frozen=True)
+class DrillSession:
+    review: DrillReview
+    state: CardState | None
+
+
+def current_review(user: AbstractBaseUser, drill: Drill, now: datetime | None = None) -> DrillSession:
+    """The learner's review of ``drill``: the latest one, unless the card came due after it started."""
+    now = now or timezone.now()
+    state = CardState.objects.filter(user=user, card_id=drill.card_id).first()
+    latest = DrillReview.objects.filter(user=user, drill=drill).first()
+    due_since = came_due_at(state, get_profile(user), now)
+    if latest is not None and (due_since is None or latest.started_at >= due_since):
+        return DrillSession(latest, state)
+    return DrillSession(_open_review(user, drill, now), state)
+
+
+def _open_review(user: AbstractBaseUser, drill: Drill, now: datetime) -> DrillReview:
+    """Expire an open review left from before the card came due, and open a new one (one wins a race)."""
+    with transaction.atomic():
+        open_reviews = DrillReview.objects.filter(user=user, drill=drill, finished_at__isnull=True)
+        open_reviews.update(finished_at=now, outcome=DrillReview.Outcome.EXPIRED)
+        try:
+            with transaction.atomic():
+                return DrillReview.objects.create(user=user, drill=drill, seed=new_seed(), started_at=now)
+        except IntegrityError:
+            pass
+    return DrillReview.objects.filter(user=user, drill=drill, finished_at__isnull=True).get()
+
+
+def review_submissions(review: DrillReview) -> QuerySet[Submission]:
+    """Every submission made during the review: they share its seed (newest first)."""
+    return Submission.objects.history(review.user_id, review.drill_id).filter(seed=review.seed)
+
+
+def review_attempts(review: DrillReview) -> QuerySet[Submission]:
+    """The attempts: ``submit`` submissions, less those our grader failed on (never the learner's fault)."""
+    return review_submissions(review).filter(kind=Submission.Kind.SUBMIT).exclude(status=Status.INTERNAL_ERROR)
+
+
+def review_for(submission: Submission) -> DrillReview | None:
+    return DrillReview.objects.filter(
+        user_id=submission.user_id, drill_id=submission.drill_id, seed=submission.seed
+    ).first()
+
+
+@dataclass(frozen=True)
+class ReviewProgress:
+    attempts: int
+    failures: int
+    accepted: bool
+    last_final: Submission | None  # the newest final attempt
+
+    @property
+    def can_move_on(self) -> bool:
+        return self.last_final is not None and not self.accepted
+
+
+def review_progress(review: DrillReview) -> ReviewProgress:
+    """Counts for the drill page, in one query over the review's (few) attempts."""
+    rows = list(review_attempts(review).only("pk", "status", "verdict", "kind", "queued_at"))
+    finals = [row for row in rows if row.is_final]
+    return ReviewProgress(
+        attempts=len(rows),
+        failures=sum(row.status != Status.ACCEPTED for row in finals),
+        accepted=any(row.status == Status.ACCEPTED for row in finals),
+        last_final=finals[0] if finals else None,
+    )
+
+
+def reference_available(review: DrillReview, progress: ReviewProgress) -> bool:
+    """After an accepted submission, or after three failed ones (and once seen, it stays)."""
+    return (
+        review.reference_viewed_at is not None
+        or progress.accepted
+        or progress.failures >= REFERENCE_AFTER_FAILURES
+        or review.outcome == DrillReview.Outcome.ACCEPTED
+    )
+
+
+def view_reference(review: DrillReview, now: datetime) -> None:
+    """Remember the first look: an acceptance after it is rated at most 3."""
+    DrillReview.objects.filter(pk=review.pk, reference_viewed_at__isnull=True).update(reference_viewed_at=now)
+
+
+def finish(review: DrillReview, card: Card, outcome: str, quality: int, now: datetime) -> Outcome | None:
+    """End the review once (a conditional update) and record its quality as a ``grader`` review.
+
+    None when another request or worker finished it first. The card's review is recorded only if
+    it is in the learner's queue; a drill practised while not due is graded but rates nothing.
+    """
+    with transaction.atomic():
+        changed = DrillReview.objects.filter(pk=review.pk, finished_at__isnull=True).update(
+            finished_at=now, outcome=outcome, quality=quality
+        )
+        if changed != 1:
+            return None
+        return record_graded(review.user, card, quality, now)
+
+
+def give_up(review: DrillReview, card: Card, now: datetime) -> Outcome | None:
+    return finish(review, card, DrillReview.Outcome.GAVE_UP, GAVE_UP, now)
+
+
+def move_on(review: DrillReview, card: Card, now: datetime) -> Outcome | None:
+    """End a review whose last final attempt was not accepted, rated by that verdict (2, 1 or 0)."""
+    quality = move_on_quality(review, review_progress(review))
+    if quality is None:
+        return None
+    return finish(review, card, DrillReview.Outcome.MOVED_ON, quality, now)
+
+
+def move_on_quality(review: DrillReview, progress: ReviewProgress) -> int | None:
+    """What moving on would rate an open review whose last final attempt failed; None when it cannot."""
+    last = progress.last_final
+    if not review.is_open or not progress.can_move_on or last is None:
+        return None
+    result = DrillResult(
+        status=last.status,
+        attempts=progress.attempts,
+        hidden_passed=int((last.verdict or {}).get("hidden_passed", 0)),
+        reference_viewed=review.reference_viewed_at is not None,
+    )
+    return drill_quality(result)
+
+
+@receiver(verdict_recorded, dispatch_uid="graders.reviews.rate_accepted_drill")
+def rate_accepted_drill(sender: Any, submission_id: int, kind: str, status: str, **kwargs: Any) -> None:
+    """In the worker, after an accepted ``submit`` is committed: rate the drill card 5, 4 or 3."""
+    if kind != Submission.Kind.SUBMIT or status != Status.ACCEPTED:
+        return
+    sub = Submission.objects.select_related("user", "drill__card").get(pk=submission_id)
+    review = review_for(sub)
+    if review is None or not review.is_open:
+        return
+    attempts = review_attempts(review).filter(pk__lte=sub.pk).count()
+    quality = accepted_quality(max(attempts, 1), review.reference_viewed_at is not None)
+    review.user = sub.user
+    outcome = finish(review, sub.drill.card, DrillReview.Outcome.ACCEPTED, quality, timezone.now())
+    logger.info("drill %s for user %s accepted: quality %s, %s", sub.drill.slug, sub.user_id, quality, outcome)

@@ -1,0 +1,301 @@
+"""The drill page, submissions and their live verdicts, history, reference, give up and move on.
+
+Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
+otherwise), a form, one call into ``graders.reviews`` / ``graders.services``, then a redirect
+or one template. With JavaScript the verdict fragment polls itself every 300 ms (htmx); without
+it the submission page refreshes itself until the verdict is final.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from uuid import UUID
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from cards.models import CardState
+from cards.rendering import render_markdown
+from graders import examples, reviews
+from graders.drills.schema import Drill as DrillSpec
+from graders.forms import SubmissionForm
+from graders.models import Drill, DrillReview, Status, Submission
+from graders.ratelimit import RateLimit, check_rate
+from graders.services import create_submission, drill_spec
+
+POLL_MS = 300
+# After an accepted submit the worker's receiver rates the card a moment later; poll this long for it.
+RATING_GRACE = timedelta(seconds=10)
+HISTORY_ROWS = 50
+# How long the drill page waits (polls) for a worker to compute the examples' expected outputs.
+EXAMPLES_WAIT = timedelta(minutes=2)
+EXAMPLES_POLL_MS = 500
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _get_drill(slug: str) -> Drill:
+    """Drills are shared by everyone: any signed-in learner may open an active one."""
+    return get_object_or_404(Drill.objects.select_related("card__note"), slug=slug, active=True)
+
+
+def _get_submission(request: HttpRequest, submission_uuid: UUID) -> Submission:
+    """Only the learner's own submissions exist for them: anyone else's is a 404, never a 403."""
+    return get_object_or_404(
+        Submission.objects.select_related("drill__card__note"), uuid=submission_uuid, user=request.user
+    )
+
+
+def _spec(drill: Drill) -> DrillSpec:
+    return drill_spec(drill.slug, drill.version, drill.definition, drill.source_path)
+
+
+def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | None = None) -> dict[str, Any]:
+    spec = _spec(drill)
+    session = reviews.current_review(request.user, drill)
+    progress = reviews.review_progress(session.review)
+    latest = reviews.review_submissions(session.review).first()
+    if form is None:
+        code = latest.code if latest is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
+        form = SubmissionForm(initial={"code": code}, max_bytes=spec.constraints.max_source_bytes)
+    available = reviews.reference_available(session.review, progress)
+    return {
+        **_examples_context(drill, spec),
+        **(_status_context(latest, session.review, session.state) if latest is not None else {}),
+        "drill": drill,
+        "spec": spec,
+        "card": drill.card,
+        "review": session.review,
+        "state": session.state,
+        "progress": progress,
+        "latest": latest,
+        "form": form,
+        "prompt_zh": render_markdown(drill.prompt_zh),
+        "prompt_en": render_markdown(drill.prompt_en),
+        "reference_available": available,
+        "summary": ReviewSummary(session.review, session.state, progress, available),
+        "rate_limit": RateLimit.from_settings(),
+        "poll_ms": POLL_MS,
+    }
+
+
+@dataclass(frozen=True)
+class ExampleRow:
+    name: str
+    call: str
+    let: tuple[tuple[str, str], ...]
+    output: str | None
+
+
+def _examples_context(drill: Drill, spec: DrillSpec) -> dict[str, Any]:
+    """The examples as calls, with the reference's outputs once a worker has computed them."""
+    row = examples.example_outputs(drill)
+    outputs = {item["name"]: item["output"] for item in row.outputs or []}
+    rows = [
+        ExampleRow(case.name, f"{drill.entry_point}({', '.join(case.args)})", case.let, outputs.get(case.name))
+        for case in spec.examples
+    ]
+    waiting = not row.is_ready and timezone.now() - row.requested_at < EXAMPLES_WAIT
+    return {"examples": rows, "examples_row": row, "examples_polling": waiting}
+
+
+@login_required
+@require_GET
+def examples_fragment(request: HttpRequest, slug: str) -> HttpResponse:
+    """The examples list, polled by htmx until the expected outputs arrive."""
+    drill = _get_drill(slug)
+    context = {"drill": drill, "spec": _spec(drill), **_examples_context(drill, _spec(drill))}
+    return render(request, "graders/snippets/examples.html", context)
+
+
+@login_required
+@require_GET
+def drill_page(request: HttpRequest, slug: str) -> HttpResponse:
+    drill = _get_drill(slug)
+    return render(request, "graders/drill.html", _drill_context(request, drill))
+
+
+@login_required
+@require_GET
+def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
+    """The review page links drill cards by card uuid (no extra query there); this finds the drill."""
+    drill = get_object_or_404(Drill, card__uuid=card_uuid, active=True)
+    return redirect("graders:drill", slug=drill.slug)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    """Steps: 1. validate the form (size cap)  2. rate limit  3. store and enqueue with the review's seed."""
+    drill = _get_drill(slug)
+    now = timezone.now()
+    form = SubmissionForm(request.POST, max_bytes=_spec(drill).constraints.max_source_bytes)
+    if not form.is_valid():
+        return _refuse(request, drill, form, form.errors.get("code") or form.errors.as_text(), status=400)
+    rule = RateLimit.from_settings()
+    decision = check_rate(request.user.pk, now, rule)
+    if not decision.allowed:
+        response = _refuse(request, drill, form, [decision.message(rule)], status=429)
+        response["Retry-After"] = str(decision.retry_after)
+        return response
+    session = reviews.current_review(request.user, drill, now)
+    sub = create_submission(
+        request.user, drill, form.cleaned_data["code"], form.cleaned_data["kind"], seed=session.review.seed, now=now
+    )
+    if _is_htmx(request):
+        context = {**_status_context(sub, session.review, session.state), "poll_ms": POLL_MS, "oob": True}
+        return render(request, "graders/snippets/submission_status.html", context)
+    return redirect("graders:submission", submission_uuid=sub.uuid)
+
+
+def _refuse(request: HttpRequest, drill: Drill, form: SubmissionForm, errors: Any, *, status: int) -> HttpResponse:
+    """A refused submission writes nothing: htmx gets the message in the verdict slot, a plain post the page."""
+    if _is_htmx(request):
+        # htmx swaps only 2xx answers by default; the message is the content here, not a failure page.
+        return render(request, "graders/snippets/refused.html", {"errors": list(errors)})
+    context = _drill_context(request, drill, form)
+    context["refused"] = list(errors)
+    return render(request, "graders/drill.html", context, status=status)
+
+
+@dataclass(frozen=True)
+class ReviewSummary:
+    review: DrillReview | None
+    state: CardState | None
+    progress: reviews.ReviewProgress | None
+    reference_available: bool
+
+
+def _status_context(sub: Submission, review: DrillReview | None, state: CardState | None) -> dict[str, Any]:
+    """What the verdict fragment needs; it keeps polling while pending, and briefly for the rating."""
+    now = timezone.now()
+    if review is not None and review.seed != sub.seed:
+        review = reviews.review_for(sub)
+    progress = reviews.review_progress(review) if review is not None else None
+    awaiting_rating = (
+        sub.status == Status.ACCEPTED
+        and sub.is_attempt
+        and review is not None
+        and review.is_open
+        and sub.finished_at is not None
+        and now - sub.finished_at < RATING_GRACE
+    )
+    verdict = sub.verdict or {}
+    return {
+        "sub": sub,
+        "verdict": verdict,
+        "tests": verdict.get("tests", []),
+        "mismatch": verdict.get("mismatch"),
+        "summary": ReviewSummary(
+            review=review,
+            state=state,
+            progress=progress,
+            reference_available=bool(review and progress and reviews.reference_available(review, progress)),
+        ),
+        "polling": not sub.is_final or awaiting_rating,
+        "move_on_quality": _move_on_quality(review, progress),
+    }
+
+
+def _move_on_quality(review: DrillReview | None, progress: reviews.ReviewProgress | None) -> int | None:
+    return reviews.move_on_quality(review, progress) if review is not None and progress is not None else None
+
+
+def _review_and_state(request: HttpRequest, sub: Submission) -> tuple[DrillReview | None, CardState | None]:
+    review = reviews.review_for(sub)
+    state = CardState.objects.filter(user=request.user, card_id=sub.drill.card_id).first()
+    return review, state
+
+
+@login_required
+@require_GET
+def submission_status(request: HttpRequest, submission_uuid: UUID) -> HttpResponse:
+    """The htmx fragment: queued, running, then the verdict (and, once rated, the next due day)."""
+    sub = _get_submission(request, submission_uuid)
+    review, state = _review_and_state(request, sub)
+    context = {**_status_context(sub, review, state), "poll_ms": POLL_MS, "oob": _is_htmx(request)}
+    return render(request, "graders/snippets/submission_status.html", context)
+
+
+@login_required
+@require_GET
+def submission_page(request: HttpRequest, submission_uuid: UUID) -> HttpResponse:
+    """Without JavaScript: the page refreshes itself (meta refresh) until the verdict is final."""
+    sub = _get_submission(request, submission_uuid)
+    review, state = _review_and_state(request, sub)
+    context = {**_status_context(sub, review, state), "poll_ms": POLL_MS, "drill": sub.drill}
+    return render(request, "graders/submission.html", context)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    sub: Submission
+    diff: list[tuple[str, str]]  # (css class, line), escaped by the template
+
+
+def code_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """A unified diff as (kind, line) pairs: the template escapes each line, so code never becomes HTML."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "previous", "this attempt", lineterm="")
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+    return [(kinds.get(line[:1], "ctx"), line) for line in lines if not line.startswith(("+++", "---"))]
+
+
+@login_required
+@require_GET
+def history(request: HttpRequest, slug: str) -> HttpResponse:
+    drill = _get_drill(slug)
+    subs = list(Submission.objects.history(request.user.pk, drill.pk)[:HISTORY_ROWS])
+    rows = []
+    for index, sub in enumerate(subs):
+        previous = subs[index + 1] if index + 1 < len(subs) else None
+        rows.append(HistoryRow(sub, code_diff(previous.code, sub.code) if previous is not None else []))
+    return render(request, "graders/history.html", {"drill": drill, "rows": rows})
+
+
+@login_required
+@require_POST
+def reference(request: HttpRequest, slug: str) -> HttpResponse:
+    """Show the reference once it is unlocked; the first look caps an acceptance after it at 3."""
+    drill = _get_drill(slug)
+    session = reviews.current_review(request.user, drill)
+    if not reviews.reference_available(session.review, reviews.review_progress(session.review)):
+        messages.error(request, "The reference unlocks after an accepted submission or three failed ones.")
+        return redirect("graders:drill", slug=slug)
+    reviews.view_reference(session.review, timezone.now())
+    return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#reference")
+
+
+@login_required
+@require_POST
+def give_up(request: HttpRequest, slug: str) -> HttpResponse:
+    drill = _get_drill(slug)
+    session = reviews.current_review(request.user, drill)
+    if reviews.give_up(session.review, drill.card, timezone.now()) is None:
+        messages.info(request, "This drill was already rated.")
+    else:
+        messages.info(request, "Gave up: rated 0. The drill comes back later today with new hidden cases.")
+    return redirect("cards:review")
+
+
+@login_required
+@require_POST
+def move_on(request: HttpRequest, slug: str) -> HttpResponse:
+    """End a failing review with its last verdict's quality and go to the next card."""
+    drill = _get_drill(slug)
+    session = reviews.current_review(request.user, drill)
+    if reviews.move_on(session.review, drill.card, timezone.now()) is None:
+        messages.info(request, "Nothing to rate: submit an answer first, or give up.")
+        return redirect("graders:drill", slug=slug)
+    session.review.refresh_from_db(fields=["quality"])
+    messages.info(request, f"Moved on: rated {session.review.quality}. The drill comes back later today.")
+    return redirect("cards:review")

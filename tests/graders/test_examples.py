@@ -1,0 +1,62 @@
+"""The examples' expected outputs: asked for once per drill version, computed by running the reference."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from graders.drills.local import LocalRunner
+from graders.examples import OUTPUT_CHARS, example_outputs, fill_example_outputs, format_value
+from graders.models import Drill, DrillExamples
+from tests.graders.conftest import drill_text
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_formats_a_tensor_with_its_shape_and_dtype() -> None:
+    assert format_value(torch.tensor([2.0, 3.0])) == "tensor([2., 3.])\n# shape (2,), float32"
+    assert format_value((1, "a")) == "(1, 'a')"
+    assert len(format_value(list(range(1000)))) == OUTPUT_CHARS
+
+
+def test_it_asks_a_worker_once_per_drill_version(drill: Drill, django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        first = example_outputs(drill)
+        again = example_outputs(drill)
+    assert first == again and not first.is_ready
+    assert len(callbacks) == 1
+    assert DrillExamples.objects.get().drill_version == drill.version
+
+
+def test_it_stores_the_references_outputs_and_the_page_shows_them(drill: Drill, learner: User) -> None:
+    row = example_outputs(drill)
+    assert fill_example_outputs(row.pk, LocalRunner())
+    assert not fill_example_outputs(row.pk, LocalRunner())  # computed once
+    row.refresh_from_db()
+    assert (row.outputs, row.error) == ([{"name": "small", "output": "tensor([2., 3.])\n# shape (2,), float32"}], "")
+    client = Client()
+    client.force_login(learner)
+    page = client.get(reverse("graders:examples", args=[drill.slug])).content.decode()
+    assert "tensor([2., 3.])" in page and "hx-trigger" not in page
+
+
+def test_it_polls_while_the_outputs_are_being_computed(drill: Drill, learner: User) -> None:
+    client = Client()
+    client.force_login(learner)
+    page = client.get(reverse("graders:drill", args=[drill.slug])).content.decode()
+    assert "the grader is running the reference" in page
+    assert f'hx-get="{reverse("graders:examples", args=[drill.slug])}"' in page
+
+
+def test_it_records_why_a_broken_reference_has_no_outputs(make_drill: Callable[..., Drill]) -> None:
+    broken = make_drill(drill_text().replace("return x + 1", "return x + undefined_name"))
+    row = example_outputs(broken)
+    assert fill_example_outputs(row.pk, LocalRunner())
+    row.refresh_from_db()
+    assert row.outputs is None and "the reference failed case small" in row.error and row.is_ready

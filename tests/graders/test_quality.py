@@ -1,0 +1,50 @@
+"""The verdict -> SM-2 quality table (graders/quality.py), one test per row. Pure: no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from graders.quality import DrillResult, accepted_quality, drill_quality
+
+
+def test_it_rates_an_acceptance_on_the_first_submission_5() -> None:
+    assert drill_quality(DrillResult("accepted", attempts=1)) == 5
+
+
+def test_it_rates_an_acceptance_on_the_second_or_third_submission_4() -> None:
+    assert [drill_quality(DrillResult("accepted", attempts=n)) for n in (2, 3)] == [4, 4]
+
+
+def test_it_rates_an_acceptance_after_more_submissions_3() -> None:
+    assert [drill_quality(DrillResult("accepted", attempts=n)) for n in (4, 5, 12)] == [3, 3, 3]
+
+
+def test_it_caps_an_acceptance_after_viewing_the_reference_at_3() -> None:
+    qualities = [drill_quality(DrillResult("accepted", attempts=n, reference_viewed=True)) for n in (1, 2, 3, 4)]
+    assert qualities == [3, 3, 3, 3]
+
+
+def test_it_rates_a_partially_right_answer_2() -> None:
+    assert drill_quality(DrillResult("wrong_answer", attempts=2, hidden_passed=1)) == 2
+    assert drill_quality(DrillResult("runtime_error", attempts=1, hidden_passed=3)) == 2
+
+
+def test_it_rates_a_wrong_answer_1() -> None:
+    assert drill_quality(DrillResult("wrong_answer", attempts=1, hidden_passed=0)) == 1
+    assert drill_quality(DrillResult("runtime_error", attempts=4)) == 1
+
+
+@pytest.mark.parametrize("status", ["rejected", "time_limit", "memory_limit", "output_limit"])
+def test_it_rates_no_answer_0(status: str) -> None:
+    assert drill_quality(DrillResult(status, attempts=1, hidden_passed=0)) == 0
+
+
+@pytest.mark.parametrize("status", ["internal_error", "queued", "running", "nonsense"])
+def test_it_refuses_to_rate_what_is_not_the_learners_verdict(status: str) -> None:
+    with pytest.raises(ValueError, match="does not rate"):
+        drill_quality(DrillResult(status, attempts=1))
+
+
+def test_it_refuses_an_acceptance_without_an_attempt() -> None:
+    with pytest.raises(ValueError, match="at least one attempt"):
+        accepted_quality(0, False)

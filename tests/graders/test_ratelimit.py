@@ -1,0 +1,50 @@
+"""The per-learner submission rate limit, counted from the submissions table."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from graders.models import Drill, Submission
+from graders.ratelimit import RateLimit, check_rate
+
+pytestmark = pytest.mark.django_db
+
+RULE = RateLimit(limit=3, window_seconds=60)
+
+
+def submit_at(user: User, drill: Drill, seconds_ago: float) -> None:
+    when = timezone.now() - timedelta(seconds=seconds_ago)
+    Submission.objects.create(user=user, drill=drill, code="x", seed=1, drill_version="v", queued_at=when)
+
+
+def test_it_allows_submissions_under_the_limit(learner: User, drill: Drill) -> None:
+    submit_at(learner, drill, 10)
+    submit_at(learner, drill, 5)
+    assert check_rate(learner.pk, timezone.now(), RULE).allowed
+
+
+def test_it_refuses_the_submission_over_the_limit_and_says_when_to_retry(learner: User, drill: Drill) -> None:
+    for ago in (50, 20, 5):
+        submit_at(learner, drill, ago)
+    decision = check_rate(learner.pk, timezone.now(), RULE)
+    assert not decision.allowed
+    assert 10 <= decision.retry_after <= 11  # the oldest (50 s ago) leaves the 60 s window in 10 s
+    assert decision.message(RULE).startswith("Too many submissions: at most 3 every 60 seconds.")
+
+
+def test_it_forgets_submissions_older_than_the_window(learner: User, drill: Drill) -> None:
+    for ago in (300, 90, 61):
+        submit_at(learner, drill, ago)
+    assert check_rate(learner.pk, timezone.now(), RULE).allowed
+
+
+def test_it_counts_each_learner_separately(learner: User, drill: Drill) -> None:
+    other = User.objects.create_user("other", password="x")
+    for ago in (3, 2, 1):
+        submit_at(other, drill, ago)
+    assert check_rate(learner.pk, timezone.now(), RULE).allowed
+    assert not check_rate(other.pk, timezone.now(), RULE).allowed
