@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test venv frontend browser services lint format migrations-check clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements-web.txt requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import browse_views, views
+from . import anki_views, browse_views, views
 
 app_name = "cards"
 
@@ -21,4 +21,6 @@ urlpatterns = [
     path("decks/<slug:slug>/", browse_views.deck, name="deck"),
     path("cards/<uuid:card_uuid>/", browse_views.card_detail, name="card"),
     path("stats/", browse_views.stats, name="stats"),
+    path("anki/export/", anki_views.anki_export, name="anki_export"),
+    path("anki/import/", anki_views.anki_import, name="anki_import"),
 ]

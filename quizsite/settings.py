@@ -8,6 +8,7 @@ ImproperlyConfigured at start, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import os
+import re
 import zoneinfo
 from pathlib import Path
 
@@ -40,6 +41,14 @@ def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
 
 
+def envrate(name: str, default: str) -> str:
+    """A DRF throttle rate such as 60/minute (DRF itself would only fail on the first request)."""
+    value = os.getenv(name, default).strip()
+    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+        raise ImproperlyConfigured(f"{name} must look like 60/minute (per s, m, h or d), not {value!r}")
+    return value
+
+
 DEBUG = envbool("DEBUG", "false")
 
 SECRET_KEY = os.getenv("SECRET_KEY", "")
@@ -50,6 +59,24 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
+
+# HTTPS hardening, on by default whenever DEBUG is off (`manage.py check --deploy` is clean then).
+# A site served over plain HTTP on a private network turns the redirect and secure cookies off
+# explicitly; behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER=1, and only there: the
+# header is trusted as is, so a client talking to gunicorn directly could forge it.
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(not DEBUG))
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", str(not DEBUG))
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", str(not DEBUG))
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000")
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(not DEBUG))
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", "false")
+# Preloading is a commitment that is slow to undo (browsers ship the list), so it stays the
+# operator's explicit choice, and the deploy check's reminder about it is silenced until then.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+if envbool("SECURE_PROXY_SSL_HEADER", "false"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The container healthcheck calls /healthz over plain HTTP on loopback; a redirect would fail it.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
 TIME_ZONE = os.getenv("TIME_ZONE", "UTC")
 try:
@@ -71,6 +98,11 @@ INSTALLED_APPS = [
     "cards",
     "graders",
     "teams",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -82,6 +114,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A database outage becomes a clear 503 page instead of a 500 traceback page.
+    "quizsite.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "quizsite.urls"
@@ -138,6 +172,44 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 
+
+# The REST API (api/, docs/api.md). Token first: an anonymous request gets 401 with WWW-Authenticate.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.ProfileTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.UserThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": envrate("API_RATE_USER", "1200/hour"),
+        "anon": envrate("API_RATE_ANON", "60/hour"),
+        "submissions": envrate("API_RATE_SUBMISSIONS", "30/minute"),
+    },
+    "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "quizsite API",
+    "DESCRIPTION": "Decks, cards, reviews, drills, submissions, teams and stats. See docs/api.md.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI from drf-spectacular-sidecar's static files: no CDN at run time.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "CardKindEnum": "cards.models.Card.Kind",
+        "SubmissionKindEnum": "graders.models.Submission.Kind",
+        "SubmissionStatusEnum": "graders.models.Status",
+    },
+}
+
 # Celery. With no REDIS_URL the broker is a folder on disk, so `make run` needs no server.
 REDIS_URL = os.getenv("REDIS_URL", "")
 CELERY_BROKER_URL = REDIS_URL or "filesystem://"
@@ -160,6 +232,8 @@ else:
         # Prefixes every kombu key, so tests and benchmarks can share a Redis database safely.
         "global_keyprefix": os.getenv("CELERY_KEY_PREFIX", ""),
     }
+# Prefix of every teams leaderboard key in Redis, so a test or a second site can share one database.
+TEAMS_BOARD_PREFIX = os.getenv("TEAMS_BOARD_PREFIX", "quizsite:boards:")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
@@ -169,13 +243,15 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Seconds between runs of the grading reaper (beat); tests of the process topology set it low.
+GRADER_REAP_INTERVAL = envint("GRADER_REAP_INTERVAL", "60")
 # Periodic jobs (celery beat). The teams jobs are idempotent and check each team's or learner's own clock.
 CELERY_BEAT_SCHEDULE = {
     "teams-season-rollover": {"task": "teams.tasks.rollover_seasons", "schedule": crontab(minute=5)},
     "teams-daily-digest": {"task": "teams.tasks.send_daily_digests", "schedule": crontab(minute=10)},
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
-    "graders-reap-submissions": {"task": "graders.tasks.reap_submissions", "schedule": 60.0},
+    "graders-reap-submissions": {"task": "graders.tasks.reap_submissions", "schedule": float(GRADER_REAP_INTERVAL)},
 }
 
 # Grading. Submissions go to one queue per device; a worker without a GPU may consume both.
@@ -195,17 +271,33 @@ GRADER_MAX_ATTEMPTS = envint("GRADER_MAX_ATTEMPTS", "3")
 # Sandbox children kept warm by each worker process that grades (prefork: each pool child).
 GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", "2")
 GRADER_DRILLS_DIR = Path(os.getenv("GRADER_DRILLS_DIR", BASE_DIR / "notes" / "drills"))
+# Submissions (submit and run examples) one learner may make per window, and the largest code accepted.
+GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
+GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")
+GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
 if GRADER_STALE_AFTER <= GRADER_TIME_LIMIT or GRADER_SOFT_TIME_LIMIT >= GRADER_TIME_LIMIT:
     raise ImproperlyConfigured("need GRADER_SOFT_TIME_LIMIT < GRADER_TIME_LIMIT < GRADER_STALE_AFTER")
+
+# /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
+HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 
 # Mail (the teams digest). The console backend prints instead of sending until a real one is set.
 EMAIL_BACKEND = os.getenv("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "quizsite <noreply@localhost>")
 
+# LOG_FORMAT=json writes one JSON object per line (for a log shipper); plain is for people.
+LOG_FORMAT = os.getenv("LOG_FORMAT", "plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+# Celery replaces the root logger's handlers with its own plain ones unless told not to.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "quizsite.jsonlog.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
 }

@@ -1,0 +1,105 @@
+"""Drills (read) and your submissions (create, read).
+
+A drill is served without its reference solution, its stored definition or its hidden cases.
+A submission is created by `graders.services.create_submission` (the same as the web), which
+stores it QUEUED and hands it to the grading workers once the row is committed; poll
+`GET /api/v1/submissions/<uuid>/` for the verdict. Other learners' submissions are 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.permissions import IsOwner
+from api.schema import error
+from api.serializers import (
+    SLUG_PATTERN,
+    DrillSerializer,
+    SubmissionCreateSerializer,
+    SubmissionSerializer,
+    query_slug,
+)
+from api.throttling import SubmissionThrottle, UserThrottle
+from graders.models import Drill, Submission
+from graders.services import create_submission
+
+# Everything a learner may see of a drill; reference_code stays in the database.
+DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")
+
+
+def _drills() -> QuerySet[Drill]:
+    return (
+        Drill.objects.active()
+        .select_related("card__note")
+        .only(*DRILL_FIELDS, "version", "definition", "source_path", "card__uuid", "card__note__slug")
+        .order_by("slug")
+    )
+
+
+class DrillList(generics.ListAPIView):
+    """Every active drill."""
+
+    serializer_class = DrillSerializer
+
+    def get_queryset(self) -> QuerySet[Drill]:
+        return _drills()
+
+
+class DrillDetail(generics.RetrieveAPIView):
+    serializer_class = DrillSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self) -> QuerySet[Drill]:
+        return _drills()
+
+
+class SubmissionList(generics.ListCreateAPIView):
+    """`GET`: your submissions, newest first (`?drill=<slug>` filters). `POST`: submit code."""
+
+    serializer_class = SubmissionSerializer
+    throttle_classes = [UserThrottle, SubmissionThrottle]
+
+    def get_queryset(self) -> QuerySet[Submission]:
+        subs = Submission.objects.filter(user=self.request.user).select_related("drill").order_by("-queued_at", "-pk")
+        drill = query_slug(self.request.query_params, "drill")
+        if drill is not None:
+            subs = subs.filter(drill__slug=drill)
+        return subs
+
+    @extend_schema(
+        parameters=[OpenApiParameter("drill", str, pattern=SLUG_PATTERN, description="Only submissions to this drill.")]
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        request=SubmissionCreateSerializer,
+        responses={201: SubmissionSerializer, 404: error("No such drill (or it was retired).")},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = SubmissionCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        drill = Drill.objects.active().filter(slug=data["drill"]).first()
+        if drill is None:
+            raise NotFound("No such drill.")
+        submission = create_submission(request.user, drill, data["code"], data["kind"])
+        return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetail(generics.RetrieveAPIView):
+    """One of your submissions, with its verdict once graded."""
+
+    serializer_class = SubmissionSerializer
+    lookup_field = "uuid"
+    permission_classes = [*generics.RetrieveAPIView.permission_classes, IsOwner]
+
+    def get_queryset(self) -> QuerySet[Submission]:
+        return Submission.objects.filter(user=self.request.user).select_related("drill")

@@ -1,0 +1,42 @@
+"""The REST API: `/api/v1/...`, its OpenAPI schema at `/api/schema/` and Swagger UI at `/api/docs/`.
+
+Redoc is left out on purpose: its page loads web fonts from a CDN, and nothing here may.
+
+Included from quizsite.urls under ``api/``; URL names are namespaced ``api:...``.
+"""
+
+from __future__ import annotations
+
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from api import auth_views, card_views, grader_views, team_views
+from api.exceptions import not_found
+
+app_name = "api"
+
+v1 = [
+    path("auth/token/", auth_views.TokenView.as_view(), name="token"),
+    path("decks/", card_views.DeckList.as_view(), name="decks"),
+    path("decks/<slug:slug>/", card_views.DeckDetail.as_view(), name="deck"),
+    path("decks/<slug:slug>/cards/", card_views.DeckCardList.as_view(), name="deck-cards"),
+    path("cards/", card_views.CardList.as_view(), name="cards"),
+    path("cards/<uuid:uuid>/", card_views.CardDetail.as_view(), name="card"),
+    path("review/next/", card_views.NextCard.as_view(), name="next-card"),
+    path("reviews/", card_views.ReviewList.as_view(), name="reviews"),
+    path("stats/", card_views.Stats.as_view(), name="stats"),
+    path("drills/", grader_views.DrillList.as_view(), name="drills"),
+    path("drills/<slug:slug>/", grader_views.DrillDetail.as_view(), name="drill"),
+    path("submissions/", grader_views.SubmissionList.as_view(), name="submissions"),
+    path("submissions/<uuid:uuid>/", grader_views.SubmissionDetail.as_view(), name="submission"),
+    path("teams/", team_views.TeamList.as_view(), name="teams"),
+    path("teams/<slug:slug>/", team_views.TeamDetail.as_view(), name="team"),
+    path("teams/<slug:slug>/leaderboard/", team_views.Leaderboard.as_view(), name="leaderboard"),
+]
+
+urlpatterns = [
+    path("v1/", include(v1)),
+    re_path(r"^v1/", not_found),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+]

@@ -1,0 +1,547 @@
+"""Anki interoperability: export decks as ``.apkg``, import ``.apkg`` or CSV files as new decks.
+
+Why: learners already keep decks in Anki, and some want their quizsite cards on a phone. The export
+carries the rendered HTML (Pygments classes with their stylesheet, ``\\(...\\)`` math, which Anki
+typesets with MathJax), tags from the card and its heading path, and, when asked, the learner's SM-2
+state as Anki review-card fields (interval, due day, ease factor, repetitions, lapses).
+
+Imports read files from strangers, so every step assumes hostility:
+1. size caps on the upload, on the archive's members (declared sizes checked before anything is
+   extracted, then enforced again while copying, because a header can lie) and on every field;
+2. only the collection file is extracted, into a private temporary folder removed afterwards;
+3. the SQLite file is opened read-only, with ``trusted_schema`` off and a time budget, and its
+   tables and columns are checked before any row is read;
+4. every field is sanitised with nh3 (no images: the archive's media are not imported);
+5. everything is parsed before the first write, and the deck is written in one transaction.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import io
+import itertools
+import json
+import re
+import secrets
+import sqlite3
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import genanki
+import nh3
+from django.db import transaction
+
+from cards.ingest.slugs import slugify
+from cards.models import Card, CardState, Note
+from cards.rendering import pygments_css, render_markdown
+
+# Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more.
+MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+MAX_MEMBERS = 20_000
+MAX_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
+MAX_COLLECTION_BYTES = 128 * 1024 * 1024
+MAX_COMPRESSION_RATIO = 200
+MAX_NOTES = 20_000
+MAX_FIELD_BYTES = 64 * 1024
+SQLITE_TIME_BUDGET_S = 10.0
+
+# Anki counts a review card's due day from the collection's creation time (``col.crt``); genanki's
+# collection row was created on this day (1411124400 = 2014-09-19 11:00 UTC).
+ANKI_COLLECTION_DAY = date(2014, 9, 19)
+MODEL_ID = 1_607_392_319  # fixed: re-exports must reuse the note type, not add a new one each time
+_FIELD_SEPARATOR = "\x1f"
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SOUND = re.compile(r"\[sound:[^\]]*\]")
+_CLOZE = re.compile(r"\{\{c\d+::(.*?)(?:::(.*?))?\}\}", re.DOTALL)
+_TAG_CHARS = re.compile(r"\s+")
+_NON_ASCII_SLUG = re.compile(r"[^a-z0-9-]+")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_COLLECTIONS = ("collection.anki21", "collection.anki2")  # the first is the real one when both exist
+_IMPORT_TAGS = {
+    "a", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4",
+    "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}  # fmt: skip
+_CLEANER = nh3.Cleaner(
+    tags=_IMPORT_TAGS,
+    clean_content_tags={"script", "style"},
+    attributes={"*": {"class"}, "a": {"href"}},
+    url_schemes={"http", "https", "mailto"},
+    link_rel="noopener noreferrer nofollow",
+)
+_TEXT_ONLY = nh3.Cleaner(tags=set(), clean_content_tags={"script", "style"}, attributes={})
+
+
+class AnkiImportError(Exception):
+    """A file that cannot be imported; the message says why, in words a learner can act on."""
+
+
+# --- export ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    decks: int
+    cards: int
+    scheduled: int
+
+
+def anki_model() -> genanki.Model:
+    return genanki.Model(
+        MODEL_ID,
+        "quizsite card",
+        fields=[{"name": "Front"}, {"name": "Back"}, {"name": "Source"}],
+        templates=[
+            {
+                "name": "Card 1",
+                "qfmt": "{{Front}}",
+                "afmt": '{{FrontSide}}<hr id="answer">{{Back}}<div class="source">{{Source}}</div>',
+            }
+        ],
+        css=_MODEL_CSS + pygments_css(".highlight"),
+    )
+
+
+_MODEL_CSS = """.card { font-family: system-ui, sans-serif; font-size: 18px; text-align: left; }
+.highlight pre { padding: .5em; overflow-x: auto; background: #f6f8fa; }
+.source { margin-top: 1em; font-size: 12px; color: #888; }
+"""
+
+
+def deck_id(note: Note) -> int:
+    """Stable per note, so importing a second export into Anki updates the same deck."""
+    return (1 << 30) + int(hashlib.sha256(note.slug.encode()).hexdigest()[:8], 16) % (1 << 30)
+
+
+def card_tags(card: Card) -> list[str]:
+    """The card's own tags plus one hierarchical tag (``quizsite::note::heading``); Anki tags have no spaces."""
+    hierarchy = "::".join(
+        [
+            "quizsite",
+            card.note.slug,
+            *[slugify(part, 60) for part in card.heading_path.split(" / ") if slugify(part, 60)],
+        ]
+    )
+    tags = [_TAG_CHARS.sub("_", str(tag)) for tag in card.tags if str(tag).strip()]
+    return list(dict.fromkeys([*tags, hierarchy]))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A learner's SM-2 state in Anki's terms."""
+
+    interval: int
+    due_day: int
+    factor: int
+    reps: int
+    lapses: int
+    suspended: bool
+
+    @classmethod
+    def from_state(cls, state: CardState) -> Schedule:
+        return cls(
+            interval=state.interval,
+            due_day=(state.due - ANKI_COLLECTION_DAY).days,
+            factor=int(state.easiness * 1000),
+            reps=state.repetitions,
+            lapses=state.lapses,
+            suspended=state.suspended,
+        )
+
+
+class _ScheduledCard(genanki.Card):
+    """A genanki card written as an Anki review card (type 2, queue 2) when it has a schedule."""
+
+    def __init__(self, ord: int, schedule: Schedule | None) -> None:
+        super().__init__(ord, suspend=bool(schedule and schedule.suspended))
+        self.schedule = schedule
+
+    def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, note_id: int, id_gen: Any, due: int = 0) -> None:
+        s = self.schedule
+        if s is None:
+            super().write_to_db(cursor, timestamp, deck_id, note_id, id_gen, due)
+            return
+        queue = -1 if s.suspended else 2
+        row = (next(id_gen), note_id, deck_id, self.ord, int(timestamp), -1, 2, queue, s.due_day, s.interval)
+        cursor.execute(
+            "INSERT INTO cards VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?);",
+            (*row, s.factor, s.reps, s.lapses, 0, 0, 0, 0, ""),
+        )
+
+
+class _QuizNote(genanki.Note):
+    def __init__(self, schedule: Schedule | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.schedule = schedule
+
+    @property
+    def cards(self) -> list[genanki.Card]:  # type: ignore[override]
+        return [_ScheduledCard(0, self.schedule)]
+
+
+def _field(value: str) -> str:
+    return _CONTROL.sub("", value)
+
+
+def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[genanki.Package, ExportSummary]:
+    """One Anki deck per note (``quizsite::<title>``) with its active cards, in note order."""
+    model = anki_model()
+    cards = list(Card.objects.active().filter(note__in=notes).select_related("note").order_by("note", "position"))
+    states: dict[int, CardState] = {}
+    if schedule_for is not None:
+        states = {
+            s.card_id: s
+            for s in CardState.objects.filter(user=schedule_for, card__in=cards, last_reviewed_at__isnull=False)
+        }
+    decks: dict[int, genanki.Deck] = {}
+    for card in cards:
+        deck = decks.get(card.note_id)
+        if deck is None:
+            deck = decks[card.note_id] = genanki.Deck(deck_id(card.note), f"quizsite::{card.note.title}")
+        state = states.get(card.pk)
+        source = html.escape(" / ".join(part for part in (card.note.title, card.heading_path) if part))
+        deck.add_note(
+            _QuizNote(
+                Schedule.from_state(state) if state else None,
+                model=model,
+                fields=[_field(card.front_html), _field(card.back_html), _field(source)],
+                tags=card_tags(card),
+                guid=genanki.guid_for("quizsite", str(card.uuid)),
+            )
+        )
+    return genanki.Package(list(decks.values())), ExportSummary(len(decks), len(cards), len(states))
+
+
+def write_apkg(
+    package: genanki.Package, out: io.BufferedIOBase | io.BytesIO, *, timestamp: float | None = None
+) -> None:
+    """Like ``Package.write_to_file``, but the temporary SQLite file is always removed (genanki keeps it)."""
+    stamp = time.time() if timestamp is None else timestamp
+    with tempfile.TemporaryDirectory(prefix="quizsite-anki-") as folder:
+        db_path = Path(folder) / "collection.anki2"
+        conn = sqlite3.connect(db_path)
+        try:
+            package.write_to_db(conn.cursor(), stamp, itertools.count(int(stamp * 1000)))
+            conn.commit()
+        finally:
+            conn.close()
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.write(db_path, "collection.anki2")
+            archive.writestr("media", "{}")
+
+
+# --- import: reading ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportedCard:
+    front: str
+    back: str
+    front_html: str
+    back_html: str
+    tags: list[str]
+
+
+@dataclass
+class ParsedDeck:
+    title: str
+    cards: list[ImportedCard] = field(default_factory=list)
+    skipped: int = 0
+
+
+def read_upload(name: str, data: bytes) -> ParsedDeck:
+    """An ``.apkg`` (a zip archive) or a CSV of front/back pairs, parsed and sanitised; nothing written."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise AnkiImportError(f"The file is {len(data)} bytes, over the {MAX_UPLOAD_BYTES} byte limit.")
+    if not data.strip():
+        raise AnkiImportError("The file is empty.")
+    default_title = Path(name).stem[:200] or "Imported deck"
+    if data[:4] == b"PK\x03\x04" or name.lower().endswith((".apkg", ".colpkg", ".zip")):
+        return read_apkg(data, default_title)
+    return read_csv(data, default_title)
+
+
+def read_apkg(data: bytes, default_title: str) -> ParsedDeck:
+    with tempfile.TemporaryDirectory(prefix="quizsite-anki-") as folder:
+        db_path = _extract_collection(data, Path(folder))
+        return _read_collection(db_path, default_title)
+
+
+def _extract_collection(data: bytes, folder: Path) -> Path:
+    """Check the archive's directory, then copy out only the collection, counting every byte."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
+        raise AnkiImportError("This is not an Anki package: the file is not a readable zip archive.") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_MEMBERS:
+            raise AnkiImportError(f"The archive has {len(members)} files, over the limit of {MAX_MEMBERS}.")
+        total = sum(member.file_size for member in members)
+        if total > MAX_TOTAL_UNCOMPRESSED:
+            raise AnkiImportError(
+                f"The archive would unpack to {total} bytes, over the {MAX_TOTAL_UNCOMPRESSED} byte limit."
+            )
+        by_name = {member.filename: member for member in members}
+        if "collection.anki21b" in by_name:
+            # Such packages also hold a collection.anki2, but it is a stub asking to update Anki.
+            raise AnkiImportError(
+                "This package uses Anki's newest format; export it again with 'Support older Anki versions' ticked."
+            )
+        member = next((by_name[name] for name in _COLLECTIONS if name in by_name), None)
+        if member is None:
+            raise AnkiImportError("This zip archive has no Anki collection (collection.anki2) in it.")
+        _check_member(member)
+        target = folder / "collection.sqlite3"
+        try:
+            _bounded_copy(archive, member, target)
+        except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
+            raise AnkiImportError(f"The archive is damaged: {member.filename} cannot be unpacked ({exc}).") from None
+    return target
+
+
+def _check_member(member: zipfile.ZipInfo) -> None:
+    if member.file_size > MAX_COLLECTION_BYTES:
+        raise AnkiImportError(
+            f"{member.filename} would unpack to {member.file_size} bytes, over the {MAX_COLLECTION_BYTES} byte limit."
+        )
+    if member.file_size > 1024 * 1024 and member.file_size > MAX_COMPRESSION_RATIO * max(member.compress_size, 1):
+        raise AnkiImportError(
+            f"{member.filename} is compressed {member.file_size // max(member.compress_size, 1)} to 1, which no real "
+            "deck is: refused as a possible zip bomb."
+        )
+
+
+def _bounded_copy(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> None:
+    """Copy at most the declared size (and the limit): a header that lies about the size gains nothing."""
+    limit = min(member.file_size, MAX_COLLECTION_BYTES)
+    written = 0
+    with archive.open(member) as source, target.open("wb") as sink:
+        while chunk := source.read(1024 * 1024):
+            written += len(chunk)
+            if written > limit:
+                raise AnkiImportError(f"{member.filename} unpacks to more than it declares: refused.")
+            sink.write(chunk)
+
+
+def _open_readonly(db_path: Path) -> sqlite3.Connection:
+    with db_path.open("rb") as fh:
+        if fh.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+            raise AnkiImportError("The package's collection is not an SQLite database.")
+    conn = sqlite3.connect(f"{db_path.as_uri()}?mode=ro&immutable=1", uri=True)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024)
+    conn.execute("PRAGMA trusted_schema = OFF")
+    conn.execute("PRAGMA query_only = ON")
+    deadline = time.monotonic() + SQLITE_TIME_BUDGET_S
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    return conn
+
+
+def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
+    conn = _open_readonly(db_path)
+    try:
+        _check_schema(conn)
+        models = _models(conn)
+        title = _main_deck_name(conn) or default_title
+        count = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
+        if count > MAX_NOTES:
+            raise AnkiImportError(f"The deck has {count} notes, over the limit of {MAX_NOTES}.")
+        parsed = ParsedDeck(title=title)
+        rows = conn.execute("SELECT id, mid, tags, flds FROM notes ORDER BY id")
+        for note_id, mid, tags, flds in rows:
+            if not isinstance(flds, str) or not isinstance(tags, str):
+                raise AnkiImportError(f"Note {note_id} has fields of an unexpected type: not an Anki collection.")
+            card = _note_to_card(note_id, flds, tags, models.get(str(mid), 0))
+            if card is None:
+                parsed.skipped += 1
+            else:
+                parsed.cards.append(card)
+        return parsed
+    except sqlite3.DatabaseError as exc:
+        raise AnkiImportError(f"The package's collection cannot be read ({exc}).") from None
+    finally:
+        conn.close()
+
+
+_REQUIRED_COLUMNS = {"notes": {"id", "mid", "tags", "flds"}, "cards": {"id", "nid", "did"}, "col": {"models", "decks"}}
+
+
+def _check_schema(conn: sqlite3.Connection) -> None:
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for table, required in _REQUIRED_COLUMNS.items():
+        if table not in tables:
+            raise AnkiImportError(f"The collection has no {table!r} table: not an Anki collection.")
+        columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if missing := required - columns:
+            raise AnkiImportError(f"The collection's {table!r} table lacks {', '.join(sorted(missing))}.")
+
+
+def _json_column(conn: sqlite3.Connection, column: str) -> dict[str, Any]:
+    row = conn.execute(f"SELECT {column} FROM col LIMIT 1").fetchone()
+    try:
+        value = json.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
+    except ValueError:
+        raise AnkiImportError(f"The collection's {column} are not valid JSON.") from None
+    return value if isinstance(value, dict) else {}
+
+
+def _models(conn: sqlite3.Connection) -> dict[str, int]:
+    """Note type id -> type (0 standard, 1 cloze); unknown types read as standard."""
+    return {
+        str(mid): int(m.get("type", 0) == 1) for mid, m in _json_column(conn, "models").items() if isinstance(m, dict)
+    }
+
+
+def _main_deck_name(conn: sqlite3.Connection) -> str:
+    decks = _json_column(conn, "decks")
+    for did, _ in conn.execute("SELECT did, count(*) AS n FROM cards GROUP BY did ORDER BY n DESC LIMIT 3"):
+        deck = decks.get(str(did))
+        if isinstance(deck, dict) and isinstance(deck.get("name"), str) and deck["name"] != "Default":
+            return deck["name"].replace("\x1f", "::")[:200]
+    return ""
+
+
+def _note_to_card(note_id: int, flds: str, tags: str, model_type: int) -> ImportedCard | None:
+    if len(flds.encode()) > MAX_FIELD_BYTES * 4:
+        raise AnkiImportError(f"Note {note_id} is {len(flds.encode())} bytes long, over the limit for one note.")
+    fields = flds.split(_FIELD_SEPARATOR)
+    for value in fields:
+        if len(value.encode()) > MAX_FIELD_BYTES:
+            raise AnkiImportError(f"Note {note_id} has a field over the {MAX_FIELD_BYTES} byte limit.")
+    if model_type == 1:  # cloze: the front hides each deletion, the back shows it
+        text = fields[0]
+        front_raw = _CLOZE.sub(lambda m: f"[{m.group(2) or '...'}]", text)
+        back_raw = _CLOZE.sub(lambda m: f"<b>{m.group(1)}</b>", text) + "".join(f"<br>{f}" for f in fields[1:2] if f)
+    else:
+        front_raw, back_raw = fields[0], fields[1] if len(fields) > 1 else ""
+    return _imported(front_raw, back_raw, tags.split(), is_html=True)
+
+
+def _imported(front: str, back: str, tags: Iterable[str], *, is_html: bool) -> ImportedCard | None:
+    """Sanitised HTML and plain text for both faces; ``None`` when the front has no text left."""
+    if is_html:
+        front_html = _CLEANER.clean(_SOUND.sub("", _CONTROL.sub("", front)))
+        back_html = _CLEANER.clean(_SOUND.sub("", _CONTROL.sub("", back)))
+        front_text, back_text = _text(front_html), _text(back_html)
+    else:
+        front_text, back_text = _CONTROL.sub("", front).strip(), _CONTROL.sub("", back).strip()
+        front_html, back_html = render_markdown(front_text), render_markdown(back_text)
+    if not front_text:
+        return None
+    clean_tags = [_TAG_CHARS.sub("_", tag)[:60] for tag in tags if tag.strip()][:20]
+    return ImportedCard(front_text, back_text, front_html, back_html, list(dict.fromkeys(clean_tags)))
+
+
+def _text(cleaned_html: str) -> str:
+    with_breaks = re.sub(r"<br\s*/?>|</(?:p|div|li|tr|h\d)>", "\n", cleaned_html)
+    return re.sub(r"[ \t]+", " ", html.unescape(_TEXT_ONLY.clean(with_breaks))).strip()
+
+
+_HEADERS = {("front", "back"), ("question", "answer"), ("正面", "背面"), ("问题", "答案")}
+
+
+def read_csv(data: bytes, default_title: str) -> ParsedDeck:
+    """Rows of ``front,back[,tags]`` (comma, tab or semicolon separated; markdown allowed in both faces)."""
+    if b"\x00" in data:
+        raise AnkiImportError("This is not a CSV file: it contains NUL bytes (a binary file?).")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise AnkiImportError(f"The CSV file is not valid UTF-8 (byte offset {exc.start}).") from None
+    first_line = text.split("\n", 1)[0]
+    delimiter = max(",\t;", key=first_line.count)
+    parsed = ParsedDeck(title=default_title)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            if reader.line_num == 1 and tuple(c.strip().lower() for c in row[:2]) in _HEADERS:
+                continue
+            _check_row(row, reader.line_num)
+            card = _imported(row[0], row[1], row[2].split() if len(row) > 2 else [], is_html=False)
+            if card is None:
+                parsed.skipped += 1
+            else:
+                parsed.cards.append(card)
+            if len(parsed.cards) > MAX_NOTES:
+                raise AnkiImportError(f"The CSV file has more than {MAX_NOTES} rows.")
+    except csv.Error as exc:
+        raise AnkiImportError(f"The CSV file is malformed near line {reader.line_num}: {exc}.") from None
+    return parsed
+
+
+def _check_row(row: list[str], line: int) -> None:
+    if len(row) < 2:
+        raise AnkiImportError(f"Line {line} has one column; each row needs a front and a back.")
+    for cell in row:
+        if len(cell.encode()) > MAX_FIELD_BYTES:
+            raise AnkiImportError(f"Line {line} has a field over the {MAX_FIELD_BYTES} byte limit.")
+
+
+# --- import: writing ------------------------------------------------------------------------------
+
+
+def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title: str = "") -> Note:
+    """A new Note holding the imported cards, all written in one transaction (or none of them)."""
+    if not parsed.cards:
+        raise AnkiImportError("The file has no cards with a front to import.")
+    title = (title or parsed.title).strip()[:300] or "Imported deck"
+    # ASCII only: the deck page's URL takes a ``slug`` path converter, which has no CJK.
+    base = f"anki-{_NON_ASCII_SLUG.sub('', slugify(title, 80)).strip('-') or 'deck'}"
+    with transaction.atomic():
+        slug = base if not Note.objects.filter(slug=base).exists() else f"{base}-{secrets.token_hex(3)}"
+        note = Note.objects.create(
+            slug=slug,
+            path=f"anki-import/{Path(source_name).name}"[:500],
+            title=title,
+            content=f"# {title}\n\nImported from `{Path(source_name).name}`: {len(parsed.cards)} cards.\n",
+            content_hash=content_hash,
+        )
+        Card.objects.bulk_create(
+            [_card_row(note, index, card) for index, card in enumerate(parsed.cards)], batch_size=500
+        )
+    return note
+
+
+def _card_row(note: Note, index: int, card: ImportedCard) -> Card:
+    digest = hashlib.sha256(f"{note.slug}\0{index}".encode()).hexdigest()
+    return Card(
+        key=f"anki:{digest[:59]}",
+        note=note,
+        kind=Card.Kind.QA,
+        front=card.front,
+        back=card.back,
+        front_html=card.front_html,
+        back_html=card.back_html,
+        heading_path=note.title[:500],
+        tags=card.tags,
+        position=index,
+        content_hash=hashlib.sha256(f"{card.front}\0{card.back}".encode()).hexdigest(),
+    )
+
+
+def import_file(name: str, data: bytes, *, title: str = "") -> tuple[Note, ParsedDeck]:
+    """Read, check and save an upload: the one entry point for the view and the command."""
+    parsed = read_upload(name, data)
+    note = save_deck(parsed, source_name=name, content_hash=hashlib.sha256(data).hexdigest(), title=title)
+    return note, parsed
+
+
+__all__ = [
+    "AnkiImportError",
+    "ExportSummary",
+    "build_package",
+    "import_file",
+    "read_upload",
+    "save_deck",
+    "write_apkg",
+]

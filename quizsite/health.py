@@ -1,0 +1,126 @@
+"""``GET /healthz``: is this site able to serve learners and grade drills right now?
+
+Why each check: the database holds everything (no page works without it); Redis is the broker
+and the leaderboards' cache (when ``REDIS_URL`` is set); a submission waits forever unless some
+Celery worker consumes the queues, and a worker that lost the broker answers no ping. Every check
+has a short timeout, so the endpoint answers within ``HEALTH_CHECK_TIMEOUT_MS`` per check
+even when a dependency hangs, and reports 200 only when all the checks it ran passed.
+
+``?only=database,redis`` runs a subset: the web container's own healthcheck leaves Celery out,
+because reviews still work while the workers restart and the web must stay in rotation. The body
+names no hosts or worker names, since the endpoint is public.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import NotRequired, TypedDict
+
+from django.conf import settings
+from django.db import connections
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+logger = logging.getLogger(__name__)
+
+CHECKS = ("database", "redis", "celery")
+
+
+class CheckResult(TypedDict):
+    ok: bool
+    ms: float
+    error: NotRequired[str]
+    skipped: NotRequired[str]
+    workers: NotRequired[int]
+
+
+class HealthReport(TypedDict):
+    status: str
+    checks: dict[str, CheckResult]
+
+
+def _timeout() -> float:
+    return settings.HEALTH_CHECK_TIMEOUT_MS / 1000
+
+
+def check_database() -> CheckResult:
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return {"ok": True, "ms": 0.0}
+
+
+def check_redis() -> CheckResult:
+    if not settings.REDIS_URL:
+        return {"ok": True, "ms": 0.0, "skipped": "REDIS_URL is not set"}
+    import redis
+
+    timeout = _timeout()
+    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        client.ping()
+    finally:
+        client.close()
+    return {"ok": True, "ms": 0.0}
+
+
+def ping_workers(timeout: float) -> int:
+    """How many Celery workers answered a broadcast ping within ``timeout`` seconds."""
+    from quizsite.celery import app
+
+    replies = app.control.ping(timeout=timeout) or []
+    return sum(1 for reply in replies for answer in reply.values() if answer.get("ok") == "pong")
+
+
+def check_celery() -> CheckResult:
+    workers = ping_workers(_timeout())
+    if not workers:
+        return {"ok": False, "ms": 0.0, "workers": 0, "error": "no Celery worker answered a ping"}
+    return {"ok": True, "ms": 0.0, "workers": workers}
+
+
+_RUNNERS: dict[str, Callable[[], CheckResult]] = {
+    "database": check_database,
+    "redis": check_redis,
+    "celery": check_celery,
+}
+
+
+def run_checks(names: tuple[str, ...] = CHECKS) -> HealthReport:
+    """Run each named check, timing it; an exception is a failed check, never an error page."""
+    results: dict[str, CheckResult] = {}
+    for name in names:
+        started = time.perf_counter()
+        try:
+            result = _RUNNERS[name]()
+        except Exception as exc:
+            # The class only: messages carry host names and ports, and this endpoint is public.
+            logger.warning("health check %s failed: %s", name, exc)
+            result = {"ok": False, "ms": 0.0, "error": type(exc).__name__}
+        result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        results[name] = result
+    ok = all(result["ok"] for result in results.values())
+    return {"status": "ok" if ok else "fail", "checks": results}
+
+
+def _requested(request: HttpRequest) -> tuple[str, ...] | None:
+    only = request.GET.get("only")
+    if not only:
+        return CHECKS
+    names = tuple(name.strip() for name in only.split(",") if name.strip())
+    if not names or any(name not in CHECKS for name in names):
+        return None
+    return names
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    names = _requested(request)
+    if names is None:
+        return JsonResponse({"status": "fail", "error": f"only= takes names from {', '.join(CHECKS)}"}, status=400)
+    report = run_checks(names)
+    return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

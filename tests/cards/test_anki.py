@@ -1,0 +1,361 @@
+"""Anki export (.apkg parsed back with sqlite3), import round trips, and every hostile file we refuse."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import sqlite3
+import tempfile
+import zipfile
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from unittest import mock
+
+from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import TestCase
+from django.urls import reverse
+from django.utils import timezone
+
+from cards import anki
+from cards.models import Card, CardState, Note
+from tests.cards.factories import make_card, make_note, make_user
+
+FIXTURES = Path(__file__).parent / "fixtures" / "anki"
+CODE_HTML = '<div class="highlight"><pre><code class="language-python"><span class="n">x</span></code></pre></div>'
+
+
+def apkg_bytes(notes: list[Note], user: object = None) -> bytes:
+    package, _ = anki.build_package(notes, schedule_for=user)
+    buffer = io.BytesIO()
+    anki.write_apkg(package, buffer, timestamp=1_700_000_000)
+    return buffer.getvalue()
+
+
+def open_collection(data: bytes, folder: Path) -> sqlite3.Connection:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert set(archive.namelist()) == {"collection.anki2", "media"}
+        (folder / "c.sqlite3").write_bytes(archive.read("collection.anki2"))
+    return sqlite3.connect(folder / "c.sqlite3")
+
+
+def make_collection(
+    folder: Path,
+    notes: list[tuple[int, str, str]],
+    *,
+    models: str = "{}",
+    decks: str = "{}",
+    extra_sql: str = "",
+) -> Path:
+    """A minimal collection with Anki's tables: rows of (model id, tags, fields joined by \\x1f)."""
+    path = folder / "collection.anki2"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE col (id integer primary key, models text, decks text);"
+        "CREATE TABLE notes (id integer primary key, guid text, mid integer, tags text, flds text);"
+        "CREATE TABLE cards (id integer primary key, nid integer, did integer);" + extra_sql
+    )
+    conn.execute("INSERT INTO col VALUES (1, ?, ?)", (models, decks))
+    for index, (mid, tags, flds) in enumerate(notes, start=1):
+        conn.execute("INSERT INTO notes VALUES (?, ?, ?, ?, ?)", (index, f"g{index}", mid, tags, flds))
+        conn.execute("INSERT INTO cards VALUES (?, ?, 5)", (index, index))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def zip_members(members: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+class ExportTests(TestCase):
+    def setUp(self) -> None:
+        self.note = make_note(slug="tensor-basics", title="张量基础")
+        self.card = make_card(
+            note=self.note,
+            front="`x.shape`?",
+            front_html=f"<p>形状</p>{CODE_HTML}",
+            tags=["tensor-basics", "shape"],
+            heading_path="张量基础 / 形状 与 维度",
+        )
+        self.other = make_card(note=self.note)
+        make_card(note=self.note, active=False)
+        self.user = make_user()
+
+    def test_it_writes_one_note_per_active_card_with_html_tags_and_css(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            conn = open_collection(apkg_bytes([self.note]), Path(folder))
+            notes = conn.execute("SELECT guid, tags, flds FROM notes ORDER BY id").fetchall()
+            models = json.loads(conn.execute("SELECT models FROM col").fetchone()[0])
+            decks = json.loads(conn.execute("SELECT decks FROM col").fetchone()[0])
+        assert len(notes) == 2
+        front, back, source = notes[0][2].split("\x1f")
+        assert front == self.card.front_html and back == self.card.back_html
+        assert "math inline" in notes[1][2].split("\x1f")[1]
+        assert source == "张量基础 / 张量基础 / 形状 与 维度"
+        assert notes[0][1].split() == ["tensor-basics", "shape", "quizsite::tensor-basics::张量基础::形状-与-维度"]
+        assert ".highlight" in models[str(anki.MODEL_ID)]["css"]
+        assert "quizsite::张量基础" in [deck["name"] for deck in decks.values()]
+
+    def test_it_exports_new_cards_without_a_schedule_by_default(self) -> None:
+        self._review(self.card, interval=6, due=date(2026, 11, 30))
+        with tempfile.TemporaryDirectory() as folder:
+            conn = open_collection(apkg_bytes([self.note]), Path(folder))
+            rows = conn.execute("SELECT type, queue, ivl, due FROM cards").fetchall()
+        assert rows == [(0, 0, 0, 0), (0, 0, 0, 0)]
+
+    def test_it_exports_the_learners_interval_due_day_and_ease_when_asked(self) -> None:
+        self._review(self.card, interval=6, due=date(2026, 11, 30), easiness=Decimal("2.36"), repetitions=2)
+        other_user = make_user()
+        self._review(self.other, interval=15, due=date(2026, 12, 9), user=other_user)
+        with tempfile.TemporaryDirectory() as folder:
+            conn = open_collection(apkg_bytes([self.note], self.user), Path(folder))
+            rows = conn.execute(
+                "SELECT n.flds, c.type, c.queue, c.ivl, c.due, c.factor, c.reps "
+                "FROM cards c JOIN notes n ON n.id = c.nid"
+            ).fetchall()
+        by_front = {flds.split("\x1f")[0]: rest for flds, *rest in rows}
+        due_day = (date(2026, 11, 30) - date(2014, 9, 19)).days
+        assert by_front[self.card.front_html] == [2, 2, 6, due_day, 2360, 2]
+        assert by_front[self.other.front_html] == [0, 0, 0, 0, 0, 0]  # someone else's review is not ours
+
+    def test_it_keeps_guids_stable_across_exports(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            first = open_collection(apkg_bytes([self.note]), Path(folder)).execute("SELECT guid FROM notes").fetchall()
+        with tempfile.TemporaryDirectory() as folder:
+            second = open_collection(apkg_bytes([self.note]), Path(folder)).execute("SELECT guid FROM notes").fetchall()
+        assert first == second
+
+    def test_it_serves_the_package_from_the_export_page(self) -> None:
+        self.client.force_login(self.user)
+        page = self.client.get(reverse("cards:anki_export"))
+        assert page.status_code == 200 and b"tensor-basics" in page.content
+        response = self.client.get(reverse("cards:anki_export"), {"deck": "all", "schedule": "on"})
+        assert response.status_code == 200
+        assert response["Content-Disposition"].startswith('attachment; filename="quizsite-all-')
+        with tempfile.TemporaryDirectory() as folder:
+            assert open_collection(response.content, Path(folder)).execute("SELECT count(*) FROM notes").fetchone() == (
+                2,
+            )
+
+    def test_it_writes_a_file_from_the_command(self) -> None:
+        self._review(self.card, interval=6, due=date(2026, 11, 30))
+        with tempfile.TemporaryDirectory() as folder:
+            out = Path(folder) / "deck.apkg"
+            call_command("export_anki", str(out), deck=["tensor-basics"], user=self.user.username, verbosity=0)
+            conn = open_collection(out.read_bytes(), Path(folder))
+            assert conn.execute("SELECT count(*) FROM cards WHERE type = 2").fetchone() == (1,)
+        with self.assertRaisesMessage(CommandError, "No deck with the slug nope"):
+            call_command("export_anki", "x.apkg", deck=["nope"], verbosity=0)
+
+    def _review(self, card: Card, *, interval: int, due: date, user: object = None, **fields: object) -> None:
+        CardState.objects.create(
+            user=user or self.user, card=card, interval=interval, due=due, last_reviewed_at=timezone.now(), **fields
+        )
+
+
+class ImportTests(TestCase):
+    def setUp(self) -> None:
+        self.folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def assert_refused(self, name: str, data: bytes, message: str) -> None:
+        before = (Note.objects.count(), Card.objects.count())
+        with self.assertRaisesMessage(anki.AnkiImportError, message):
+            anki.import_file(name, data)
+        assert (Note.objects.count(), Card.objects.count()) == before
+
+    def test_it_round_trips_an_exported_deck(self) -> None:
+        note = make_note(title="Autograd")
+        make_card(note=note, front="`y.backward()`?", front_html=f"<p>反向</p>{CODE_HTML}", tags=["grad"])
+        make_card(note=note)
+        imported, parsed = anki.import_file("autograd.apkg", apkg_bytes([note]))
+        assert imported.title == "quizsite::Autograd" and imported.slug.startswith("anki-quizsite-autograd")
+        cards = list(imported.cards.order_by("position"))
+        assert [c.front for c in cards] == ["反向\nx", cards[1].front]
+        assert cards[0].front_html == f"<p>反向</p>{CODE_HTML}"
+        assert "grad" in cards[0].tags and cards[0].kind == Card.Kind.QA and parsed.skipped == 0
+        assert "math inline" in cards[1].back_html
+
+    def test_it_imports_a_package_exported_by_anki_itself(self) -> None:
+        data = (FIXTURES / "anki-26.9-legacy.apkg").read_bytes()
+        note, parsed = anki.import_file("anki-26.9-legacy.apkg", data)
+        cards = list(note.cards.order_by("position"))
+        assert note.title == "PyTorch::Tensors" and parsed.skipped == 0 and len(cards) == 2
+        assert cards[0].front == "What does x.view(-1) do?" and cards[0].tags == ["tensor", "view"]
+        assert cards[0].front_html == "What does <code>x.view(-1)</code> do?"
+        assert (
+            cards[0].back_html.startswith("Flattens <b>x</b> \\(n\\times m\\)") and "script" not in cards[0].back_html
+        )
+        assert cards[1].front == "[...] joins tensors along [which dim]"
+        assert cards[1].back_html == "<b>torch.cat</b> joins tensors along <b>an existing dim</b><br>see docs"
+
+    def test_it_refuses_a_package_in_ankis_newest_format(self) -> None:
+        data = (FIXTURES / "anki-26.9-latest.apkg").read_bytes()
+        self.assert_refused("anki-26.9-latest.apkg", data, "Support older Anki versions")
+
+    def test_it_sanitises_fields_and_reads_cloze_notes(self) -> None:
+        models = json.dumps({"7": {"type": 1}, "8": {"type": 0}})
+        decks = json.dumps({"5": {"name": "PyTorch::Basics"}})
+        hostile = (
+            '<p onclick="x()">Q<script>alert(1)</script><img src="a.png">[sound:a.mp3]</p>'
+            '\x1f<a href="javascript:x">A</a>'
+        )
+        path = make_collection(
+            self.folder,
+            [(8, "t1  t2", hostile), (7, "", "{{c1::torch.cat::fn}} joins\x1fextra"), (8, "", "<img src=x>\x1fback")],
+            models=models,
+            decks=decks,
+        )
+        note, parsed = anki.import_file("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}))
+        cards = list(note.cards.order_by("position"))
+        assert note.title == "PyTorch::Basics" and parsed.skipped == 1
+        assert cards[0].front_html == "<p>Q</p>" and cards[0].front == "Q"
+        assert cards[0].back_html == '<a rel="noopener noreferrer nofollow">A</a>' and cards[0].tags == ["t1", "t2"]
+        assert cards[1].front == "[fn] joins" and cards[1].back_html == "<b>torch.cat</b> joins<br>extra"
+
+    def test_it_imports_csv_rows_as_markdown_with_tags(self) -> None:
+        data = 'front,back,tags\n`x.shape`?,"形状, 即 $2 \\times 3$",shape tensor\n\n问题二,答案二\n'.encode()
+        note, parsed = anki.import_file("cards.csv", data, title="My CSV deck")
+        cards = list(note.cards.order_by("position"))
+        assert note.slug == "anki-my-csv-deck" and len(cards) == 2
+        assert cards[0].front_html == "<p><code>x.shape</code>?</p>\n" and cards[0].tags == ["shape", "tensor"]
+        assert 'class="math inline"' in cards[0].back_html and cards[1].back == "答案二"
+
+    def test_it_refuses_a_file_that_is_not_a_zip_archive(self) -> None:
+        self.assert_refused("deck.apkg", b"this is not a zip file at all", "not a readable zip archive")
+
+    def test_it_refuses_a_broken_archive(self) -> None:
+        payload = b"SQLite format 3\x00" + random.Random(1).randbytes(8000)
+        data = zip_members({"collection.anki2": payload}, zipfile.ZIP_STORED)
+        self.assert_refused("deck.apkg", data[:4000], "not a readable zip archive")
+        corrupted = bytearray(data)
+        corrupted[2000] ^= 0xFF  # the member's bytes no longer match its CRC-32
+        self.assert_refused("deck.apkg", bytes(corrupted), "damaged")
+
+    def test_it_refuses_a_zip_bomb_before_extracting_it(self) -> None:
+        bomb = zip_members({"collection.anki2": b"\x00" * (20 * 1024 * 1024)})
+        assert len(bomb) < 64 * 1024
+        self.assert_refused("deck.apkg", bomb, "possible zip bomb")
+
+    def test_it_refuses_archives_whose_total_size_is_over_the_cap(self) -> None:
+        members = {f"{i}": b"" for i in range(3)}
+        data = bytearray(zip_members(members, zipfile.ZIP_STORED))
+        # Forge the declared sizes in the central directory: nothing is extracted to find out.
+        with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+            offsets = [info.header_offset for info in archive.infolist()]
+        central = data.rfind(b"PK\x01\x02", 0)
+        start = data.find(b"PK\x01\x02")
+        for _ in offsets:
+            data[start + 24 : start + 28] = (300 * 1024 * 1024).to_bytes(4, "little")
+            start = data.find(b"PK\x01\x02", start + 4)
+        assert central > 0
+        self.assert_refused("deck.apkg", bytes(data), "over the 536870912 byte limit")
+
+    def test_it_refuses_a_member_that_unpacks_to_more_than_it_declares(self) -> None:
+        collection = make_collection(self.folder, [(1, "", "q\x1fa")]).read_bytes()
+        data = bytearray(zip_members({"collection.anki2": collection}, zipfile.ZIP_STORED))
+        start = data.find(b"PK\x01\x02")
+        data[start + 24 : start + 28] = (100).to_bytes(4, "little")  # declared uncompressed size: 100 bytes
+        self.assert_refused("deck.apkg", bytes(data), "damaged")
+
+    def test_it_refuses_an_archive_without_a_collection(self) -> None:
+        self.assert_refused("deck.apkg", zip_members({"media": b"{}"}), "no Anki collection")
+        stub = make_collection(self.folder, [(1, "", "Please update to the latest Anki version\x1f")]).read_bytes()
+        modern = zip_members({"collection.anki2": stub, "collection.anki21b": b"zstd", "meta": b"\x08\x03"})
+        self.assert_refused("deck.apkg", modern, "newest format")
+
+    def test_it_refuses_a_collection_that_is_not_sqlite(self) -> None:
+        self.assert_refused("deck.apkg", zip_members({"collection.anki2": b"hello" * 100}), "not an SQLite database")
+
+    def test_it_refuses_sqlite_with_an_unexpected_schema(self) -> None:
+        path = self.folder / "collection.anki2"
+        conn = sqlite3.connect(path)
+        conn.executescript("CREATE TABLE notes (id integer primary key, body text); CREATE TABLE col (x text);")
+        conn.close()
+        self.assert_refused("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}), "lacks flds, mid, tags")
+
+    def test_it_refuses_fields_of_an_unexpected_type(self) -> None:
+        path = make_collection(self.folder, [])
+        conn = sqlite3.connect(path)
+        conn.execute("INSERT INTO notes VALUES (1, 'g', 1, '', ?)", (b"\x00\x01",))
+        conn.commit()
+        conn.close()
+        self.assert_refused("d.apkg", zip_members({"collection.anki2": path.read_bytes()}), "unexpected type")
+
+    def test_it_refuses_huge_fields_and_keeps_nothing(self) -> None:
+        path = make_collection(self.folder, [(1, "", "ok\x1fok"), (1, "", "q\x1f" + "x" * (70 * 1024))])
+        self.assert_refused("d.apkg", zip_members({"collection.anki2": path.read_bytes()}), "over the 65536 byte limit")
+        self.assert_refused("d.csv", b"front,back\nq," + b"x" * (70 * 1024) + b"\n", "over the 65536 byte limit")
+
+    def test_it_refuses_csv_files_that_are_binary_or_malformed(self) -> None:
+        self.assert_refused("d.csv", b"q,a\n\xff\xfe,x\n", "not valid UTF-8")
+        self.assert_refused("d.csv", b"q\x00a", "NUL bytes")
+        self.assert_refused("d.csv", b"only one column\n", "needs a front and a back")
+        self.assert_refused("d.csv", b"", "empty")
+        self.assert_refused("d.csv", b",back only\n", "no cards with a front")
+
+    def test_it_leaves_no_temporary_files_behind(self) -> None:
+        scratch = self.folder / "scratch"
+        scratch.mkdir()
+        good = make_collection(self.folder, [(1, "tag", "q\x1fa")]).read_bytes()
+        bad_schema = zip_members({"collection.anki2": b"SQLite format 3\x00" + b"\x00" * 200})
+        with mock.patch.object(tempfile, "tempdir", str(scratch)):
+            anki.import_file("ok.apkg", zip_members({"collection.anki2": good}))
+            with self.assertRaises(anki.AnkiImportError):
+                anki.import_file("bad.apkg", bad_schema)
+            apkg_bytes([make_note()])
+        assert list(scratch.iterdir()) == []
+
+    def test_it_writes_nothing_when_saving_fails_midway(self) -> None:
+        parsed = anki.read_upload("d.csv", b"q1,a1\nq2,a2\n")
+        parsed.cards.append(anki.ImportedCard("", "", "", "", []))  # violates card_front_not_empty
+        before = (Note.objects.count(), Card.objects.count())
+        with self.assertRaises(Exception):  # noqa: B017 - the database's IntegrityError, whatever the backend
+            anki.save_deck(parsed, source_name="d.csv", content_hash="0" * 64)
+        assert (Note.objects.count(), Card.objects.count()) == before
+
+
+class ImportViewTests(TestCase):
+    def setUp(self) -> None:
+        self.staff = make_user()
+        self.staff.user_permissions.add(Permission.objects.get(codename="add_card"))
+        self.learner = make_user()
+
+    def test_it_imports_an_upload_and_redirects_to_the_new_deck(self) -> None:
+        self.client.force_login(self.staff)
+        upload = SimpleUploadedFile("cards.csv", b"q1,a1\nq2,a2\n", content_type="text/csv")
+        response = self.client.post(reverse("cards:anki_import"), {"file": upload, "title": "Quick"})
+        note = Note.objects.get(slug="anki-quick")
+        assert response.status_code == 302 and response["Location"] == reverse("cards:deck", args=[note.slug])
+        assert note.cards.count() == 2
+
+    def test_it_shows_the_error_of_a_hostile_upload_and_writes_nothing(self) -> None:
+        self.client.force_login(self.staff)
+        upload = SimpleUploadedFile("deck.apkg", b"PK\x03\x04garbage")
+        response = self.client.post(reverse("cards:anki_import"), {"file": upload})
+        assert response.status_code == 400 and b"not a readable zip archive" in response.content
+        assert not Note.objects.exists()
+
+    def test_it_refuses_learners_without_the_permission(self) -> None:
+        self.client.force_login(self.learner)
+        assert self.client.get(reverse("cards:anki_import")).status_code == 403
+
+    def test_it_imports_from_the_command_and_supports_dry_run(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "cards.csv"
+            path.write_bytes(b"q1,a1\n")
+            call_command("import_anki", str(path), dry_run=True, verbosity=0)
+            assert not Note.objects.exists()
+            call_command("import_anki", str(path), title="From CLI", verbosity=0)
+            path.write_bytes(b"not,a\x00csv")
+            with self.assertRaisesMessage(CommandError, "Nothing was imported"):
+                call_command("import_anki", str(path), verbosity=0)
+        assert Note.objects.get().title == "From CLI"

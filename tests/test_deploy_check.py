@@ -1,0 +1,81 @@
+"""Production settings: ``manage.py check --deploy`` is clean with production variables, and JSON logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from quizsite.jsonlog import JsonFormatter
+
+REPO = Path(__file__).resolve().parents[1]
+# Long and varied enough for security.W009; used only by these subprocesses.
+PRODUCTION_ENV = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k8#Zp2!vQ9rT4@wL6$yN1^mB3&xC7*eH5%jU0(fG)sD-aR=tY+iO",
+    "ALLOWED_HOSTS": "quiz.example.com",
+    "CSRF_TRUSTED_ORIGINS": "https://quiz.example.com",
+}
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """manage.py with only PATH and the given variables, as a fresh container would start it."""
+    clean = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), **env}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=REPO, env=clean, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_it_passes_the_deploy_check_with_production_variables() -> None:
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_it_fails_the_deploy_check_when_https_hardening_is_turned_off() -> None:
+    env = {**PRODUCTION_ENV, "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "SECURE_HSTS_SECONDS": "0"}
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **env)
+    assert result.returncode == 1
+    for check in ("security.W004", "security.W008", "security.W012"):
+        assert check in result.stderr
+
+
+def test_it_refuses_to_start_without_a_secret_key_or_with_a_bad_log_format() -> None:
+    result = manage("check", DEBUG="0", ALLOWED_HOSTS="quiz.example.com")
+    assert result.returncode == 1 and "SECRET_KEY must be set" in result.stderr
+    result = manage("check", **PRODUCTION_ENV, LOG_FORMAT="xml")
+    assert result.returncode == 1 and "LOG_FORMAT must be plain or json" in result.stderr
+
+
+def test_it_writes_one_json_object_per_line_when_asked() -> None:
+    code = (
+        "import logging\n"
+        "try:\n    1 / 0\n"
+        "except ZeroDivisionError:\n"
+        "    logging.getLogger('graders.tasks').exception('grading %s failed', 7, extra={'submission': 7})\n"
+    )
+    result = manage("shell", "-c", code, **PRODUCTION_ENV, LOG_FORMAT="json")
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("{")]
+    assert len(lines) == 1
+    record = json.loads(lines[0])
+    assert record["level"] == "ERROR" and record["logger"] == "graders.tasks"
+    assert record["message"] == "grading 7 failed" and record["submission"] == 7
+    assert record["exc_info"].endswith("ZeroDivisionError: division by zero")
+
+
+def test_it_keeps_a_line_whose_extra_json_cannot_hold() -> None:
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "多 %s", ("字节",), None)
+    record.path = Path("/tmp/a")
+    line = JsonFormatter().format(record)
+    assert "\n" not in line
+    assert json.loads(line) | {"time": None, "process": None} == {
+        "time": None,
+        "level": "INFO",
+        "logger": "x",
+        "message": "多 字节",
+        "process": None,
+        "path": "/tmp/a",
+    }
