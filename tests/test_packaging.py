@@ -102,7 +102,10 @@ def test_it_keeps_local_state_and_secrets_out_of_the_build_context() -> None:
 def test_it_documents_every_variable_the_settings_read() -> None:
     settings = (REPO / "quizsite" / "settings.py").read_text()
     read = set(
-        re.findall(r"""(?:os\.getenv|os\.environ\.get|envint|envbool|envlist|envrate)\(\s*["']([A-Z0-9_]+)["']""", settings)
+        re.findall(
+            r"""(?:os\.getenv|os\.environ\.get|envint|envbool|envlist|envrate)\(\s*["']([A-Z0-9_]+)["']""",
+            settings,
+        )
     )
     documented = set(re.findall(r"^#?\s*([A-Z0-9_]+)=", (REPO / ".env.example").read_text(), re.MULTILINE))
     assert len(read) > 20
