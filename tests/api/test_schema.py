@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from django.contrib.staticfiles import finders
 from django.core.management import call_command
+from django.db import connection
 from django.test import SimpleTestCase
 from django.urls import URLPattern, URLResolver, get_resolver
 
@@ -18,7 +19,12 @@ from tests.api.base import ApiTestCase
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "docs" / "openapi.yaml"
-REGENERATE = "DEBUG=1 .venv/bin/python manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml"
+# Integer bounds in the schema come from the database backend's column ranges, so the committed
+# schema is PostgreSQL's (production); on SQLite only its validity is checked.
+REGENERATE = (
+    "DEBUG=1 DATABASE_URL=postgres://localhost/quizsite "
+    ".venv/bin/python manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml"
+)
 
 
 def _generate(tmp: Path) -> str:
@@ -48,7 +54,9 @@ def _v1_routes() -> set[str]:
 class SchemaTests(SimpleTestCase):
     def test_it_generates_a_valid_schema_equal_to_the_committed_one(self) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            generated = _generate(Path(tmp))
+            generated = _generate(Path(tmp))  # --validate --fail-on-warn: raises on an invalid schema
+        if connection.vendor != "postgresql":
+            self.skipTest("the committed schema holds PostgreSQL's integer bounds; compared on PostgreSQL")
         self.assertEqual(
             generated, COMMITTED.read_text(), f"docs/openapi.yaml is stale; regenerate it with:\n{REGENERATE}"
         )

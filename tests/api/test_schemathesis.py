@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 import schemathesis
 from django.conf import settings as django_settings
+from django.core import signals
 from django.core.cache import cache
+from django.db import close_old_connections
 from django.test import override_settings
 from django.utils import timezone
 from hypothesis import HealthCheck, settings
@@ -32,7 +34,24 @@ MAX_EXAMPLES = int(os.environ.get("API_FUZZ_EXAMPLES", "20"))
 
 
 @pytest.fixture
-def token(db: None) -> Iterator[str]:
+def in_test_transaction() -> Iterator[None]:
+    """Keep the test's connection across WSGI calls, as Django's test Client does.
+
+    Each request ends with ``close_old_connections``, which closes a connection whose autocommit
+    differs from the settings: always the case inside the test's transaction (PostgreSQL then
+    answers "the connection is closed" to the next query).
+    """
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def token(db: None, in_test_transaction: None) -> Iterator[str]:
     """A learner with a review, a submission and a team, so list endpoints have rows to serialise.
 
     Throttling is lifted for the run (it would only turn later examples into 429s).
