@@ -12,7 +12,7 @@ Three properties matter more than speed here, and the design follows from them:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -151,8 +151,13 @@ def _display_path(path: Path) -> str:
         return os.fspath(path)
 
 
-def import_notes(sources: Sequence[NoteSource], *, dry_run: bool = False) -> list[NoteReport]:
+def import_notes(
+    sources: Sequence[NoteSource], *, dry_run: bool = False, on_note: Callable[[NoteReport], None] | None = None
+) -> list[NoteReport]:
     """Bring the database in line with ``sources``: one transaction per note that changed.
+
+    ``on_note`` is called with each note's report as soon as that note is done, so a long import
+    can show its progress.
 
     Steps: 1. parse every note (nothing written yet); 2. read the stored notes and their cards'
     keys and hashes in two queries; 3. for each note whose plan writes something, re-plan inside
@@ -170,6 +175,8 @@ def import_notes(sources: Sequence[NoteSource], *, dry_run: bool = False) -> lis
                 plan = _locked_plan(source, note_spec)
                 _apply(plan, source, note_spec)
         reports.append(plan.report)
+        if on_note is not None:
+            on_note(plan.report)
     return reports
 
 

@@ -7,6 +7,7 @@ receiver rates the drill card; the page learns all of it by htmx polling, withou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -34,6 +35,15 @@ pytestmark = [
 ]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def save_docs_screenshot(page: Any, name: str) -> None:
+    """The docs' pictures of the drill page; refreshed only on request (UPDATE_SCREENSHOTS=1) or when missing."""
+    path = DOCS / name
+    if not path.exists() or os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        page.screenshot(path=str(path), full_page=True)
+
+
 EDITOR_BUNDLE = Path(__file__).resolve().parents[2] / "static" / "dist" / "editor.js"
 VERDICT_TIMEOUT_MS = 30_000  # the first verdict waits for the worker's sandbox child to import torch
 
@@ -116,7 +126,7 @@ def test_it_grades_a_drill_from_the_review_queue_until_accepted(
     expect(verdict.locator("[data-test='small']")).to_contain_text("failed")
     expect(verdict.locator("[data-move-on]")).to_have_text("Next card (rated 1)")
     expect(page.locator("#attempts-count")).to_have_text("1")  # swapped in out of band with the verdict
-    page.screenshot(path=str(DOCS / "drill-wrong.png"), full_page=True)
+    save_docs_screenshot(page, "drill-wrong.png")
     assert ReviewLog.objects.count() == 0
 
     # 4. Fix it and submit: accepted, rated 4 (second attempt), and the next due day appears.
@@ -130,7 +140,7 @@ def test_it_grades_a_drill_from_the_review_queue_until_accepted(
     expect(page.locator("#drill-meta [data-due]")).to_have_text(state.due.isoformat())
     expect(page.locator("#drill-actions [data-give-up]")).to_have_count(0)
     expect(page.locator("#drill-actions")).to_contain_text("This review is finished: rated 4")
-    page.screenshot(path=str(DOCS / "drill-accepted.png"), full_page=True)
+    save_docs_screenshot(page, "drill-accepted.png")
     assert page.evaluate("window.__samePage") is True  # every verdict arrived without a reload
     log = ReviewLog.objects.get()
     assert (log.quality, log.source, reviewing_attempts(review)) == (4, "grader", 2)

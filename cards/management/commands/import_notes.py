@@ -16,6 +16,13 @@ from django.core.management.base import BaseCommand, CommandError
 from cards.importing import NoteFileError, NoteReport, import_notes, load_sources
 
 _PREVIEW = 70
+_BAR_WIDTH = 20
+
+
+def progress_bar(done: int, total: int) -> str:
+    """``[#########-----------] 3/7``: where a long import of many notes has got to."""
+    filled = _BAR_WIDTH * done // max(total, 1)
+    return f"[{'#' * filled}{'-' * (_BAR_WIDTH - filled)}] {done}/{total}"
 
 
 class Command(BaseCommand):
@@ -36,21 +43,26 @@ class Command(BaseCommand):
         for warning in warnings:
             if verbosity >= 1:
                 self.stderr.write(self.style.WARNING(warning))
-        reports = import_notes(sources, dry_run=dry_run)
-        for report in reports:
-            self._report(report, verbosity, dry_run)
+        done = 0
+
+        def progress(report: NoteReport) -> None:
+            nonlocal done
+            done += 1
+            self._report(report, verbosity, dry_run, f"{progress_bar(done, len(sources))} ")
+
+        reports = import_notes(sources, dry_run=dry_run, on_note=progress)
         if verbosity >= 1:
             total = sum(len(r.created) + len(r.updated) + len(r.retired) for r in reports)
             prefix = "Dry run, nothing written: " if dry_run else ""
             self.stdout.write(self.style.SUCCESS(f"{prefix}{len(reports)} notes, {total} card changes."))
 
-    def _report(self, report: NoteReport, verbosity: int, dry_run: bool) -> None:
+    def _report(self, report: NoteReport, verbosity: int, dry_run: bool, progress: str) -> None:
         if verbosity < 1:
             return
         reactivated = f" ({len(report.reactivated)} reactivated)" if report.reactivated else ""
         mode = " [dry run]" if dry_run else ""
         self.stdout.write(
-            f"{report.path} ({report.slug}){mode}: {len(report.created)} created, "
+            f"{progress}{report.path} ({report.slug}){mode}: {len(report.created)} created, "
             f"{len(report.updated)} updated{reactivated}, {report.unchanged} unchanged, {len(report.retired)} retired"
         )
         if verbosity >= 2:
