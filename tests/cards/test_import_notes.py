@@ -52,6 +52,11 @@ class BundledNotesTests(TestCase):
     def setUpTestData(cls) -> None:
         cls.output, _ = run_import(NOTES_DIR)
 
+    def test_it_shows_its_progress_note_by_note(self) -> None:
+        lines = self.output.splitlines()
+        self.assertTrue(lines[0].startswith("[####----------------] 1/5 "), lines[0])
+        self.assertTrue(lines[4].startswith("[####################] 5/5 "), lines[4])
+
     def test_it_imports_at_least_150_active_cards_of_every_kind(self) -> None:
         active = Card.objects.active()
         self.assertEqual(Note.objects.count(), 5)
