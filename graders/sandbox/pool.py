@@ -203,7 +203,9 @@ class SandboxPool:
             wire.send_message(child.job, job)
         except OSError as exc:
             return RunResult(status="internal_error", message=f"the sandbox child went away: {exc}")
-        deadline = started + limits.wall_seconds + RESULT_GRACE
+        # Counted from the job's start, not from ``started``: waiting for a warm child (slow on a
+        # loaded machine) must not eat into the time the child is given to answer.
+        deadline = time.monotonic() + limits.wall_seconds + RESULT_GRACE
         try:
             child.job.settimeout(max(deadline - time.monotonic(), 0.001))
             result: tuple[dict[str, Any], dict[str, Any]] | None = wire.unpack(

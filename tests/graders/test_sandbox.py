@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -185,6 +186,22 @@ def test_it_reports_memory_limits(pool: SandboxPool) -> None:
 def test_it_runs_once_in_a_cold_process() -> None:
     result = run_once(DOUBLE, "solution", [(torch.ones(2),)])
     assert result.status == "ok"
+    assert torch.equal(result.cases[0].value, torch.full((2,), 2.0))
+
+
+def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() -> None:
+    # On a loaded machine a job can wait seconds for a warm child; that wait must not count
+    # against the time the child is given to answer (it once turned a right answer into
+    # "the process died"). Here the job starts as if it had waited 30 s.
+    limits = Limits(wall_seconds=2.0)
+    with SandboxPool(size=1, limits=limits) as cold_pool:
+        child = cold_pool._take(60)
+        try:
+            waited = time.monotonic() - 30
+            result = cold_pool._run_in(child, DOUBLE, "solution", [(torch.ones(2),)], limits, False, waited)
+        finally:
+            child.close()
+    assert result.status == "ok", result.message
     assert torch.equal(result.cases[0].value, torch.full((2,), 2.0))
 
 
