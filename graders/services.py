@@ -69,10 +69,23 @@ def submission_seed(drill: Drill, day: date) -> int:
     return int.from_bytes(digest[:6], "big")
 
 
+# A blip in the broker is retried at once; a longer outage is left to the reaper.
+PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
+
+
 def enqueue(submission_id: int, queue: str) -> None:
+    """Send a committed submission to its queue; a broker failure is logged, never raised.
+
+    Runs in the submit request's on-commit callback: the row is already stored as QUEUED, and
+    ``reap_submissions`` re-sends rows left queued, so an unreachable broker must not turn the
+    learner's submit into a server error.
+    """
     from graders.tasks import grade_submission
 
-    grade_submission.apply_async(args=[submission_id], queue=queue)
+    try:
+        grade_submission.apply_async(args=[submission_id], queue=queue, retry=True, retry_policy=PUBLISH_RETRY)
+    except Exception:
+        logger.exception("could not queue submission %s on %s; the reaper will send it again", submission_id, queue)
 
 
 def create_submission(

@@ -20,13 +20,17 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
+from celery.signals import after_task_publish
 from django.conf import settings
 from django.db import connections
+from kombu.utils.json import dumps, loads
 
 REPO = Path(__file__).resolve().parents[1]
 # Every Celery key these fixtures make in the test Redis starts with this (kombu's global_keyprefix).
@@ -238,3 +242,48 @@ class Workers:
     def stop_all(self) -> None:
         for worker in self.started:
             worker.stop()
+
+
+# ------------------------------------------------------------------------------ publishing
+
+
+@dataclass(frozen=True)
+class Published:
+    """One task message as the broker got it: name, JSON-decoded arguments, routing key (the queue)."""
+
+    task: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    queue: str
+
+
+@contextmanager
+def published_tasks() -> Iterator[list[Published]]:
+    """Every task message this process publishes meanwhile (Celery's ``after_task_publish``, which
+    fires only once the broker accepted the message)."""
+    sent: list[Published] = []
+
+    def record(sender: str, headers: dict[str, Any], body: Any, routing_key: str, **kwargs: Any) -> None:
+        args, task_kwargs, _ = loads(dumps(body))  # protocol 2 body, through JSON as the worker reads it
+        sent.append(Published(headers["task"], args, task_kwargs, routing_key))
+
+    after_task_publish.connect(record, weak=False, dispatch_uid="tests.teams.published")
+    try:
+        yield sent
+    finally:
+        after_task_publish.disconnect(dispatch_uid="tests.teams.published")
+
+
+@contextmanager
+def celery_broker(url: str, **options: Any) -> Iterator[None]:
+    """Publish to another broker meanwhile (Celery's own configuration, not a stand-in)."""
+    from quizsite.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    app.conf.broker_url, app.conf.broker_transport_options = url, options
+    publish_to_configured_broker()
+    try:
+        yield
+    finally:
+        app.conf.broker_url, app.conf.broker_transport_options = saved
+        publish_to_configured_broker()

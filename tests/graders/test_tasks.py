@@ -6,6 +6,7 @@ only); the real sandbox pool and a real worker are exercised in test_integration
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from datetime import timedelta
@@ -20,6 +21,7 @@ from graders import services
 from graders.drills.local import LocalRunner
 from graders.models import Drill, Status, Submission
 from graders.services import Outcome, claim_submission, create_submission, process_submission
+from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db
@@ -52,13 +54,13 @@ def dead_pid() -> int:
 def test_it_enqueues_on_commit_on_the_drills_queue(
     django_capture_on_commit_callbacks: Any, learner: User, drill: Drill
 ) -> None:
-    with mock.patch("graders.tasks.grade_submission.apply_async") as apply_async:
+    with published_tasks() as sent:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             sub = create_submission(learner, drill, RIGHT)
-        apply_async.assert_not_called()
+        assert sent == []
         for callback in callbacks:
             callback()
-    apply_async.assert_called_once_with(args=[sub.pk], queue="grade_cpu")
+    assert sent == [Published("graders.tasks.grade_submission", [sub.pk], {}, "grade_cpu")]
     sub.refresh_from_db()
     assert (sub.status, sub.drill_version, sub.attempts) == (Status.QUEUED, drill.version, 0)
 
@@ -67,10 +69,26 @@ def test_it_sends_cuda_drills_to_the_gpu_queue(
     django_capture_on_commit_callbacks: Any, learner: User, make_drill: Any
 ) -> None:
     drill = make_drill(device="cuda")
-    with mock.patch("graders.tasks.grade_submission.apply_async") as apply_async:
-        with django_capture_on_commit_callbacks(execute=True):
-            sub = create_submission(learner, drill, RIGHT)
-    apply_async.assert_called_once_with(args=[sub.pk], queue="grade_gpu")
+    with published_tasks() as sent, django_capture_on_commit_callbacks(execute=True):
+        sub = create_submission(learner, drill, RIGHT)
+    assert sent == [Published("graders.tasks.grade_submission", [sub.pk], {}, "grade_gpu")]
+
+
+def test_it_keeps_a_submission_queued_when_the_broker_is_down(
+    django_capture_on_commit_callbacks: Any, learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        sub = create_submission(learner, drill, RIGHT)
+    with (
+        celery_broker("redis://127.0.0.1:1/0"),
+        published_tasks() as sent,
+        caplog.at_level(logging.ERROR, logger="graders.services"),
+    ):
+        callbacks[0]()  # returns: the learner's submit is not turned into a server error
+    assert sent == []
+    assert "the reaper will send it again" in caplog.text
+    sub.refresh_from_db()
+    assert sub.status == Status.QUEUED
 
 
 def test_it_uses_one_seed_per_drill_and_day(learner: User, drill: Drill) -> None:

@@ -13,23 +13,20 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import pytest
 import redis
-from celery.signals import after_task_publish
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import TestCase, override_settings
-from kombu.utils.json import dumps, loads
 
 from cards.models import Card, CardState, ReviewLog
 from quizsite.celery import app
 from teams.models import Membership, Team
 from tests.cards.factories import make_card, make_note, make_user
 from tests.cards.stats_factories import make_log
-from tests.conftest import publish_to_configured_broker
+from tests.conftest import Published, published_tasks
 
 DEFAULT_TEST_REDIS = "redis://127.0.0.1:6379/14"
 
@@ -62,46 +59,6 @@ def redis_boards() -> Iterator[redis.Redis]:
         if keys:
             conn.delete(*keys)
         conn.close()
-
-
-@dataclass(frozen=True)
-class Published:
-    """One task message as the broker got it: name, JSON-decoded arguments, routing key (the queue)."""
-
-    task: str
-    args: list[Any]
-    kwargs: dict[str, Any]
-    queue: str
-
-
-@contextmanager
-def published_tasks() -> Iterator[list[Published]]:
-    """Every task message this process publishes meanwhile (Celery's ``after_task_publish``, which
-    fires only once the broker accepted the message)."""
-    sent: list[Published] = []
-
-    def record(sender: str, headers: dict[str, Any], body: Any, routing_key: str, **kwargs: Any) -> None:
-        args, task_kwargs, _ = loads(dumps(body))  # protocol 2 body, through JSON as the worker reads it
-        sent.append(Published(headers["task"], args, task_kwargs, routing_key))
-
-    after_task_publish.connect(record, weak=False, dispatch_uid="tests.teams.published")
-    try:
-        yield sent
-    finally:
-        after_task_publish.disconnect(dispatch_uid="tests.teams.published")
-
-
-@contextmanager
-def celery_broker(url: str, **options: Any) -> Iterator[None]:
-    """Publish to another broker meanwhile (Celery's own configuration, not a stand-in)."""
-    saved = (app.conf.broker_url, app.conf.broker_transport_options)
-    app.conf.broker_url, app.conf.broker_transport_options = url, options
-    publish_to_configured_broker()
-    try:
-        yield
-    finally:
-        app.conf.broker_url, app.conf.broker_transport_options = saved
-        publish_to_configured_broker()
 
 
 def run_like_a_worker(messages: list[Published]) -> None:

@@ -19,8 +19,9 @@ from django.db import transaction
 from cards.models import ReviewLog
 from teams.models import DailyActivity
 from tests.cards.stats_factories import make_log
+from tests.conftest import celery_broker, published_tasks
 
-from .base import TeamTestCase, at, celery_broker, published_tasks, refresh_message, run_like_a_worker, test_redis_url
+from .base import TeamTestCase, at, refresh_message, run_like_a_worker, test_redis_url
 
 REPO = Path(__file__).resolve().parents[2]
 DAY = date(2026, 3, 4)
