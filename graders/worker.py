@@ -74,8 +74,20 @@ def _is_prefork(worker: Any) -> bool:
     return "prefork" in str(getattr(pool_cls, "__module__", pool_cls))
 
 
+def import_grading_modules() -> None:
+    """Import torch and the grading code before the first task, not inside its time limit.
+
+    On a loaded machine importing torch takes seconds; done in a task, the soft time limit could
+    interrupt it half-way and leave torch's operator registry broken for every later grade.
+    """
+    import graders.drills.cases
+    import graders.drills.compare
+    import graders.grading  # noqa: F401
+
+
 @worker_process_init.connect
 def _start_in_child(**kwargs: Any) -> None:
+    import_grading_modules()
     get_pool()
 
 
@@ -88,6 +100,7 @@ def _stop_in_child(**kwargs: Any) -> None:
 def _start_in_main(sender: Any = None, **kwargs: Any) -> None:
     consumer_worker = getattr(sender, "controller", None)
     if consumer_worker is not None and not _is_prefork(consumer_worker):
+        import_grading_modules()
         get_pool()
     from graders.tasks import reap_submissions
 
