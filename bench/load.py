@@ -1,36 +1,51 @@
-"""Load test: concurrent learners reviewing through a real gunicorn on loopback, with locust headless.
+"""Load test: concurrent learners reviewing and submitting drills through gunicorn, with locust headless.
 
-Why: bench/review.py measures the server time of one request; this adds what only concurrency shows:
-gunicorn's queueing, the session and CSRF middleware, and database write contention while many
-learners rate cards at once (each rating is a transaction). Everything runs on this machine: a
-throwaway database (SQLite in a temporary folder, or ``--database-url``), gunicorn on 127.0.0.1, and
-locust's library runner in this process for a bounded number of seconds. It prints one row per
-endpoint with the DESIGN.md targets beside it, and ``/healthz?only=database`` as the floor measured in
-the same run (the cost of a request that does one query).
+Why: bench/review.py measures the server time of one request and bench/grading.py one verdict at a
+time; this adds what only concurrency shows: gunicorn's queueing, the session and CSRF middleware,
+database write contention while many learners rate cards at once (each rating is a transaction), and
+grading under a web load (a submission row, the Celery hop, the worker's writes, the status polls).
+Everything runs on this machine: a throwaway database (SQLite in a temporary folder, or a scratch
+PostgreSQL database created and dropped here), gunicorn on 127.0.0.1, one Celery worker started the
+way scripts/run.sh starts it, against Redis under a key prefix of its own (nothing else is touched,
+nothing is flushed), and locust's library runner in this process for a bounded number of seconds.
 
-Usage: .venv/bin/python bench/load.py [--users 16] [--seconds 20] [--workers 2]
+Each learner rates the card shown (Good); when the card is a drill, and now and then outside the
+queue, it opens a drill page, submits the reference solution or a wrong one, and polls the verdict
+fragment every 300 ms as the page does. "submit -> verdict" is its own row: from before the POST to
+the first poll that shows a final status. The per-learner grading rate limit is raised for the run
+(GRADER_RATE_LIMIT): a simulated learner submits far more often than the default 10 per 60 s allows.
+
+Usage: .venv/bin/python bench/load.py [--users 16] [--seconds 20] [--warmup 15] [--think 0]
+       [--workers 2] [--concurrency 2] [--redis-url redis://127.0.0.1:6379/13]
+       [--database-url postgres://postgres@127.0.0.1:5432/quizsite_load]
+Exits 1 when any request failed, a verdict was wrong or late, or a learner raised.
 """
 
 from __future__ import annotations
 
 # locust patches the standard library with gevent when imported; it must come first.
-from locust import FastHttpUser, constant, task  # isort: skip
+from locust import FastHttpUser, between, constant, task  # isort: skip
 from locust.env import Environment  # isort: skip
 
 import argparse
 import json
 import os
+import random
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import gevent
 from requests.cookies import create_cookie
@@ -39,8 +54,23 @@ REPO = Path(__file__).resolve().parents[1]
 _FORM = re.compile(r'<form class="ratings" method="post" action="([^"]+)"')
 _VERSION = re.compile(r'name="version" value="(\d+)"')
 _CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+_OPEN_DRILL = re.compile(r'href="(/drills/card/[0-9a-f-]+/)" data-open-drill')
+_SUBMIT = re.compile(r'<form class="drill-form" method="post" action="/drills/([\w-]+)/submit/"')
+_SUBMISSION = re.compile(r'data-status="(\w+)" data-kind="\w+" data-submission="([0-9a-f-]+)"')
+_POLLING = re.compile(r'hx-get="/drills/submissions/[0-9a-f-]+/status/"')
+PENDING = {"queued", "running"}
+POLL_SECONDS = 0.3  # graders.views.POLL_MS: what the page's htmx does
+VERDICT_TIMEOUT = 120.0
+RIGHT_SHARE = 0.6  # share of submissions that send the drill's reference solution
+VERDICT_ROW = "submit -> verdict"
 SESSIONS: list[str] = []
-TARGETS = {"POST rate": "p50 <= 15 ms, p95 <= 40 ms (server time, DESIGN.md)"}
+REFERENCES: dict[str, str] = {}  # drill slug -> its reference solution, read from notes/drills
+VERDICTS: Counter[str] = Counter()
+TARGETS = {
+    "POST rate": "p50 <= 15 ms, p95 <= 40 ms (server time, DESIGN.md)",
+    VERDICT_ROW: "p50 <= 20 ms, p95 <= 50 ms (one at a time, DESIGN.md)",
+}
+WRONG_CODE = "import torch\n\n\ndef solution(*args):\n    return torch.full((3, 3), -7.0)\n"
 
 SETUP = """
 import json
@@ -73,7 +103,8 @@ class Row:
 
 
 class Learner(FastHttpUser):
-    """A learner in a closed loop: rate the card shown (Good), now and then look at decks or health."""
+    """A learner in a closed loop: rate the card shown (Good), do the drill when the card is one,
+    now and then open a drill outside the queue, look at decks or health."""
 
     wait_time = constant(0)
 
@@ -83,6 +114,11 @@ class Learner(FastHttpUser):
 
     @task(8)
     def rate(self) -> None:
+        drill = _OPEN_DRILL.search(self.page)
+        if drill:  # a drill card: its verdict rates it, then the review moves on
+            self.do_drill(drill.group(1), "GET /drills/card/<uuid>/ -> drill page")
+            self.page = self.client.get("/review/", name="GET /review/").text
+            return
         action, version, token = _FORM.search(self.page), _VERSION.search(self.page), _CSRF.search(self.page)
         if not (action and version and token):  # nothing due: start over from the review page
             self.page = self.client.get("/review/", name="GET /review/").text
@@ -97,12 +133,76 @@ class Learner(FastHttpUser):
         self.page = response.text
 
     @task(1)
+    def practise(self) -> None:
+        self.do_drill(f"/drills/{random.choice(sorted(REFERENCES))}/", "GET /drills/<slug>/")
+
+    @task(1)
     def decks(self) -> None:
         self.client.get("/decks/", name="GET /decks/")
 
     @task(1)
     def health(self) -> None:
         self.client.get("/healthz?only=database", name="GET /healthz?only=database")
+
+    def do_drill(self, url: str, name: str) -> None:
+        """Steps: 1. the drill page (form, CSRF token)  2. POST right or wrong code  3. poll to a verdict."""
+        page = self.client.get(url, name=name).text
+        form, token = _SUBMIT.search(page), _CSRF.search(page)
+        if not (form and token):
+            self.fire(name, 0.0, RuntimeError(f"no submit form on {url}"))
+            return
+        slug = form.group(1)
+        right = random.random() < RIGHT_SHARE
+        data = {"code": REFERENCES[slug] if right else WRONG_CODE, "kind": "submit"}
+        data["csrfmiddlewaretoken"] = token.group(1)
+        started = time.perf_counter()
+        headers = {"HX-Request": "true"}
+        with self.client.post(
+            f"/drills/{slug}/submit/", data=data, headers=headers, name="POST submit", catch_response=True
+        ) as response:
+            found = _SUBMISSION.search(response.text or "")
+            if found is None:  # refused (rate limit, size) answers 200 to htmx with the message
+                response.failure(f"no submission in the answer: {(response.text or '')[:200]!r}")
+                return
+        self.await_verdict(found.group(1), found.group(2), started, right)
+
+    def await_verdict(self, status: str, uuid: str, started: float, right: bool) -> None:
+        """Poll the fragment as htmx does; record the verdict once, keep polling while the page would."""
+        url, polling, recorded = f"/drills/submissions/{uuid}/status/", True, False
+        while True:
+            if status not in PENDING and not recorded:
+                VERDICTS[f"{'right' if right else 'wrong'} code -> {status}"] += 1
+                # The reference must be accepted and the wrong code never: anything else is our fault.
+                wrong = None if (status == "accepted") == right else RuntimeError(f"{uuid}: {status}")
+                self.fire(VERDICT_ROW, (time.perf_counter() - started) * 1000, wrong)
+                recorded = True
+            if recorded and not polling:
+                return
+            if time.perf_counter() - started > VERDICT_TIMEOUT:
+                self.fire(VERDICT_ROW, VERDICT_TIMEOUT * 1000, TimeoutError(f"{uuid} still {status}"))
+                return
+            gevent.sleep(POLL_SECONDS)
+            text = self.client.get(url, headers={"HX-Request": "true"}, name="GET submission status").text or ""
+            found = _SUBMISSION.search(text)
+            if found is None:  # an error page: the poll itself is already counted as a failure
+                self.fire(VERDICT_ROW, (time.perf_counter() - started) * 1000, RuntimeError(f"{uuid}: no status"))
+                return
+            status, polling = found.group(1), bool(_POLLING.search(text))
+
+    def fire(self, name: str, ms: float, exception: Exception | None = None) -> None:
+        self.environment.events.request.fire(
+            request_type="DRILL", name=name, response_time=ms, response_length=0, exception=exception, context={}
+        )
+
+
+def load_references() -> dict[str, str]:
+    """The drills' reference solutions straight from their files: the right answers learners send."""
+    found = {}
+    for path in sorted((REPO / "notes" / "drills").rglob("*.toml")):
+        drill = tomllib.loads(path.read_text(encoding="utf-8"))
+        if drill.get("entry_point") == "solution":  # WRONG_CODE defines solution()
+            found[drill["slug"]] = drill["reference"]
+    return found
 
 
 def free_port() -> int:
@@ -111,7 +211,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def site_env(folder: Path, database_url: str) -> dict[str, str]:
+def site_env(folder: Path, database_url: str, redis_url: str, prefix: str) -> dict[str, str]:
     env = {
         "PATH": os.environ["PATH"],
         "HOME": os.environ.get("HOME", str(folder)),
@@ -123,6 +223,13 @@ def site_env(folder: Path, database_url: str) -> dict[str, str]:
         "SESSION_COOKIE_SECURE": "0",
         "CSRF_COOKIE_SECURE": "0",
         "LOG_LEVEL": "WARNING",
+        "REDIS_URL": redis_url,
+        "CELERY_KEY_PREFIX": prefix,
+        "TEAMS_BOARD_PREFIX": f"{prefix}boards:",
+        # 200 learners submit far more often than people do: the limit would refuse them, not the load.
+        "GRADER_RATE_LIMIT": "100000",
+        "GRADER_RATE_WINDOW": "60",
+        "GRADER_POOL_SIZE": os.environ.get("GRADER_POOL_SIZE", "2"),
     }
     if database_url:
         env["DATABASE_URL"] = database_url
@@ -130,10 +237,10 @@ def site_env(folder: Path, database_url: str) -> dict[str, str]:
 
 
 def prepare(env: dict[str, str], users: int) -> list[str]:
-    """1. migrate, 2. import the bundled notes, 3. learners with ready sessions (no password hashing)."""
+    """1. migrate, 2. import the notes and drills, 3. learners with ready sessions (no password hashing)."""
     manage = [sys.executable, "manage.py"]
-    for args in (["migrate", "--noinput", "-v", "0"], ["import_notes", "notes/", "-v", "0"]):
-        subprocess.run(manage + args, cwd=REPO, env=env, check=True)
+    for args in (["migrate", "--noinput", "-v", "0"], ["import_notes", "notes/", "-v", "0"], ["import_drills"]):
+        subprocess.run(manage + args, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
     out = subprocess.run(
         manage + ["shell", "-c", SETUP.format(users=users)],
         cwd=REPO,
@@ -143,6 +250,31 @@ def prepare(env: dict[str, str], users: int) -> list[str]:
         text=True,
     ).stdout
     return json.loads(out.split("SESSIONS", 1)[1])
+
+
+def scratch_database(url: str, create: bool) -> None:
+    """Create (fresh) or drop the scratch database; only names starting quizsite_load, never a shared one."""
+    import psycopg
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    if not re.fullmatch(r"quizsite_load\w*", name):
+        raise SystemExit(f"--database-url must name a scratch database quizsite_load*, not {name!r}")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if create:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def cleanup_redis(url: str, prefix: str) -> None:
+    """Delete only this run's keys (its prefix); the database is shared and is never flushed."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+    if keys:
+        client.delete(*keys)
 
 
 def start_gunicorn(env: dict[str, str], port: int, workers: int) -> subprocess.Popen[bytes]:
@@ -161,59 +293,150 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int) -> subprocess.P
     raise RuntimeError("gunicorn did not answer /healthz within 30 s")
 
 
-def run_load(host: str, users: int, seconds: float) -> list[Row]:
+def start_worker(env: dict[str, str], concurrency: int, log: Path) -> subprocess.Popen[bytes]:
+    """The worker of scripts/run.sh (all three queues, prefork), named apart from anyone else's."""
+    command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-Q", "grade_cpu,grade_gpu,celery"]
+    command += ["--pool", "prefork", "-c", str(concurrency), "-l", "INFO", "-n", f"load{os.getpid()}@%h"]
+    out = log.open("wb")
+    process = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env={**env, "LOG_LEVEL": "INFO"},
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while " ready." not in log.read_text(errors="replace"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"the worker did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    return process
+
+
+def run_load(host: str, users: int, seconds: float, warmup: float) -> list[Row]:
+    """Warm up first (the worker starts its sandbox pool on the first task), then count from zero."""
     env = Environment(user_classes=[Learner], host=host)
     runner = env.create_local_runner()
-    runner.start(users, spawn_rate=users)
+    runner.start(users, spawn_rate=min(users, 50))  # locust warns above 100 a second
+    gevent.sleep(warmup)
+    env.stats.reset_all()
+    VERDICTS.clear()
     gevent.sleep(seconds)
     runner.quit()
     rows = []
-    for entry in sorted(env.stats.entries.values(), key=lambda e: e.name):
+    entries = [e for e in env.stats.entries.values() if e.num_requests or e.num_failures]
+    for entry in sorted(entries, key=lambda e: (e.name == VERDICT_ROW, e.name)):
         pct = entry.get_response_time_percentile
         rows.append(
             Row(entry.name, entry.num_requests, entry.num_failures, pct(0.5), pct(0.95), pct(0.99), entry.total_rps)
         )
+    for error in env.stats.errors.values():
+        print(f"error x{error.occurrences}: {error.method} {error.name}: {error.error}")
+    # An exception inside a task is not a failed request to locust: count it here, or it would pass.
+    crashes = sum(e["count"] for e in runner.exceptions.values())
+    for crash in runner.exceptions.values():
+        print(f"learner exception x{crash['count']}: {crash['msg']}\n{crash['traceback']}")
+    if crashes:
+        rows.append(Row("learner exceptions", 0, crashes, 0.0, 0.0, 0.0, 0.0))
     return rows
 
 
-def print_table(rows: list[Row], users: int, seconds: float, workers: int) -> None:
-    print(f"\n{users} learners, closed loop, {seconds:.0f} s, gunicorn {workers} workers on 127.0.0.1")
-    print(
-        f"{'endpoint':<28} {'requests':>8} {'fail':>5} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'req/s':>7}  target"
-    )
+def print_table(rows: list[Row], header: str) -> None:
+    print(f"\n{header}\n")
+    print("| endpoint | requests | failures | p50 ms | p95 ms | p99 ms | req/s | target |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    http = [r for r in rows if r.name != VERDICT_ROW]
     for r in rows:
+        if r.name == VERDICT_ROW:
+            name = f"all HTTP | {sum(x.requests for x in http)} | {sum(x.failures for x in http)} | | | |"
+            print(f"| {name} {sum(x.rps for x in http):.1f} | |")
         print(
-            f"{r.name:<28} {r.requests:>8} {r.failures:>5} {r.p50:>7.0f} {r.p95:>7.0f} {r.p99:>7.0f} {r.rps:>7.1f}  "
-            f"{TARGETS.get(r.name, '')}"
+            f"| {r.name} | {r.requests} | {r.failures} | {r.p50:.0f} | {r.p95:.0f} | {r.p99:.0f} | {r.rps:.1f} | "
+            f"{TARGETS.get(r.name, '')} |"
         )
-    total = sum(r.rps for r in rows)
-    print(f"{'all':<28} {sum(r.requests for r in rows):>8} {sum(r.failures for r in rows):>5} {'':>23} {total:>7.1f}")
-    print("(latencies are client-side, queueing included; the target column is server time per request)")
+    print("\nverdicts: " + ", ".join(f"{k}: {n}" for k, n in sorted(VERDICTS.items())))
+    print("(client-side latencies, queueing included; the targets are server time / one submission at a time)")
 
 
-def main() -> int:
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        "unknown CPU",
+    )
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    return f"{cpu}, {os.cpu_count()} cores; load average before the run {load}"
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--users", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--database-url", default="", help="A scratch PostgreSQL database (default: SQLite).")
-    args = parser.parse_args()
+    parser.add_argument("--warmup", type=float, default=15.0, help="Seconds of load before counting starts.")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--concurrency", type=int, default=2, help="Celery worker processes (-c)")
+    parser.add_argument("--think", type=float, default=0.0, help="Mean think time between tasks, seconds.")
+    parser.add_argument(
+        "--database-url", default="", help="Scratch PostgreSQL quizsite_load*, created and dropped (default SQLite)."
+    )
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13", help="Broker (keys under a prefix).")
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
+    if args.think > 0:
+        Learner.wait_time = between(args.think / 2, args.think * 1.5)
+    REFERENCES.update(load_references())
     folder = Path(tempfile.mkdtemp(prefix="quizsite-load-"))
-    server = None
+    log = Path(tempfile.gettempdir()) / f"quizsite-load-worker-{os.getpid()}.log"  # kept when it has errors
+    prefix = f"quizsite-load-{os.getpid()}:"
+    header = f"{machine()}\n{args.users} learners, {args.seconds:.0f} s after {args.warmup:.0f} s warm-up, "
+    header += f"think {args.think:g} s, "
+    header += f"gunicorn {args.workers} workers, Celery -c {args.concurrency} on 127.0.0.1, "
+    header += "PostgreSQL" if args.database_url else "SQLite"
+    server = worker = None
     try:
         (folder / "static").mkdir()  # WhiteNoise warns without it; the pages' assets are not under test
-        env = site_env(folder, args.database_url)
+        if args.database_url:
+            scratch_database(args.database_url, create=True)
+        env = site_env(folder, args.database_url, args.redis_url, prefix)
         SESSIONS.extend(prepare(env, args.users))
+        worker = start_worker(env, args.concurrency, log)
         port = free_port()
         server = start_gunicorn(env, port, args.workers)
-        rows = run_load(f"http://127.0.0.1:{port}", args.users, args.seconds)
-        print_table(rows, args.users, args.seconds, args.workers)
+        rows = run_load(f"http://127.0.0.1:{port}", args.users, args.seconds, args.warmup)
+        print_table(rows, header)
         return 1 if any(r.failures for r in rows) else 0
     finally:
-        if server is not None:
-            server.terminate()
-            server.wait(15)
+        stop(server, worker, log)
+        cleanup_redis(args.redis_url, prefix)
+        if args.database_url:
+            scratch_database(args.database_url, create=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop(server: subprocess.Popen[bytes] | None, worker: subprocess.Popen[bytes] | None, log: Path) -> None:
+    if server is not None:
+        server.terminate()
+        server.wait(15)
+    if worker is not None:
+        worker.terminate()  # warm shutdown: the main process lets its children finish their task
+        worker.wait(60)
+        try:  # then whatever it left in its group (sandbox zygotes), if anything
+            os.killpg(worker.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "ERROR" in line]
+        if errors:
+            print(f"worker log {log}: {len(errors)} ERROR lines", *errors[:10], sep="\n")
+        else:
+            print("worker log: 0 ERROR lines")
+            log.unlink()
 
 
 if __name__ == "__main__":
