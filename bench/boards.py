@@ -30,6 +30,8 @@ os.environ["DATABASE_URL"] = f"sqlite:///{DB_PATH}"
 os.environ.setdefault("SECRET_KEY", "bench-only-secret-key")
 os.environ.setdefault("QUIZSITE_VAR_DIR", "/tmp/quizsite-bench-var")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+# The test client talks plain HTTP: no HTTPS redirect (production settings turn it on with DEBUG off).
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 os.environ["REDIS_URL"] = ""
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings")
 
