@@ -23,7 +23,7 @@ from cards.models import ReviewLog
 from graders.models import Status, Submission
 from graders.services import verdict_recorded
 
-from . import services, tasks
+from . import tasks
 
 
 @receiver(post_save, sender=ReviewLog, dispatch_uid="teams.review_saved")
@@ -35,6 +35,10 @@ def review_changed(sender: type[ReviewLog], instance: ReviewLog, **kwargs: Any) 
 
 @receiver(verdict_recorded, dispatch_uid="teams.verdict_recorded")
 def verdict_changed(sender: type[Submission], submission_id: int, kind: str, status: str, **kwargs: Any) -> None:
-    """Only an accepted real submission moves drill XP (first-try bonus included)."""
+    """Only an accepted real submission moves drill XP (first-try bonus included).
+
+    Sent in the grading worker after the verdict is committed; the XP and board update is queued
+    rather than run here, because it cost as much as the grading itself and held up the next verdict.
+    """
     if status == Status.ACCEPTED and kind == Submission.Kind.SUBMIT:
-        services.record_verdict(submission_id)
+        tasks.enqueue_verdict(submission_id)

@@ -124,6 +124,22 @@ def rebuild_boards_task() -> dict[str, int]:
     return report
 
 
+@shared_task(name="teams.tasks.record_verdict")
+def record_verdict_task(submission_id: int) -> None:
+    """Drill XP of an accepted submission, queued so the grading worker moves on to the next verdict."""
+    services.record_verdict(submission_id)
+
+
+def enqueue_verdict(submission_id: int) -> None:
+    """Queue ``record_verdict_task``; a broker failure is logged, never raised (the verdict stands)."""
+    try:
+        record_verdict_task.apply_async(
+            args=[submission_id], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
+        )
+    except Exception:
+        logger.exception("could not queue the drill XP of submission %s; the nightly rebuild repairs it", submission_id)
+
+
 @shared_task(name="teams.tasks.refresh_learner_day")
 def refresh_learner_day_task(user_id: int, day: str) -> None:
     """Recompute one learner day's rollup and their live boards, off the review request."""

@@ -12,8 +12,9 @@ from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
 from teams.streaks import learner_day
 from tests.cards.factories import make_card
+from tests.conftest import published_tasks
 
-from .base import TeamTestCase, at, refresh_message
+from .base import TeamTestCase, at, refresh_message, run_like_a_worker
 
 DAY = date(2026, 3, 4)
 
@@ -33,15 +34,17 @@ def make_drill(slug: str) -> Drill:
 
 
 def announce(sub: Submission) -> None:
-    """What ``graders.services`` sends once a final verdict is recorded."""
-    verdict_recorded.send_robust(
-        sender=Submission,
-        submission_id=sub.pk,
-        user_id=sub.user_id,
-        drill_id=sub.drill_id,
-        kind=sub.kind,
-        status=sub.status,
-    )
+    """What ``graders.services`` sends once a final verdict is recorded, then what a worker runs."""
+    with published_tasks() as sent:
+        verdict_recorded.send_robust(
+            sender=Submission,
+            submission_id=sub.pk,
+            user_id=sub.user_id,
+            drill_id=sub.drill_id,
+            kind=sub.kind,
+            status=sub.status,
+        )
+    run_like_a_worker(sent)
 
 
 def fields(activity: DailyActivity) -> tuple[object, ...]:
@@ -160,7 +163,10 @@ class DrillRollupTests(TeamTestCase):
         claim = claim_submission(sub.pk)
         assert claim.submission is not None
         verdict = {"status": Status.ACCEPTED, "passed": 1, "total": 1}
-        assert finish_submission(claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=3)
+        with published_tasks() as sent:
+            assert finish_submission(claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=3)
+        assert [(m.task, m.args, m.queue) for m in sent] == [("teams.tasks.record_verdict", [sub.pk], "celery")]
+        run_like_a_worker(sent)
         sub.refresh_from_db()
         clock = clock_for(self.member.pk)
         today = learner_day(sub.finished_at, clock.zone, clock.start_hour)
