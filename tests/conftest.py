@@ -151,17 +151,29 @@ def shared_database(
             conn.connection = in_memory
 
 
+# The key prefix of the module now using ``celery_on_redis``; its ``Workers`` use the same one.
+module_celery_prefix = CELERY_PREFIX
+
+
 @pytest.fixture(scope="module")
 def celery_on_redis(redis_url: str) -> Iterator[str]:
-    """Point this process's Celery app at the test Redis, so on-commit enqueues reach the worker."""
+    """Point this process's Celery app at the test Redis, so on-commit enqueues reach the worker.
+
+    Each module gets queues of its own (a key prefix under ``CELERY_PREFIX``): a message one
+    module left behind, or published while another module's workers run, is never taken by a
+    worker started with another module's settings.
+    """
+    global module_celery_prefix
     from quizsite.celery import app
 
     saved = (app.conf.broker_url, app.conf.broker_transport_options)
+    module_celery_prefix = f"{CELERY_PREFIX}{uuid.uuid4().hex[:8]}:"
     app.conf.broker_url = redis_url
-    app.conf.broker_transport_options = {"visibility_timeout": 3, "global_keyprefix": CELERY_PREFIX}
+    app.conf.broker_transport_options = {"visibility_timeout": 3, "global_keyprefix": module_celery_prefix}
     publish_to_configured_broker()
     yield redis_url
     app.conf.broker_url, app.conf.broker_transport_options = saved
+    module_celery_prefix = CELERY_PREFIX
     publish_to_configured_broker()
 
 
@@ -219,7 +231,7 @@ class Workers:
             "SECRET_KEY": settings.SECRET_KEY,
             "DATABASE_URL": database_url,
             "REDIS_URL": redis_url,
-            "CELERY_KEY_PREFIX": CELERY_PREFIX,
+            "CELERY_KEY_PREFIX": module_celery_prefix,
             "CELERY_VISIBILITY_TIMEOUT": "3",
             "CELERY_RESTORE_INTERVAL": "1",
             # Every worker process starts a warm sandbox pool: keep it to one child on the CPU.
