@@ -187,6 +187,6 @@ def test_it_grades_a_drill_without_javascript(browser: Any, grader: Workers, liv
     page.fill("textarea[name=code]", RIGHT)
     page.get_by_role("button", name="Submit").click()
     expect(page).to_have_url(f"{live_server.url}/drills/submissions/{Submission.objects.get().uuid}/")
-    expect(page.locator("#verdict")).to_have_attribute("data-status", "accepted")
+    expect(page.locator("#verdict")).to_have_attribute("data-status", "accepted", timeout=VERDICT_TIMEOUT_MS)
     expect(page.locator("[data-rated]")).to_contain_text("Accepted: rated 5")
     context.close()
