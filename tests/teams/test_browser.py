@@ -7,12 +7,10 @@ recomputes the rollup and writes the Redis boards; the board page reads them bac
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,37 +32,6 @@ pytestmark = [
 
 # The worker writes the boards under this prefix in the test Redis; only these keys are deleted after.
 BOARD_PREFIX = f"test-teams-board-{uuid.uuid4().hex[:12]}:"
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="module")
-def browser(django_db_setup: None) -> Iterator[Any]:
-    """One chromium for the module; Django's async guard is lifted while Playwright's loop runs."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium) to run browser tests")
-    from playwright.sync_api import sync_playwright
-
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            yield launched
-            launched.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 @pytest.fixture(scope="module")
