@@ -11,6 +11,7 @@ Calling convention (also used by drills to compute references, see ``invoke``):
 from __future__ import annotations
 
 import traceback
+import types
 from typing import Any
 
 from graders.sandbox import policy
@@ -112,14 +113,17 @@ def run_job(
     modules: dict[str, ModuleProxy],
     sink: policy.PrintSink,
     device: str,
+    code: types.CodeType | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Steps: 1. compile; 2. run the module body; 3. find the entry point; 4. run every case."""
+    """Steps: 1. compile (unless the pool compiled it); 2. run the module body; 3. find the entry point;
+    4. run every case."""
     source: str = job["code"]
     lines = source.splitlines()
-    try:
-        code = policy.compile_submission(source, int(job["max_source_bytes"]))
-    except policy.Rejected as exc:
-        return {"status": "rejected", "message": str(exc)}, {}
+    if code is None:
+        try:
+            code = policy.compile_submission(source, int(job["max_source_bytes"]))
+        except policy.Rejected as exc:
+            return {"status": "rejected", "message": str(exc)}, {}
     glb, _guards = policy.make_globals(modules, sink)
     try:
         exec(code, glb)

@@ -19,7 +19,7 @@ class Limits:
 @dataclass(frozen=True)
 class CaseResult:
     ok: bool  # the entry point returned normally
-    value: object | None  # plain tensors / scalars / containers, rebuilt in the parent from safetensors + JSON
+    value: object | None  # plain tensors / scalars / containers, rebuilt in the parent by wire.unpack
     error: str | None  # "ExcType: message" plus the learner's own traceback lines
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import json
+import marshal
 import os
 import select
 import signal
@@ -30,6 +31,7 @@ import socket
 import sys
 import time
 import traceback
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,10 +123,8 @@ def _preload() -> None:
     import math  # noqa: F401
 
     import numpy  # noqa: F401
-    import numpy.ctypeslib  # noqa: F401 - safetensors needs it lazily; only our own code can reach it
     import numpy.ma  # noqa: F401 - numpy.polyfit and friends import it lazily
     import numpy.polynomial  # noqa: F401
-    import safetensors.torch  # noqa: F401
     import torch
 
     from graders.sandbox import child, policy, proxies  # noqa: F401
@@ -135,7 +135,9 @@ def _preload() -> None:
     if error:
         sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
     gc.collect()
+    jail.seccomp_filter()  # built once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
+    jail.share_in_huge_pages()
 
 
 @dataclass
@@ -321,11 +323,13 @@ def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[st
     if warm_error:
         ready["warm_error"] = warm_error
     wire.send_message(sock, wire.pack(ready))
-    header, values = wire.unpack(wire.recv_message(sock))
+    header, _ = wire.unpack(wire.recv_message(sock))
+    code = marshal.loads(wire.recv_message(sock))  # compiled by the pool under layer 1's policy
+    _, values = wire.unpack(wire.recv_message(sock))  # the cases: a message of their own (see pool)
     t4 = time.perf_counter()
     cpu_before = _cpu_seconds()
     jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda")
-    result, out_values = _run(header, values, device, sock)
+    result, out_values = _run(header, values, device, sock, code)
     if device == "cuda":
         result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
     t5 = time.perf_counter()
@@ -347,7 +351,7 @@ def _cpu_seconds() -> float:
 
 
 def _run(
-    header: dict[str, Any], values: dict[str, Any], device: str, sock: socket.socket
+    header: dict[str, Any], values: dict[str, Any], device: str, sock: socket.socket, code: types.CodeType
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     from graders.sandbox import child, policy
 
@@ -362,7 +366,9 @@ def _run(
     sink = policy.PrintSink(int(header["output_bytes"]), on_overflow=overflow)
     cases = [tuple(c) for c in values.get("cases", [])]
     try:
-        result, out_values = child.run_job(header, cases, _MODULES, sink, device)
+        if not isinstance(code, types.CodeType):
+            raise TypeError("the pool sent no code object")
+        result, out_values = child.run_job(header, cases, _MODULES, sink, device, code)
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed:
             result = {"status": "output_limit", "message": f"output limit: more than {sink.limit} bytes printed"}

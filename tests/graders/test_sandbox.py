@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import time
 from collections.abc import Iterator
 
@@ -11,6 +12,7 @@ torch = pytest.importorskip("torch")
 
 from graders.sandbox import Limits, SandboxPool, run_once  # noqa: E402
 from graders.sandbox.child import invoke  # noqa: E402
+from graders.sandbox.policy import compile_submission  # noqa: E402
 
 pytestmark = pytest.mark.sandbox
 
@@ -198,7 +200,9 @@ def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() ->
         child = cold_pool._take(60)
         try:
             waited = time.monotonic() - 30
-            result = cold_pool._run_in(child, DOUBLE, "solution", [(torch.ones(2),)], limits, False, waited)
+            compiled = marshal.dumps(compile_submission(DOUBLE, limits.max_source_bytes))
+            args = (DOUBLE, compiled, "solution", [(torch.ones(2),)], limits, False, waited)
+            result = cold_pool._run_in(child, *args)
         finally:
             child.close()
     assert result.status == "ok", result.message
@@ -437,3 +441,106 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    import os
+    import re
+
+    found = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(found) and (int(found[1]), int(found[2])) >= (major, minor)
+
+
+def test_the_fork_server_shares_its_memory_in_huge_pages_where_the_host_allows(pool: SandboxPool) -> None:
+    """One page-table entry per 2 MiB is what makes a fork cheap (see jail.share_in_huge_pages)."""
+    from pathlib import Path
+
+    modes = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if not modes.exists() or "[never]" in modes.read_text() or not _kernel_at_least(6, 1):
+        pytest.skip("no transparent huge pages or no MADV_COLLAPSE (Linux 6.1+) on this host")
+    assert pool._zygote is not None
+    launcher = pool._zygote.pid
+    children = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
+    zygote = int(children[0]) if children else launcher  # without a PID namespace there is no launcher
+    rollup = Path(f"/proc/{zygote}/smaps_rollup").read_text()
+    huge_kb = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:")))
+    assert huge_kb >= 64 * 1024, rollup
+
+
+BUSY = "import torch\n\ndef solution(x):\n    for _ in range(2000):\n        x = (x @ x).tanh()\n    return x\n"  # ~1 s
+
+
+def _wait_for(predicate: object, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_the_refill_waits_for_a_running_job_only_while_a_warm_child_is_left(size: int) -> None:
+    """Forking a replacement takes CPU from the job being graded: only an empty pool refills at once."""
+    import threading
+
+    with SandboxPool(size=size) as p:
+        _wait_for(lambda: len(p._ready) == size)
+        requested = p._spawned
+        limits = Limits(cpu_seconds=10, wall_seconds=30)
+        job = threading.Thread(
+            target=p.run, args=(BUSY, "solution", [(torch.eye(256) * 0.01,)]), kwargs={"limits": limits}
+        )
+        job.start()
+        time.sleep(0.3)
+        during = p._spawned - requested
+        still_running = job.is_alive()
+        job.join()
+        _wait_for(lambda: len(p._ready) == size)
+    assert still_running, "the job ended too soon to tell"
+    assert during == (1 if size == 1 else 0)
+    assert p._spawned - requested == 1
+
+
+def test_a_cases_list_is_encoded_once_and_a_new_list_again(pool: SandboxPool) -> None:
+    cases = [(torch.arange(3.0),)]
+    first = pool.run(DOUBLE, "solution", cases)
+    again = pool.run(DOUBLE, "solution", cases)
+    other = pool.run(DOUBLE, "solution", [(torch.arange(4.0),)])
+    assert torch.equal(first.cases[0].value, again.cases[0].value)
+    assert torch.equal(other.cases[0].value, torch.tensor([0.0, 2.0, 4.0, 6.0]))
+    assert pool._packed_cases(cases) is pool._packed_cases(cases)
+
+
+def test_busy_holds_the_refill_back_until_the_caller_is_done() -> None:
+    """The worker grades, stores the verdict and only then lets the pool fork a replacement."""
+    with SandboxPool(size=2) as p:
+        _wait_for(lambda: len(p._ready) == 2)
+        requested = p._spawned
+        with p.busy():
+            assert p.run(DOUBLE, "solution", [(torch.ones(2),)]).status == "ok"
+            time.sleep(0.3)
+            held = p._spawned - requested
+        _wait_for(lambda: len(p._ready) == 2)
+        assert (held, p._spawned - requested) == (0, 1)
+
+
+def test_a_job_whose_zygote_dies_under_it_runs_again_on_a_new_one() -> None:
+    """The learner's code never got its run: an infrastructure failure, so one more on a fresh child."""
+    import signal
+    import threading
+
+    with SandboxPool(size=1) as p:
+        p.warm()
+        assert p._zygote is not None
+        first = p._zygote
+        limits = Limits(cpu_seconds=10, wall_seconds=30)
+        outcome: list = []
+        job = threading.Thread(
+            target=lambda: outcome.append(p.run(BUSY, "solution", [(torch.eye(256) * 0.01,)], limits=limits))
+        )
+        job.start()
+        time.sleep(0.3)
+        assert job.is_alive(), "the job ended too soon to tell"
+        first.send_signal(signal.SIGKILL)
+        job.join()
+    assert outcome[0].status == "ok", outcome[0]
+    assert p._spawned >= 2
