@@ -67,22 +67,29 @@ class ReferenceFailure(RuntimeError):
     """The drill's own reference did not run cleanly: our fault, never the learner's."""
 
 
+Cached = tuple[list[Case], list[object], list[tuple[Any, ...]]]  # cases, reference outputs, the cases' args
+
+
 class ReferenceCache:
-    """A small thread-safe LRU of (cases, reference outputs) per (version, seed, visible_only, device)."""
+    """A small thread-safe LRU of (cases, reference outputs, args) per (version, seed, visible_only, device).
+
+    The args list is handed to the runner as it is for every submission (never rebuilt, never changed),
+    so the sandbox pool encodes it once.
+    """
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int, bool, str], tuple[list[Case], list[object]]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, bool, str], Cached] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, bool, str]) -> tuple[list[Case], list[object]] | None:
+    def get(self, key: tuple[str, int, bool, str]) -> Cached | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
             return None
 
-    def put(self, key: tuple[str, int, bool, str], value: tuple[list[Case], list[object]]) -> None:
+    def put(self, key: tuple[str, int, bool, str], value: Cached) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -114,6 +121,14 @@ def sandbox_limits(limits: DrillLimits) -> Any:
 def reference_outputs(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache = DEFAULT_CACHE
 ) -> tuple[list[Case], list[object], str]:
+    """The cases for ``seed``, the reference output for each (cached) and the device they ran on."""
+    cases, expected, _args, device = _reference(drill, seed, visible_only, runner, cache)
+    return cases, expected, device
+
+
+def _reference(
+    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
+) -> tuple[list[Case], list[object], list[tuple[Any, ...]], str]:
     """The cases for ``seed`` and the reference solution's output for each (cached); and the device.
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
@@ -123,7 +138,7 @@ def reference_outputs(
     key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")))
     cached = cache.get(key)
     if cached is not None:
-        return cached[0], cached[1], device
+        return (*cached, device)
     cases = generate_cases(drill, seed, visible_only, device=device)
     args = [case.args for case in cases]
     result = runner.run(drill.reference, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
@@ -133,8 +148,8 @@ def reference_outputs(
         if not outcome.ok:
             raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
     expected = [outcome.value for outcome in result.cases]
-    cache.put(key, (cases, expected))
-    return cases, expected, device
+    cache.put(key, (cases, expected, args))
+    return cases, expected, args, device
 
 
 def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **extra: Any) -> Verdict:
@@ -207,10 +222,9 @@ def grade(
         device = runner_device(drill, runner)
         return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
     try:
-        cases, expected, device = reference_outputs(drill, seed, visible_only, runner, cache)
+        cases, expected, args, device = _reference(drill, seed, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
-    args = [case.args for case in cases]
     result = runner.run(code, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
     timing = {"cpu_ms": float(result.cpu_ms or 0), "wall_ms": float(result.wall_ms or 0), "stdout": result.stdout or ""}
     device = str(result.device or device)

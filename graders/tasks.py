@@ -8,6 +8,7 @@ the database claim in ``services.claim_submission``, not from the broker.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from celery import Task, shared_task
@@ -50,10 +51,14 @@ class GradeTask(Task):
 )
 def grade_submission(self: Task, submission_id: int) -> str:
     """Grade one submission. Returns what happened (for the worker log)."""
+    pool = get_pool()
+    # A sandbox pool forks the replacement child after the verdict is stored, not during it.
+    hold_refill = getattr(pool, "busy", contextlib.nullcontext)
     try:
-        outcome = services.process_submission(
-            submission_id, get_pool(), worker=self.request.hostname or "", device=worker_device()
-        )
+        with hold_refill():
+            outcome = services.process_submission(
+                submission_id, pool, worker=self.request.hostname or "", device=worker_device()
+            )
     except SoftTimeLimitExceeded:
         services.record_task_failure(submission_id, "the grader ran past its time limit")
         return "time_limit"

@@ -154,6 +154,8 @@ def _compare_values(
     """Flat value comparison; NaN matches only where the reference itself is NaN."""
     if expected.numel() == 0:
         return None
+    if expected.dtype == actual.dtype and torch.equal(expected, actual):
+        return None  # the usual case, in one kernel instead of isclose's several (NaN falls through)
     exact = rule.mode == "exact" or _kind(expected.dtype) in ("bool", "int")
     if exact:
         same = (expected == actual) | (_isnan(expected) & _isnan(actual))

@@ -283,3 +283,22 @@ def test_it_grades_cuda_drills_on_the_gpu_only_when_the_runner_has_one() -> None
     assert verdict["status"] == "accepted" and verdict["device"] == "cuda"
     assert {args[1] for args in gpu.seen} == {"cuda"}
     assert grade(DRILLS["squeeze-dim"], "anything", seed=0, runner=gpu, cache=ReferenceCache())["device"] == "cuda"
+
+
+def test_every_submission_of_a_day_gets_the_same_cases_object(runner: LocalRunner) -> None:
+    """The sandbox pool encodes a cases list once; that only helps if grading hands over the same list."""
+    seen: list[object] = []
+
+    class Recording:
+        device = "cpu"
+
+        def run(self, code: str, entry_point: str, cases: Any, **kwargs: Any) -> Any:
+            seen.append(cases)
+            return runner.run(code, entry_point, cases, **kwargs)
+
+    cache = ReferenceCache()
+    for seed in (1, 1, 2):
+        grade(REVERSE, REVERSE.reference, seed=seed, runner=Recording(), cache=cache)
+    reference_1, learner_1a, learner_1b, reference_2, learner_2 = seen
+    assert learner_1a is learner_1b is reference_1
+    assert learner_2 is reference_2 and learner_2 is not learner_1a

@@ -56,6 +56,7 @@ def settle(sub: Submission, status: str, *, hidden_passed: int = 0, message: str
         user_id=sub.user_id,
         drill_id=sub.drill_id,
         kind=sub.kind,
+        seed=sub.seed,
         status=status,
     )
 

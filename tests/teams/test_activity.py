@@ -42,6 +42,7 @@ def announce(sub: Submission) -> None:
             user_id=sub.user_id,
             drill_id=sub.drill_id,
             kind=sub.kind,
+            seed=sub.seed,
             status=sub.status,
         )
     run_like_a_worker(sent)
