@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizsite.settings")
 
@@ -34,6 +35,21 @@ def ensure_broker_folders(conf: Any) -> None:
 @app.on_after_configure.connect
 def _on_after_configure(sender: Celery, source: Any, **kwargs: Any) -> None:
     ensure_broker_folders(source)
+
+
+@task_prerun.connect
+@task_postrun.connect
+def close_old_connections(task: Any = None, **kwargs: Any) -> None:
+    """Around each task, what Django does around each request: drop a broken or too old connection.
+
+    A connection that works and is younger than CONN_MAX_AGE is kept (see CELERY_DB_REUSE_MAX).
+    Not for eager tasks: they run inside the caller's transaction, which this must not close.
+    """
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
+    from django.db import close_old_connections as close_old
+
+    close_old()
 
 
 app.autodiscover_tasks()

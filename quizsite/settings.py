@@ -141,6 +141,7 @@ try:
         "default": dj_database_url.parse(
             os.getenv("DATABASE_URL", f"sqlite:///{VAR_DIR / 'quizsite.sqlite3'}"),
             conn_max_age=envint("DB_CONN_MAX_AGE", "60"),
+            conn_health_checks=True,
         )
     }
 except ValueError as exc:
@@ -153,7 +154,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "timeout": 20,
     }
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -245,6 +245,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Celery's Django fixup closes every database connection around every task unless this is set, so
+# each verdict paid a fresh connection (PostgreSQL: a new backend). With it, quizsite.celery instead
+# applies Django's own per-request rule around each task (CONN_MAX_AGE, broken connections, health
+# checks), and Celery's blind close comes only every this many tasks.
+CELERY_DB_REUSE_MAX = 1000
 # Seconds between runs of the grading reaper (beat); tests of the process topology set it low.
 GRADER_REAP_INTERVAL = envint("GRADER_REAP_INTERVAL", "60")
 # Periodic jobs (celery beat). The teams jobs are idempotent and check each team's or learner's own clock.
