@@ -201,18 +201,29 @@ def scopes_for(user_ids: Sequence[int]) -> dict[int, list[str]]:
     return scopes
 
 
+PUBLISH_LOCK_SECONDS = 10  # a publish takes milliseconds; the lock of a holder that died expires
+PUBLISH_LOCK_WAIT = 5.0
+
+
 def publish_user(user_id: int, day: date, now: datetime | None = None) -> None:
-    """After a review or a verdict: push the learner's new week and all-time rows to every board they are on."""
+    """After a review or a verdict: push the learner's new week and all-time rows to every board they are on.
+
+    One publish per learner at a time (a Redis lock), reading the database only once it holds the
+    lock: two workers refreshing the same learner could otherwise store in the wrong order, an older
+    total landing after a newer one and staying on the board.
+    """
     conn = client()
     if conn is None:
         return
     now = now or timezone.now()
     monday = day - timedelta(days=day.weekday())
-    scopes = scopes_for([user_id])
+    lock = conn.lock(f"{prefix()}lock:user:{user_id}", timeout=PUBLISH_LOCK_SECONDS, blocking_timeout=PUBLISH_LOCK_WAIT)
     try:
-        store_rows(conn, compute_rows([user_id], monday, now), monday, scopes)
-        store_rows(conn, compute_rows([user_id], None, now), None, scopes)
-    except redis.RedisError:
+        with lock:
+            scopes = scopes_for([user_id])
+            store_rows(conn, compute_rows([user_id], monday, now), monday, scopes)
+            store_rows(conn, compute_rows([user_id], None, now), None, scopes)
+    except redis.RedisError:  # LockError included
         # The database already holds the truth; the next read or rebuild repairs the cache.
         logger.warning("could not update the Redis boards for user %s", user_id, exc_info=True)
 

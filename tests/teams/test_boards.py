@@ -138,6 +138,20 @@ class RedisBoardTests(TeamTestCase):
                 assert conn.zcard(f"{boards.prefix()}z:global:all") == 3
                 assert names(boards.global_board("all", now=NOW)) == from_db == ["olivia", "tess"]
 
+    def test_one_publish_per_learner_at_a_time_so_an_older_total_cannot_land_last(self) -> None:
+        with redis_boards() as conn:
+            key = f"{boards.prefix()}z:team:{self.team.pk}:all"
+            held = conn.lock(f"{boards.prefix()}lock:user:{self.member.pk}", timeout=10)
+            assert held.acquire(blocking=False)
+            DailyActivity.objects.create(user=self.member, day=MONDAY, xp=3, reviews=3)
+            with mock.patch.object(boards, "PUBLISH_LOCK_WAIT", 0.2):
+                boards.publish_user(self.member.pk, MONDAY)  # another worker is publishing: wait, then leave it
+            assert conn.zscore(key, str(self.member.pk)) is None
+            held.release()
+            boards.publish_user(self.member.pk, MONDAY)
+            expected = boards.compute_rows([self.member.pk], None)[self.member.pk].score
+            assert expected > 0 and conn.zscore(key, str(self.member.pk)) == expected
+
     def test_it_falls_back_to_the_database_when_redis_is_down(self) -> None:
         DailyActivity.objects.create(user=self.member, day=MONDAY, xp=3, reviews=3)
         with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
