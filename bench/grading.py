@@ -44,6 +44,16 @@ def configure(tmp: Path, redis_url: str) -> dict[str, str]:
     return {**os.environ, **env}
 
 
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine spent busy so far (every process: worker, sandbox, Redis, this one)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
@@ -151,14 +161,18 @@ def breakdown(pks: list[int]) -> dict[str, float]:
     }
 
 
-def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], float]:
-    """n submissions committed at once; latency per row = its finished_at - the burst's send time."""
+def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], float, float]:
+    """n submissions committed at once; latency per row = its finished_at - the burst's send time.
+
+    Also the machine's busy CPU per verdict over the burst: on 2 cores it bounds verdicts/s.
+    """
     from django.db import transaction
 
     from graders.models import Submission
     from graders.services import create_submission
 
     jobs = [(drill, code) for drill, codes in stored for code in codes]
+    cpu_before = busy_cpu_seconds()
     sent_wall = time.time()
     started = time.perf_counter()
     with transaction.atomic():
@@ -166,8 +180,9 @@ def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[
     while pending_between(pks[0], pks[-1]):
         time.sleep(0.002)
     elapsed = time.perf_counter() - started
+    cpu_ms = (busy_cpu_seconds() - cpu_before) * 1000 / n
     finished = Submission.objects.filter(pk__in=pks).values_list("finished_at", flat=True)
-    return [(f.timestamp() - sent_wall) * 1000 for f in finished], n / elapsed
+    return [(f.timestamp() - sent_wall) * 1000 for f in finished], n / elapsed, cpu_ms
 
 
 def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tuple[list[float], float]:
@@ -260,7 +275,7 @@ def main() -> None:
     try:
         timed("warm-up", lambda: sequential(user, stored, 4 * len(stored) * args.concurrency))
         seq, statuses, seq_pks = timed("sequential", lambda: sequential(user, stored, args.sequential))
-        burst_lat, burst_rate = timed("burst", lambda: burst(user, stored, args.burst))
+        burst_lat, burst_rate, burst_cpu = timed("burst", lambda: burst(user, stored, args.burst))
     finally:
         os.killpg(worker.pid, 15)
         worker.wait(30)
@@ -279,6 +294,7 @@ def main() -> None:
     print("\n| one at a time, median of each stage | ms |\n| --- | --- |")
     for stage, ms in breakdown(seq_pks).items():
         print(f"| {stage} | {ms:.1f} |")
+    print(f"\nmachine CPU per verdict in the burst (all processes, both cores): {burst_cpu:.1f} ms")
     p50_ratio = percentile(base, 50) / percentile(seq, 50)
     print(f"\nbaseline p50 / warm p50 = {p50_ratio:.0f}x; throughput ratio = {burst_rate / base_rate:.0f}x")
 
