@@ -188,6 +188,8 @@ class _Decoder:
         if size == 0:
             return torch.empty(shape, dtype=dtype)
         raw = bytearray(self.blob[offset : offset + size])  # a copy the tensor owns, writable
+        if dtype_name == "bool" and raw.translate(None, b"\x00\x01"):
+            raise WireError("a bool tensor holds bytes other than 0 and 1")  # undefined behaviour in ATen
         return torch.frombuffer(raw, dtype=dtype).reshape(shape)
 
 

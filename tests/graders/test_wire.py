@@ -116,3 +116,11 @@ def test_forged_tensor_nodes_are_refused(node: object) -> None:
 def test_a_well_formed_forged_node_is_just_data() -> None:
     _, values = wire.unpack(forged({"T": ["int32", [2], 0, 8]}, struct.pack("<ii", 7, -1) + b"\0" * 56))
     assert same(values["v"], torch.tensor([7, -1], dtype=torch.int32))
+
+
+def test_a_bool_tensor_must_hold_only_zeros_and_ones() -> None:
+    """Any other byte is undefined behaviour in ATen: compared bytewise or as truth, it must not get through."""
+    with pytest.raises(wire.WireError, match="bool"):
+        wire.unpack(forged({"T": ["bool", [2], 0, 2]}, b"\x02\x00" + b"\0" * 62))
+    _, values = wire.unpack(forged({"T": ["bool", [2], 0, 2]}, b"\x01\x00" + b"\0" * 62))
+    assert same(values["v"], torch.tensor([True, False]))
