@@ -142,7 +142,11 @@ def compile_submission(source: str, max_source_bytes: int) -> types.CodeType:
         raise Rejected("rejected: the source contains a NUL byte")
     try:
         result = compile_restricted_exec(source, filename=FILENAME, policy=SandboxPolicy)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except (RecursionError, MemoryError):  # the parser's or the transformer's depth limit
+        raise Rejected(
+            "rejected: the code is nested too deeply to compile; split it into smaller expressions"
+        ) from None
+    except (SyntaxError, ValueError) as exc:
         raise Rejected(f"rejected: {type(exc).__name__}: {exc}") from None
     if result.errors or result.code is None:
         raise Rejected("rejected: " + "; ".join(result.errors or ("the source did not compile",)))

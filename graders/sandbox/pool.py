@@ -354,8 +354,7 @@ class SandboxPool:
 
     def _request_child(self) -> _Child:
         """Send one spawn request to the zygote; the child says "started" and then "ready" on its sockets."""
-        zsock = self._ensure_zygote()
-        zygote = self._zygote
+        zsock, zygote = self._ensure_zygote()
         job_p, job_c = socket.socketpair()
         ctl_p, ctl_c = socket.socketpair()
         self._spawned += 1
@@ -386,10 +385,11 @@ class SandboxPool:
             raise
         return child
 
-    def _ensure_zygote(self) -> socket.socket:
+    def _ensure_zygote(self) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        """The live zygote's socket and process, starting a new zygote if the last one died."""
         with self._zlock:
             if self._zygote is not None and self._zygote.poll() is None and self._zsock is not None:
-                return self._zsock
+                return self._zsock, self._zygote
             if self._zsock is not None:  # the previous zygote died
                 self._zsock.close()
             if self._zygote is not None:
@@ -406,7 +406,7 @@ class SandboxPool:
             )
             zygote_end.close()
             self._zsock = parent_end
-            return parent_end
+            return parent_end, self._zygote
 
     def _stop_zygote(self) -> None:
         with self._zlock:

@@ -544,3 +544,10 @@ def test_a_job_whose_zygote_dies_under_it_runs_again_on_a_new_one() -> None:
         job.join()
     assert outcome[0].status == "ok", outcome[0]
     assert p._spawned >= 2
+
+
+def test_source_too_deep_to_compile_is_rejected_and_the_pool_grades_on(pool: SandboxPool) -> None:
+    """Layer 1 compiles in this process, so a parser limit must be a verdict, never a crash."""
+    deep = pool.run("def solution(x):\n    return x" + " + x" * 3000 + "\n", "solution", [(torch.ones(1),)])
+    assert deep.status == "rejected" and "nested too deeply" in deep.message
+    assert pool.run(DOUBLE, "solution", [(torch.ones(2),)]).status == "ok"

@@ -73,6 +73,26 @@ def test_it_rejects_oversized_source() -> None:
         policy.compile_submission("x = 1\n" * 100, 100)
 
 
+DEEP_SOURCES = {
+    "unary minus": "x = " + "-" * 9000 + "1\n",
+    "attribute chain": "x = a" + ".b" * 3000 + "\n",
+    "sum": "x = " + "+".join(["1"] * 3000) + "\n",
+    "subscripts": "x = a" + "[0]" * 3000 + "\n",
+    "not": "x = " + "not " * 3000 + "1\n",
+    "lambdas": "x = " + "lambda: " * 1500 + "1\n",
+    "brackets": "x = " + "[" * 3000 + "]" * 3000 + "\n",
+}
+
+
+@pytest.mark.parametrize("source", DEEP_SOURCES.values(), ids=DEEP_SOURCES.keys())
+def test_it_rejects_source_nested_too_deeply_to_compile(source: str) -> None:
+    """Layer 1 runs in the grading worker's own process: a parser or transformer limit must end as a verdict."""
+    with pytest.raises(policy.Rejected) as info:
+        policy.compile_submission(source, 20_000)
+    assert str(info.value).startswith("rejected: ")
+    assert "nested" in str(info.value)
+
+
 def test_it_refuses_underscore_and_denied_attributes_at_runtime(modules: dict[str, ModuleProxy]) -> None:
     guards = policy.Guards(modules, policy.PrintSink(100))
     tensor = torch.ones(2)
