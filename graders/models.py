@@ -22,6 +22,12 @@ class Device(models.TextChoices):
     CUDA = "cuda", "CUDA GPU"
 
 
+class Difficulty(models.TextChoices):
+    EASY = "easy", "Easy"
+    MEDIUM = "medium", "Medium"
+    HARD = "hard", "Hard"
+
+
 class DrillQuerySet(models.QuerySet["Drill"]):
     def active(self) -> DrillQuerySet:
         return self.filter(active=True)
@@ -44,6 +50,10 @@ class Drill(models.Model):
     starter_code = models.TextField(blank=True)
     reference_code = models.TextField(help_text="Trusted reference solution; never shown to learners.")
     device = models.CharField(max_length=8, choices=Device.choices, default=Device.CPU)
+    difficulty = models.CharField(max_length=8, choices=Difficulty.choices, default=Difficulty.MEDIUM)
+    tags = models.JSONField(default=list, blank=True, help_text='Topic tags, e.g. ["indexing", "broadcasting"].')
+    track = models.CharField(max_length=60, blank=True, help_text="A named sequence, e.g. tensor-puzzles.")
+    position = models.PositiveSmallIntegerField(default=0, help_text="The drill's place in its track.")
     limits = models.JSONField(default=dict, blank=True, help_text="Sandbox limits (time, memory, output).")
     definition = models.TextField(help_text="The drill file's TOML text: workers parse and grade exactly this.")
     version = models.CharField(max_length=64, help_text="Content hash of the drill definition.")
@@ -59,6 +69,7 @@ class Drill(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(device__in=Device.values), name="drill_device_valid"),
             models.CheckConstraint(condition=~models.Q(entry_point=""), name="drill_entry_point_not_empty"),
+            models.CheckConstraint(condition=models.Q(difficulty__in=Difficulty.values), name="drill_difficulty_valid"),
         ]
 
     def __str__(self) -> str:

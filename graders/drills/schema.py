@@ -17,6 +17,7 @@ from typing import Any
 
 COMPARE_MODES = ("allclose", "exact", "gradients")
 DEVICES = ("cpu", "cuda")
+DIFFICULTIES = ("easy", "medium", "hard")
 # Names the case expressions may use; anything else is a typo or something a drill must not do.
 CASE_NAMES = frozenset(
     {"torch", "g", "rng", "math", "device", "range", "len", "list", "tuple", "dict", "int", "float", "bool"}
@@ -92,6 +93,10 @@ class Drill:
     constraints: Constraints = field(default_factory=Constraints)
     limits: DrillLimits = field(default_factory=DrillLimits)
     device: str = "cpu"
+    difficulty: str = "medium"
+    tags: tuple[str, ...] = ()
+    track: str = ""  # a named sequence of drills, e.g. "tensor-puzzles"
+    position: int = 0  # the drill's place in its track (easy first)
     path: str = ""
     version: str = ""
 
@@ -222,6 +227,22 @@ def _limits(reader: _Reader) -> DrillLimits:
     return limits
 
 
+def _metadata(top: _Reader) -> tuple[str, tuple[str, ...], str, int]:
+    """Difficulty, topic tags, track and position: how the drill hub files and orders the drill."""
+    difficulty = top.get("difficulty", str, "medium")
+    if difficulty not in DIFFICULTIES:
+        raise top.fail("difficulty", f"must be one of {', '.join(DIFFICULTIES)}, not {difficulty!r}")
+    tags = top.get("tags", list, [])
+    for i, tag in enumerate(tags):
+        if not isinstance(tag, str) or not tag or not all(part.isalnum() for part in tag.split("-")):
+            raise top.fail(f"tags[{i}]", "must be a lowercase word or words joined by '-'")
+    track = top.get("track", str, "")
+    position = top.get("position", int, 0)
+    if position < 0:
+        raise top.fail("position", "must be >= 0")
+    return difficulty, tuple(tag.lower() for tag in tags), track, position
+
+
 def parse_drill(text: str, path: str = "<drill>") -> Drill:
     """Parse and validate one drill file's text; ``version`` is a hash of exactly this text."""
     try:
@@ -232,6 +253,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
     top.check_known(
         {"slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter", "reference", "device"}
         | {"source", "examples", "hidden", "compare", "constraints", "limits"}
+        | {"difficulty", "tags", "track", "position"}
     )
     slug, entry = top.text("slug"), top.text("entry_point")
     if not all(part.isalnum() for part in slug.split("-")) or slug != slug.lower():
@@ -248,6 +270,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
     device = top.get("device", str, "cpu")
     if device not in DEVICES:
         raise top.fail("device", f"must be one of {', '.join(DEVICES)}")
+    difficulty, tags, track, position = _metadata(top)
     source = top.table("source")
     source.check_known({"note", "heading"})
     examples, hidden = _case_specs(top, "examples", False), _case_specs(top, "hidden", True)
@@ -271,6 +294,10 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
         constraints=_constraints(top),
         limits=_limits(top),
         device=device,
+        difficulty=difficulty,
+        tags=tags,
+        track=track,
+        position=position,
         path=path,
         version=hashlib.sha256(text.encode()).hexdigest()[:16],
     )

@@ -191,6 +191,9 @@ GOOD = (DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(en
         (("[compare]", '[constraints]\nforbid = ["F.nll loss"]\n\n[compare]'), "'constraints.forbid[0]'"),
         (("title =", 'titel = "x"\ntitle ='), "'titel': is not a known field"),
         (("def solution(x):\n    return", "def solution(x):\nreturn"), "'reference': is not valid Python"),
+        (('device = "cpu"', 'device = "cpu"\ndifficulty = "brutal"'), "'difficulty': must be one of easy"),
+        (('device = "cpu"', 'device = "cpu"\ntags = ["Index ing"]'), "'tags[0]'"),
+        (('device = "cpu"', 'device = "cpu"\nposition = -1'), "'position': must be >= 0"),
     ],
 )
 def test_it_names_the_file_and_field_of_a_broken_drill(change: tuple[str, str], field: str) -> None:
@@ -200,6 +203,15 @@ def test_it_names_the_file_and_field_of_a_broken_drill(change: tuple[str, str], 
         parse_drill(GOOD.replace(old, new, 1), "notes/drills/x/reverse-1d.toml")
     assert str(caught.value).startswith("notes/drills/x/reverse-1d.toml: ")
     assert field in str(caught.value)
+
+
+def test_it_reads_difficulty_tags_and_track() -> None:
+    text = GOOD.replace(
+        'device = "cpu"',
+        'device = "cpu"\ndifficulty = "hard"\ntags = ["Indexing", "flip"]\ntrack = "puzzles"\nposition = 3',
+    )
+    drill = parse_drill(text)
+    assert (drill.difficulty, drill.tags, drill.track, drill.position) == ("hard", ("indexing", "flip"), "puzzles", 3)
 
 
 def test_it_refuses_a_case_expression_that_fails_with_its_name(tmp_path: Path) -> None:

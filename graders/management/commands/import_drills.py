@@ -72,6 +72,10 @@ def drill_fields(spec: DrillSpec, definition: str, source_path: str) -> dict[str
         "starter_code": spec.starter,
         "reference_code": spec.reference,
         "device": spec.device,
+        "difficulty": spec.difficulty,
+        "tags": list(spec.tags),
+        "track": spec.track,
+        "position": spec.position,
         "limits": {
             "cpu_seconds": spec.limits.cpu_seconds,
             "wall_seconds": spec.limits.wall_seconds,
