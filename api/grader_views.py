@@ -1,9 +1,11 @@
 """Drills (read) and your submissions (create, read).
 
 A drill is served without its reference solution, its stored definition or its hidden cases.
-A submission is created by `graders.services.create_submission` (the same as the web), which
-stores it QUEUED and hands it to the grading workers once the row is committed; poll
-`GET /api/v1/submissions/<uuid>/` for the verdict. Other learners' submissions are 404.
+A submission is made by `graders.submissions.submit`, the same use case as the drill page: the
+code's size, the learner's rate limit (429 with `Retry-After`), the seed of the learner's current
+review of the drill (so a drill solved here rates its card exactly as on the page), then a QUEUED row
+handed to the grading workers once it is committed; poll `GET /api/v1/submissions/<uuid>/` for the
+verdict. Other learners' submissions are 404.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, Throttled, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,9 +28,9 @@ from api.serializers import (
     SubmissionSerializer,
     query_slug,
 )
-from api.throttling import SubmissionThrottle, UserThrottle
+from api.throttling import UserThrottle
+from graders import submissions
 from graders.models import Drill, Submission
-from graders.services import create_submission
 
 # Everything a learner may see of a drill; reference_code stays in the database.
 DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")
@@ -64,7 +66,7 @@ class SubmissionList(generics.ListCreateAPIView):
     """`GET`: your submissions, newest first (`?drill=<slug>` filters). `POST`: submit code."""
 
     serializer_class = SubmissionSerializer
-    throttle_classes = [UserThrottle, SubmissionThrottle]
+    throttle_classes = [UserThrottle]
 
     def get_queryset(self) -> QuerySet[Submission]:
         subs = Submission.objects.filter(user=self.request.user).select_related("drill").order_by("-queued_at", "-pk")
@@ -90,7 +92,11 @@ class SubmissionList(generics.ListCreateAPIView):
         drill = Drill.objects.active().filter(slug=data["drill"]).first()
         if drill is None:
             raise NotFound("No such drill.")
-        submission = create_submission(request.user, drill, data["code"], data["kind"])
+        submission = submissions.submit(request.user, drill, data["code"], data["kind"])
+        if isinstance(submission, submissions.Refused):
+            if submission.status == status.HTTP_429_TOO_MANY_REQUESTS:
+                raise Throttled(wait=submission.retry_after, detail=submission.message)
+            raise ValidationError({"code": [submission.message]})
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
 

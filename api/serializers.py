@@ -270,6 +270,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     """One of your submissions. ``verdict`` is the grader's, with hidden cases already redacted."""
 
     drill = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    started_at = serializers.DateTimeField(source="claimed_at", read_only=True, allow_null=True)
 
     class Meta:
         model = Submission

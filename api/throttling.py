@@ -8,9 +8,6 @@ default local-memory cache: set a shared cache to make the limits global across 
 
 from __future__ import annotations
 
-from typing import Any
-
-from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
@@ -32,14 +29,3 @@ class AnonThrottle(_LiveRates, AnonRateThrottle):
     """Requests without credentials, such as the token endpoint (scope ``anon``): slows password guessing."""
 
     scope = "anon"
-
-
-class SubmissionThrottle(_LiveRates, UserRateThrottle):
-    """New submissions only (scope ``submissions``): each one costs a sandbox run on a worker."""
-
-    scope = "submissions"
-
-    def allow_request(self, request: Request, view: Any) -> bool:
-        if request.method != "POST":
-            return True
-        return super().allow_request(request, view)

@@ -7,8 +7,9 @@ the naive baseline (a fresh ``python`` process per submission that imports torch
 It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13; its keys carry a
 ``bench-grading-<pid>:`` prefix and are deleted at the end) and makes its own SQLite database
 in a temporary folder, then starts the same worker command ``make run`` uses. Latency is
-measured by this process: from just before ``create_submission`` (row insert + on-commit
-publish) until it sees the final row.
+measured by this process: from just before ``graders.submissions.submit`` (the use case the
+page and the API call: rate limit, review seed, row insert, on-commit publish) until it sees
+the final row.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def configure(tmp: Path, redis_url: str) -> dict[str, str]:
         "QUIZSITE_VAR_DIR": str(tmp),
         "LOG_LEVEL": "WARNING",
         "CELERY_KEY_PREFIX": f"bench-grading-{os.getpid()}:",  # never touches anyone else's keys
+        "GRADER_RATE_LIMIT": "1000000",  # one learner sends every submission of the benchmark
     }
     os.environ.update(env)
     return {**os.environ, **env}
@@ -121,9 +123,17 @@ def pending_between(first: int, last: int) -> int:
         return int(cursor.fetchone()[0])
 
 
+def create_submission(user: Any, drill: Any, code: str) -> Any:
+    from graders.submissions import submit
+
+    submission = submit(user, drill, code)
+    if not hasattr(submission, "pk"):
+        raise SystemExit(f"the submission was refused: {submission}")
+    return submission
+
+
 def submit_and_wait(user: Any, drill: Any, code: str) -> tuple[float, str]:
     from graders.models import Submission
-    from graders.services import create_submission
 
     started = time.perf_counter()
     pk = create_submission(user, drill, code).pk
@@ -150,7 +160,7 @@ def breakdown(pks: list[int]) -> dict[str, float]:
     """Median of each stage, from the row's own timestamps (same clock: one machine)."""
     from graders.models import Submission
 
-    rows = Submission.objects.filter(pk__in=pks).values_list("queued_at", "started_at", "finished_at", "grading_ms")
+    rows = Submission.objects.filter(pk__in=pks).values_list("queued_at", "claimed_at", "finished_at", "grading_ms")
     pickup = [(s - q).total_seconds() * 1000 for q, s, _, _ in rows]
     grading = [float(g) for *_, g in rows]
     rest = [(f - s).total_seconds() * 1000 - g for _, s, f, g in rows]
@@ -169,7 +179,6 @@ def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[
     from django.db import transaction
 
     from graders.models import Submission
-    from graders.services import create_submission
 
     jobs = [(drill, code) for drill, codes in stored for code in codes]
     cpu_before = busy_cpu_seconds()
@@ -189,7 +198,6 @@ def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tupl
     """The naive grader: every submission in a cold process that imports torch (``run_once``)."""
     from graders.grading import grade
     from graders.sandbox import run_once
-    from graders.services import drill_spec
 
     class ColdRunner:
         device = "cpu"
@@ -197,7 +205,7 @@ def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tupl
         def run(self, code: str, entry_point: str, cases: Any, **kwargs: Any) -> Any:
             return run_once(code, entry_point, cases, **kwargs)
 
-    specs = [(drill_spec(d.slug, d.version, d.definition, d.source_path), codes) for d, codes in stored]
+    specs = [(d.spec, codes) for d, codes in stored]
     jobs = [(spec, code) for spec, codes in specs for code in codes][:n]
     for spec in {spec.slug: spec for spec, _ in jobs}.values():
         grade(spec, spec.reference, seed=1, runner=ColdRunner())  # references cached: only the learner pays

@@ -38,7 +38,7 @@ def _get_card(card_uuid: UUID) -> Card:
 
 
 # The graders app's answer box for `output` cards (the learner types what a snippet prints).
-OUTPUT_SNIPPET = "graders/snippets/output_answer.html"
+OUTPUT_SNIPPET = "outputs/snippets/output_answer.html"
 
 
 @functools.cache

@@ -8,6 +8,6 @@ class GradersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The verdict_recorded receiver that rates an accepted drill (runs in the worker), and the
-        # task that computes the examples' expected outputs (registered with Celery on import).
-        from . import examples, reviews  # noqa: F401
+        # The job kinds (graders.jobs runs them by name) and the worker-process hooks (they fire only
+        # in Celery workers: a warm sandbox pool and a heartbeat in each process that runs jobs).
+        from . import examples, verdicts, worker  # noqa: F401

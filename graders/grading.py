@@ -11,30 +11,29 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
 from graders.drills.cases import Case, generate_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
 from graders.drills.schema import Drill, DrillError, DrillLimits
+from graders.sandbox.results import RunResult
+from graders.status import VERDICTS
 
-STATUSES = (
-    "accepted",
-    "wrong_answer",
-    "runtime_error",
-    "time_limit",
-    "memory_limit",
-    "output_limit",
-    "rejected",
-    "internal_error",
-)
 MESSAGE_CHARS = 4000
 
 
 class Runner(Protocol):
+    """What runs code for grading: the sandbox pool, or ``LocalRunner`` for trusted code in tests."""
+
+    device: str
+
     def run(
         self, code: str, entry_point: str, cases: list[tuple[Any, ...]], *, limits: Any = None, grad: bool = False
-    ) -> Any: ...
+    ) -> RunResult: ...
+
+    def busy(self) -> AbstractContextManager[None]: ...
 
 
 class TestResult(TypedDict):
@@ -231,7 +230,7 @@ def grade(
     hidden_total = sum(case.hidden for case in cases)
     counts = {"total": len(cases), "hidden_total": hidden_total}
     if result.status not in ("ok", "runtime_error") or len(result.cases) != len(cases):
-        status = result.status if result.status in STATUSES and result.status != "ok" else "internal_error"
+        status = result.status if result.status in VERDICTS else "internal_error"
         message = result.message if status == result.status else ""
         message = message or f"the runner returned {len(result.cases)} results for {len(cases)} cases"
         tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases]

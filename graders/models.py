@@ -1,20 +1,25 @@
-"""Drills and the submissions graded against them.
+"""Drills, the work graded against them (submissions, example outputs) and the graders' heartbeats.
 
-A submission moves ``queued -> running -> final`` and every move is a conditional
-``update()`` that must change exactly one row (see ``graders.services``), so two
-workers that both received the same message can never both record a verdict.
+Sandbox work shares one lifecycle (``Job``, driven by ``graders.jobs``): every move is a conditional
+``update()`` that must change exactly one row, so two workers that both received the same message
+can never both record a result.
 """
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import datetime, timedelta
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from cards.models import Card
+from graders.drills.schema import Drill as DrillSpec
+from graders.drills.schema import parse_drill
+from graders.status import JOB_DONE, PENDING, VERDICTS, Status, choices
 
 
 class Device(models.TextChoices):
@@ -31,6 +36,12 @@ class Difficulty(models.TextChoices):
 class DrillQuerySet(models.QuerySet["Drill"]):
     def active(self) -> DrillQuerySet:
         return self.filter(active=True)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_definition(definition: str, source_path: str) -> DrillSpec:
+    """Frozen and equal across calls, so the grading module's reference cache hits for every submission."""
+    return parse_drill(definition, source_path)
 
 
 class Drill(models.Model):
@@ -76,42 +87,82 @@ class Drill(models.Model):
         return f"{self.slug}: {self.title}"
 
     @property
+    def spec(self) -> DrillSpec:
+        """The stored definition, parsed once per version in each process (what workers grade)."""
+        return _parsed_definition(self.definition, self.source_path)
+
+    @property
     def queue(self) -> str:
         """The Celery queue that grades this drill (a CPU worker may consume both)."""
         return settings.GRADER_QUEUE_GPU if self.device == Device.CUDA else settings.GRADER_QUEUE_CPU
 
 
-class Status(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    ACCEPTED = "accepted", "Accepted"
-    WRONG_ANSWER = "wrong_answer", "Wrong answer"
-    RUNTIME_ERROR = "runtime_error", "Runtime error"
-    TIME_LIMIT = "time_limit", "Time limit exceeded"
-    MEMORY_LIMIT = "memory_limit", "Memory limit exceeded"
-    OUTPUT_LIMIT = "output_limit", "Output limit exceeded"
-    REJECTED = "rejected", "Rejected"
-    INTERNAL_ERROR = "internal_error", "Internal error"
+class Job(models.Model):
+    """Background sandbox work with one lifecycle: ``queued -> running -> final`` (``graders.jobs``).
+
+    Every move is a conditional ``update()`` that must change exactly one row: a worker claims a
+    queued row with a fresh ``claim_token`` (or takes over a running one whose claimant died) and
+    only the holder of the claim may record the final status. Each kind lists its final statuses in
+    ``FINAL``; the check constraints below hold for every kind.
+    """
+
+    FINAL: ClassVar[tuple[Status, ...]] = JOB_DONE
+
+    status = models.CharField(max_length=16, default=Status.QUEUED.value)
+    queued_at = models.DateTimeField(default=timezone.now)
+    claim_token = models.CharField(max_length=200, blank=True, help_text="host:pid:start:nonce of the claimant.")
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the row.")
+
+    class Meta:
+        abstract = True
+        constraints = [
+            # A running row always names its claimant, so a dead claim can be detected.
+            models.CheckConstraint(
+                condition=~models.Q(status=Status.RUNNING)
+                | (models.Q(claimed_at__isnull=False) & ~models.Q(claim_token="")),
+                name="%(app_label)s_%(class)s_running_is_claimed",
+            ),
+            # A final row always has its finish time; a pending row has none.
+            models.CheckConstraint(
+                condition=models.Q(status__in=PENDING, finished_at__isnull=True)
+                | (~models.Q(status__in=PENDING) & models.Q(finished_at__isnull=False)),
+                name="%(app_label)s_%(class)s_final_is_finished",
+            ),
+        ]
+
+    @property
+    def is_final(self) -> bool:
+        return self.status not in PENDING
+
+    def claim_is_stale(self, now: datetime, stale_after: timedelta) -> bool:
+        return self.status == Status.RUNNING and self.claimed_at is not None and self.claimed_at < now - stale_after
 
 
-PENDING_STATUSES = (Status.QUEUED, Status.RUNNING)
-FINAL_STATUSES = tuple(s for s in Status if s not in PENDING_STATUSES)
+def job_constraints(model: str, finals: tuple[Status, ...]) -> list[models.BaseConstraint]:
+    """The shared job constraints plus the status check for one kind's final statuses."""
+    valid = models.CheckConstraint(condition=models.Q(status__in=[*PENDING, *finals]), name=f"{model}_status_valid")
+    return [*Job.Meta.constraints, valid]
+
+
+SUBMISSION_STATUSES = choices((*PENDING, *VERDICTS))  # the API's SubmissionStatusEnum too
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
     def pending(self) -> SubmissionQuerySet:
-        return self.filter(status__in=PENDING_STATUSES)
+        return self.filter(status__in=PENDING)
 
     def history(self, user_id: int, drill_id: int) -> SubmissionQuerySet:
         """A learner's submissions to one drill, newest first (served by submission_user_drill_idx)."""
         return self.filter(user_id=user_id, drill_id=drill_id).order_by("-queued_at")
 
-    def stale_running(self, before: datetime) -> SubmissionQuerySet:
-        """Rows whose claim is older than ``before``: their grader died (served by submission_pending_idx)."""
-        return self.filter(status=Status.RUNNING, claimed_at__lt=before)
 
+class Submission(Job):
+    """Code a learner sent for a drill; its final status is the verdict."""
 
-class Submission(models.Model):
+    FINAL = VERDICTS
+
     class Kind(models.TextChoices):
         SUBMIT = "submit", "Submit"
         EXAMPLES = "examples", "Run examples"
@@ -125,17 +176,11 @@ class Submission(models.Model):
         help_text="Seed of the hidden cases: re-grading with it reproduces the verdict."
     )
     drill_version = models.CharField(max_length=64, help_text="The drill version the submission was graded against.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=16, choices=SUBMISSION_STATUSES, default=Status.QUEUED.value)
     verdict = models.JSONField(null=True, blank=True, help_text="The grader's verdict, per test.")
-    queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     grading_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Time spent in the grader itself.")
     worker = models.CharField(max_length=200, blank=True, help_text="Celery node that recorded the verdict.")
     device = models.CharField(max_length=16, blank=True, help_text="The device the code ran on.")
-    claim_token = models.CharField(max_length=200, blank=True, help_text="host:pid:start of the current claimant.")
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the row.")
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -146,27 +191,16 @@ class Submission(models.Model):
             models.Index(fields=["user", "drill", "-queued_at"], name="submission_user_drill_idx"),
             # The reaper: pending rows by status and claim age. Partial, so finished rows cost nothing.
             models.Index(
-                fields=["status", "claimed_at"],
-                condition=models.Q(status__in=["queued", "running"]),
-                name="submission_pending_idx",
+                fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="submission_pending_idx"
             ),
         ]
         constraints = [
-            models.CheckConstraint(condition=models.Q(status__in=Status.values), name="submission_status_valid"),
+            *job_constraints("submission", VERDICTS),
             models.CheckConstraint(condition=models.Q(kind__in=["submit", "examples"]), name="submission_kind_valid"),
-            # A running row always names its claimant, so a dead claim can be detected.
+            # A final submission always has its verdict; a pending one has none.
             models.CheckConstraint(
-                condition=~models.Q(status="running")
-                | (models.Q(claimed_at__isnull=False) & ~models.Q(claim_token="")),
-                name="submission_running_is_claimed",
-            ),
-            # A final row always has its verdict and finish time; a pending row has neither.
-            models.CheckConstraint(
-                condition=models.Q(status__in=["queued", "running"], finished_at__isnull=True, verdict__isnull=True)
-                | (
-                    ~models.Q(status__in=["queued", "running"])
-                    & models.Q(finished_at__isnull=False, verdict__isnull=False)
-                ),
+                condition=models.Q(status__in=PENDING, verdict__isnull=True)
+                | (~models.Q(status__in=PENDING) & models.Q(verdict__isnull=False)),
                 name="submission_final_has_verdict",
             ),
         ]
@@ -175,16 +209,9 @@ class Submission(models.Model):
         return f"{self.uuid} {self.drill_id} {self.status}"
 
     @property
-    def is_final(self) -> bool:
-        return self.status not in PENDING_STATUSES
-
-    @property
     def is_attempt(self) -> bool:
         """ "Run examples" grades the visible cases only and never counts as an attempt."""
         return self.kind == self.Kind.SUBMIT
-
-    def claim_is_stale(self, now: datetime, stale_after: timedelta) -> bool:
-        return self.status == Status.RUNNING and self.claimed_at is not None and self.claimed_at < now - stale_after
 
 
 class DrillReview(models.Model):
@@ -236,77 +263,7 @@ class DrillReview(models.Model):
         return self.finished_at is None
 
 
-class SnippetRun(models.Model):
-    """One sandbox run of an ``output`` card's snippet, cached by what ran (``graders.outputs``).
-
-    The grader compares a learner's answer with ``output``; the notes check compares the note's shown
-    output with it. A changed snippet (or adapter) has a new ``content_hash`` and so a new row.
-    """
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        OK = "ok", "Printed its output"
-        RAISED = "raised", "Raised an error"
-        RANDOM = "random", "Output depends on randomness"
-        NEEDS_CONTEXT = "needs_context", "Needs code from elsewhere in the note"
-        UNSUPPORTED = "unsupported", "Uses something the sandbox withholds"
-        FAILED = "failed", "Could not be run"
-
-    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="snippet_runs")
-    content_hash = models.CharField(max_length=64, help_text="Hash of the runnable cells and the adapter version.")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    output = models.TextField(blank=True, help_text="What the snippet really printed (the last cell).")
-    error = models.TextField(blank=True, help_text="Why it is not gradable, for any status but ok.")
-    context_status = models.CharField(
-        max_length=16, blank=True, help_text="When it needs context: the status of a run after the note's earlier code."
-    )
-    context_output = models.TextField(blank=True, help_text="What that run printed.")
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    ran_at = models.DateTimeField(null=True, blank=True)
-    wall_ms = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        constraints = [
-            # One run per snippet version; the grader looks it up by (card, content_hash).
-            models.UniqueConstraint(fields=["card", "content_hash"], name="snippetrun_card_hash_unique"),
-            models.CheckConstraint(
-                condition=models.Q(
-                    status__in=[
-                        "pending",
-                        "running",
-                        "ok",
-                        "raised",
-                        "random",
-                        "needs_context",
-                        "unsupported",
-                        "failed",
-                    ]
-                ),
-                name="snippetrun_status_valid",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"snippet of card {self.card_id}: {self.status}"
-
-    @property
-    def is_final(self) -> bool:
-        return self.status not in (self.Status.PENDING, self.Status.RUNNING)
-
-    @property
-    def is_gradable(self) -> bool:
-        """Ran deterministically, alone or (a snippet continuing an earlier block) after the note's earlier code."""
-        gradable = (self.Status.OK, self.Status.RAISED)
-        return self.status in gradable or (self.status == self.Status.NEEDS_CONTEXT and self.context_status in gradable)
-
-    @property
-    def graded_output(self) -> str:
-        """The output a typed answer is compared with."""
-        return self.context_output if self.status == self.Status.NEEDS_CONTEXT else self.output
-
-
-class DrillExamples(models.Model):
+class DrillExamples(Job):
     """The reference solution's outputs for one drill version's fixed examples, shown on the drill page.
 
     Computed once per version by a worker (the web process never imports torch) through the same
@@ -315,20 +272,47 @@ class DrillExamples(models.Model):
 
     drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="example_outputs")
     drill_version = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value)
     outputs = models.JSONField(null=True, blank=True, help_text='[{"name": ..., "output": ...}] in example order.')
     error = models.TextField(blank=True)
-    requested_at = models.DateTimeField(default=timezone.now)
-    computed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
+            *job_constraints("drillexamples", JOB_DONE),
             # The drill page's lookup: WHERE drill = ? AND drill_version = ?; one row (one computation) per version.
             models.UniqueConstraint(fields=["drill", "drill_version"], name="drillexamples_drill_version_unique"),
+        ]
+        indexes = [
+            # The reaper: pending rows by status and claim age.
+            models.Index(
+                fields=["status", "claimed_at"],
+                condition=models.Q(status__in=PENDING),
+                name="drillexamples_pending_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"examples of {self.drill_id} at {self.drill_version[:12]}"
 
-    @property
-    def is_ready(self) -> bool:
-        return self.outputs is not None or bool(self.error)
+
+class GraderHeartbeat(models.Model):
+    """One live grading process: written at start and every few seconds (``graders.worker``).
+
+    The pages and ``/healthz`` read it to tell "waiting for a grader" from "the grader is offline".
+    """
+
+    name = models.CharField(max_length=200, unique=True, help_text="host:pid of the grading process.")
+    queues = models.JSONField(default=list, help_text="The Celery queues it consumes.")
+    device = models.CharField(max_length=16, help_text="The device its sandbox pool was asked for.")
+    health = models.JSONField(default=dict, help_text="Its sandbox pool's own report (state, device, error).")
+    started_at = models.DateTimeField(default=timezone.now)
+    seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [
+            # Is any grader alive? WHERE seen_at > now - OFFLINE_AFTER ORDER BY seen_at DESC.
+            models.Index(fields=["-seen_at"], name="graderheartbeat_seen_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} seen {self.seen_at:%H:%M:%S}"

@@ -2,8 +2,8 @@
 
 A drill card is rated by the grader, never by buttons: the review (``DrillReview``) ends
 
-1. when a ``submit`` submission is accepted: the worker's ``verdict_recorded`` receiver below
-   rates the card 5 / 4 / 3 by attempts and reference use (``graders.quality``);
+1. when a ``submit`` submission is accepted: ``rate_accepted`` rates the card 5 / 4 / 3 by attempts
+   and reference use (``graders.quality``), in the transaction that records the verdict;
 2. when the learner moves on after a final non-accepted verdict: rated by that verdict (2, 1 or 0);
 3. when the learner gives up: rated 0.
 
@@ -18,19 +18,17 @@ import logging
 import os
 from dataclasses import dataclass
 from datetime import datetime, time
-from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
-from django.dispatch import receiver
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
 from cards.review import Outcome, get_profile, learner_today, record_graded
-from graders.models import Drill, DrillReview, Status, Submission
+from graders.models import Drill, DrillReview, Submission
 from graders.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
-from graders.services import verdict_recorded
+from graders.status import Status
 
 logger = logging.getLogger(__name__)
 REFERENCE_AFTER_FAILURES = 3
@@ -181,23 +179,20 @@ def move_on_quality(review: DrillReview, progress: ReviewProgress) -> int | None
     return drill_quality(result)
 
 
-@receiver(verdict_recorded, dispatch_uid="graders.reviews.rate_accepted_drill")
-def rate_accepted_drill(
-    sender: Any, submission_id: int, user_id: int, drill_id: int, kind: str, seed: int, status: str, **kwargs: Any
-) -> None:
-    """In the worker, after an accepted ``submit`` is committed: rate the drill card 5, 4 or 3.
+def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
+    """Rate the drill card 5, 4 or 3 for an accepted attempt, if its review is still open.
 
-    The open review is looked up first (one indexed query): a drill practised outside the review
-    queue, or accepted again after its review ended, costs the worker nothing more.
+    Called where the verdict is recorded, inside its transaction. The open review is looked up first
+    (one indexed query): a drill practised outside the review queue, or accepted again after its
+    review ended, costs nothing more.
     """
-    if kind != Submission.Kind.SUBMIT or status != Status.ACCEPTED:
-        return
-    review = DrillReview.objects.filter(user_id=user_id, drill_id=drill_id, seed=seed, finished_at=None).first()
+    review = DrillReview.objects.filter(
+        user_id=sub.user_id, drill_id=sub.drill_id, seed=sub.seed, finished_at=None
+    ).first()
     if review is None:
-        return
-    sub = Submission.objects.select_related("user", "drill__card").get(pk=submission_id)
+        return None
     attempts = review_attempts(review).filter(pk__lte=sub.pk).count()
     quality = accepted_quality(max(attempts, 1), review.reference_viewed_at is not None)
-    review.user = sub.user
-    outcome = finish(review, sub.drill.card, DrillReview.Outcome.ACCEPTED, quality, timezone.now())
+    outcome = finish(review, sub.drill.card, DrillReview.Outcome.ACCEPTED, quality, now)
     logger.info("drill %s for user %s accepted: quality %s, %s", sub.drill.slug, sub.user_id, quality, outcome)
+    return outcome

@@ -1,44 +1,79 @@
-"""Celery tasks: thin wrappers that take ids and call ``graders.services``.
+"""Celery tasks: one task runs every kind of sandbox job; one reaper re-sends what was lost.
 
-Delivery guarantees come from the broker settings (acks_late, reject on worker lost,
-prefetch 1): a message is acknowledged only after the task returns, so a worker killed
-mid-grade leaves its message to be delivered again. Exactly-once *verdicts* come from
-the database claim in ``services.claim_submission``, not from the broker.
+Delivery guarantees come from the broker settings (acks_late, reject on worker lost, prefetch 1): a
+message is acknowledged only after the task returns, so a worker killed mid-job leaves its message to be
+delivered again. Exactly-once *results* come from the database claim in ``graders.jobs``, not from the
+broker. Work is sent with ``enqueue_on_commit``: after the row is committed, and never as a server
+error when the broker is away (the row stays queued and the reaper sends it again).
 """
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import logging
+from typing import Any, TypeVar
 
 from celery import Task, shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
+from django.utils import timezone
 
-from graders import services
-from graders.worker import get_pool, worker_device
+from graders import jobs
+from graders.models import Job
+from graders.pool import get_pool
 
 logger = logging.getLogger(__name__)
+J = TypeVar("J", bound=Job)
 
 # Ours and transient: the database or broker went away. Anything else is a bug or a verdict.
 INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
+# A blip in the broker is retried at once; a longer outage is left to the reaper.
+PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
 
 
-class GradeTask(Task):
+def enqueue(job: Job) -> None:
+    """Send a committed job to its queue; a broker failure is logged, never raised."""
+    kind = jobs.kind_of(job)
+    try:
+        run_job.apply_async(args=[kind.name, job.pk], queue=kind.queue(job), retry=True, retry_policy=PUBLISH_RETRY)
+    except Exception:
+        logger.exception("could not queue %s %s; the reaper will send it again", kind.name, job.pk)
+
+
+def enqueue_on_commit(job: Job) -> None:
+    """Call inside the transaction that stores ``job``: it is sent once that transaction commits."""
+    transaction.on_commit(functools.partial(enqueue, job))
+
+
+def request(model: type[J], **lookup: Any) -> J:
+    """The job row for ``lookup`` (unique), or a new ``queued`` one sent after commit; one wins a race."""
+    row = model.objects.filter(**lookup).first()
+    if row is not None:
+        return row
+    try:
+        with transaction.atomic():
+            row = model.objects.create(**lookup)
+            enqueue_on_commit(row)
+    except IntegrityError:  # a concurrent request created it first
+        return model.objects.get(**lookup)
+    return row
+
+
+class JobTask(Task):
     def on_failure(self, exc: BaseException, task_id: str, args: tuple, kwargs: dict, einfo: object) -> None:
-        """The task failed for good: the submission still gets its one final verdict."""
-        if args:
+        """The task failed for good: the job still gets its one final result."""
+        if len(args) == 2:
             try:
-                services.record_task_failure(int(args[0]), f"grading task failed: {type(exc).__name__}: {exc}")
+                jobs.fail(jobs.kind_named(args[0]), int(args[1]), f"the task failed: {type(exc).__name__}: {exc}")
             except DatabaseError:
-                logger.exception("could not record the failure of submission %s; the reaper will resend it", args[0])
+                logger.exception("could not record the failure of %s %s; the reaper will resend it", *args)
 
 
 @shared_task(
     bind=True,
-    base=GradeTask,
-    name="graders.tasks.grade_submission",
+    base=JobTask,
+    name="graders.tasks.run_job",
     acks_late=True,
     reject_on_worker_lost=True,
     autoretry_for=INFRASTRUCTURE_ERRORS,
@@ -49,26 +84,32 @@ class GradeTask(Task):
     time_limit=settings.GRADER_TIME_LIMIT,
     ignore_result=True,
 )
-def grade_submission(self: Task, submission_id: int) -> str:
-    """Grade one submission. Returns what happened (for the worker log)."""
+def run_job(self: Task, kind_name: str, pk: int) -> str:
+    """Run one job of the named kind. Returns what happened (for the worker log)."""
+    kind = jobs.kind_named(kind_name)
     pool = get_pool()
-    # A sandbox pool forks the replacement child after the verdict is stored, not during it.
-    hold_refill = getattr(pool, "busy", contextlib.nullcontext)
     try:
-        with hold_refill():
-            outcome = services.process_submission(
-                submission_id, pool, worker=self.request.hostname or "", device=worker_device()
-            )
+        # The pool forks its replacement child after the result is stored, not during it.
+        with pool.busy():
+            outcome = jobs.process(kind, pk, pool, worker=self.request.hostname or "")
     except SoftTimeLimitExceeded:
-        services.record_task_failure(submission_id, "the grader ran past its time limit")
+        jobs.fail(kind, pk, "the grader ran past its time limit")
         return "time_limit"
     if outcome.retry_in is not None:
-        # Another grader holds it (or ours failed): look again later; the claim decides.
+        # Another worker holds it (or ours failed): look again later; the claim decides.
         raise self.retry(countdown=outcome.retry_in, max_retries=None)
     return outcome.status
 
 
-@shared_task(name="graders.tasks.reap_submissions", ignore_result=True)
-def reap_submissions() -> int:
-    """Re-send submissions whose messages were lost (run at worker start and on a schedule)."""
-    return services.reap_submissions()
+@shared_task(name="graders.tasks.reap", ignore_result=True)
+def reap() -> int:
+    """Re-send every job whose message was lost (run at worker start and on a schedule)."""
+    now = timezone.now()
+    count = 0
+    for kind in jobs.kinds():
+        for job in jobs.lost(kind, now):
+            enqueue(job)
+            count += 1
+    if count:
+        logger.warning("re-sent %d stuck jobs", count)
+    return count

@@ -24,16 +24,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from cards.models import CardState
 from cards.rendering import render_markdown
-from graders import examples, reviews
+from graders import examples, reviews, submissions
 from graders.drills.schema import Drill as DrillSpec
 from graders.forms import SubmissionForm
-from graders.models import Drill, DrillReview, Status, Submission
-from graders.ratelimit import RateLimit, check_rate
-from graders.services import create_submission, drill_spec
+from graders.heartbeat import grader_status
+from graders.models import Drill, DrillReview, Submission
 
 POLL_MS = 300
-# After an accepted submit the worker's receiver rates the card a moment later; poll this long for it.
-RATING_GRACE = timedelta(seconds=10)
+# While no grader is alive the pending fragment polls this slowly: nothing changes until one is back.
+OFFLINE_POLL_MS = 3000
 HISTORY_ROWS = 50
 # How long the drill page waits (polls) for a worker to compute the examples' expected outputs.
 EXAMPLES_WAIT = timedelta(minutes=2)
@@ -56,20 +55,17 @@ def _get_submission(request: HttpRequest, submission_uuid: UUID) -> Submission:
     )
 
 
-def _spec(drill: Drill) -> DrillSpec:
-    return drill_spec(drill.slug, drill.version, drill.definition, drill.source_path)
-
-
 def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | None = None) -> dict[str, Any]:
-    spec = _spec(drill)
+    spec = drill.spec
     session = reviews.current_review(request.user, drill)
     progress = reviews.review_progress(session.review)
     latest = reviews.review_submissions(session.review).first()
     if form is None:
         code = latest.code if latest is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
-        form = SubmissionForm(initial={"code": code}, max_bytes=spec.constraints.max_source_bytes)
+        form = SubmissionForm(initial={"code": code}, max_bytes=submissions.code_limit(drill))
     available = reviews.reference_available(session.review, progress)
     return {
+        "poll_ms": POLL_MS,
         **_examples_context(drill, spec),
         **(_status_context(latest, session.review, session.state) if latest is not None else {}),
         "drill": drill,
@@ -84,8 +80,7 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "prompt_en": render_markdown(drill.prompt_en),
         "reference_available": available,
         "summary": ReviewSummary(session.review, session.state, progress, available),
-        "rate_limit": RateLimit.from_settings(),
-        "poll_ms": POLL_MS,
+        "rate_limit": submissions.RateLimit.from_settings(),
     }
 
 
@@ -105,7 +100,7 @@ def _examples_context(drill: Drill, spec: DrillSpec) -> dict[str, Any]:
         ExampleRow(case.name, f"{drill.entry_point}({', '.join(case.args)})", case.let, outputs.get(case.name))
         for case in spec.examples
     ]
-    waiting = not row.is_ready and timezone.now() - row.requested_at < EXAMPLES_WAIT
+    waiting = not row.is_final and timezone.now() - row.queued_at < EXAMPLES_WAIT
     return {"examples": rows, "examples_row": row, "examples_polling": waiting}
 
 
@@ -114,7 +109,7 @@ def _examples_context(drill: Drill, spec: DrillSpec) -> dict[str, Any]:
 def examples_fragment(request: HttpRequest, slug: str) -> HttpResponse:
     """The examples list, polled by htmx until the expected outputs arrive."""
     drill = _get_drill(slug)
-    context = {"drill": drill, "spec": _spec(drill), **_examples_context(drill, _spec(drill))}
+    context = {"drill": drill, "spec": drill.spec, **_examples_context(drill, drill.spec)}
     return render(request, "graders/snippets/examples.html", context)
 
 
@@ -136,24 +131,21 @@ def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @login_required
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
-    """Steps: 1. validate the form (size cap)  2. rate limit  3. store and enqueue with the review's seed."""
+    """Steps: 1. the form  2. ``graders.submissions.submit`` (size, rate limit, review seed, store, enqueue)."""
     drill = _get_drill(slug)
-    now = timezone.now()
-    form = SubmissionForm(request.POST, max_bytes=_spec(drill).constraints.max_source_bytes)
+    form = SubmissionForm(request.POST, max_bytes=submissions.code_limit(drill))
     if not form.is_valid():
         return _refuse(request, drill, form, form.errors.get("code") or form.errors.as_text(), status=400)
-    rule = RateLimit.from_settings()
-    decision = check_rate(request.user.pk, now, rule)
-    if not decision.allowed:
-        response = _refuse(request, drill, form, [decision.message(rule)], status=429)
-        response["Retry-After"] = str(decision.retry_after)
+    sub = submissions.submit(request.user, drill, form.cleaned_data["code"], form.cleaned_data["kind"])
+    if isinstance(sub, submissions.Refused):
+        response = _refuse(request, drill, form, [sub.message], status=sub.status)
+        if sub.retry_after:
+            response["Retry-After"] = str(sub.retry_after)
         return response
-    session = reviews.current_review(request.user, drill, now)
-    sub = create_submission(
-        request.user, drill, form.cleaned_data["code"], form.cleaned_data["kind"], seed=session.review.seed, now=now
-    )
     if _is_htmx(request):
-        context = {**_status_context(sub, session.review, session.state), "poll_ms": POLL_MS, "oob": True}
+        review = reviews.review_for(sub)
+        state = CardState.objects.filter(user=request.user, card_id=drill.card_id).first()
+        context = {**_status_context(sub, review, state), "oob": True}
         return render(request, "graders/snippets/submission_status.html", context)
     return redirect("graders:submission", submission_uuid=sub.uuid)
 
@@ -177,19 +169,14 @@ class ReviewSummary:
 
 
 def _status_context(sub: Submission, review: DrillReview | None, state: CardState | None) -> dict[str, Any]:
-    """What the verdict fragment needs; it keeps polling while pending, and briefly for the rating."""
-    now = timezone.now()
+    """What the verdict fragment needs; it polls while pending (slowly, saying so, while no grader is alive).
+
+    The drill card is rated in the verdict's own transaction, so a final verdict is shown with its rating.
+    """
     if review is not None and review.seed != sub.seed:
         review = reviews.review_for(sub)
     progress = reviews.review_progress(review) if review is not None else None
-    awaiting_rating = (
-        sub.status == Status.ACCEPTED
-        and sub.is_attempt
-        and review is not None
-        and review.is_open
-        and sub.finished_at is not None
-        and now - sub.finished_at < RATING_GRACE
-    )
+    grader = None if sub.is_final else grader_status(sub.drill.queue)
     verdict = sub.verdict or {}
     return {
         "sub": sub,
@@ -202,7 +189,9 @@ def _status_context(sub: Submission, review: DrillReview | None, state: CardStat
             progress=progress,
             reference_available=bool(review and progress and reviews.reference_available(review, progress)),
         ),
-        "polling": not sub.is_final or awaiting_rating,
+        "polling": not sub.is_final,
+        "poll_ms": OFFLINE_POLL_MS if grader is not None and grader.offline else POLL_MS,
+        "grader": grader,
         "move_on_quality": _move_on_quality(review, progress),
     }
 
@@ -223,7 +212,7 @@ def submission_status(request: HttpRequest, submission_uuid: UUID) -> HttpRespon
     """The htmx fragment: queued, running, then the verdict (and, once rated, the next due day)."""
     sub = _get_submission(request, submission_uuid)
     review, state = _review_and_state(request, sub)
-    context = {**_status_context(sub, review, state), "poll_ms": POLL_MS, "oob": _is_htmx(request)}
+    context = {**_status_context(sub, review, state), "oob": _is_htmx(request)}
     return render(request, "graders/snippets/submission_status.html", context)
 
 
@@ -233,7 +222,7 @@ def submission_page(request: HttpRequest, submission_uuid: UUID) -> HttpResponse
     """Without JavaScript: the page refreshes itself (meta refresh) until the verdict is final."""
     sub = _get_submission(request, submission_uuid)
     review, state = _review_and_state(request, sub)
-    context = {**_status_context(sub, review, state), "poll_ms": POLL_MS, "drill": sub.drill}
+    context = {**_status_context(sub, review, state), "drill": sub.drill}
     return render(request, "graders/submission.html", context)
 
 

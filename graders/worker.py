@@ -1,78 +1,36 @@
-"""Celery worker-process hooks: one warm sandbox pool per process that runs tasks.
+"""Celery worker-process hooks: a warm sandbox pool and a heartbeat in every process that runs jobs.
 
-Why here and not in the task: starting sandbox children (each imports torch) takes
-seconds, so it happens once when a worker process starts, never on a learner's clock.
+- prefork: every pool child builds its pool and starts its heartbeat in ``worker_process_init``;
+- solo / threads: jobs run in the main process, so ``worker_ready`` does it there.
 
-- prefork: every pool child builds its own ``SandboxPool`` in ``worker_process_init``
-  (a pool built in the parent would share its pipes with every forked child);
-- solo / threads: tasks run in the main process, so ``worker_ready`` builds it there.
-
-The pool is closed when the process shuts down, which stops its sandbox children.
+The heartbeat (a ``GraderHeartbeat`` row written every ``GRADER_HEARTBEAT_SECONDS``) is what lets the
+pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.heartbeat``
+reads it). It carries the sandbox pool's own health, so a GPU queue whose runners cannot get CUDA shows
+as degraded. On start the worker also asks the reaper to re-send jobs whose messages were lost.
 """
 
 from __future__ import annotations
 
-import functools
 import gc
 import logging
 import os
+import socket
 import threading
-from typing import TYPE_CHECKING, Any
+from datetime import timedelta
+from typing import Any
 
+from celery import current_app
 from celery.signals import worker_process_init, worker_process_shutdown, worker_ready, worker_shutdown
 from django.conf import settings
+from django.db import DatabaseError, close_old_connections
+from django.utils import timezone
 
-if TYPE_CHECKING:
-    from graders.sandbox import SandboxPool
+from graders import tasks
+from graders.models import GraderHeartbeat
+from graders.pool import close_pool, current_pool, get_pool, worker_device
 
 logger = logging.getLogger(__name__)
-
-_lock = threading.Lock()
-_pool: SandboxPool | None = None
-_pool_pid = 0
-
-
-@functools.cache
-def worker_device() -> str:
-    """The device this process grades on: a GPU when there is one, else the CPU.
-
-    A worker without a GPU may consume ``grade_gpu`` too; GPU drills then run on the CPU
-    and the verdict records ``cpu`` as the device that ran them.
-    """
-    forced = os.getenv("GRADER_DEVICE", "")
-    if forced:
-        return forced
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def get_pool() -> SandboxPool:
-    """This process's warm pool, built on first use (and rebuilt after a fork)."""
-    global _pool, _pool_pid
-    with _lock:
-        if _pool is None or _pool_pid != os.getpid():
-            from graders.sandbox import SandboxPool
-
-            _pool = SandboxPool(size=settings.GRADER_POOL_SIZE, device=worker_device())
-            _pool_pid = os.getpid()
-            logger.info(
-                "sandbox pool of %d started on %s in pid %d", settings.GRADER_POOL_SIZE, _pool.device, _pool_pid
-            )
-        return _pool
-
-
-def close_pool() -> None:
-    global _pool
-    with _lock:
-        if _pool is not None and _pool_pid == os.getpid():
-            _pool.close()
-        _pool = None
-
-
-def _is_prefork(worker: Any) -> bool:
-    pool_cls = getattr(worker, "pool_cls", None)
-    return "prefork" in str(getattr(pool_cls, "__module__", pool_cls))
+FORGET_AFTER = timedelta(days=1)  # heartbeat rows of processes gone this long are deleted
 
 
 def import_grading_modules() -> None:
@@ -90,28 +48,91 @@ def import_grading_modules() -> None:
     gc.freeze()
 
 
+def pool_health() -> dict[str, Any]:
+    """The pool's own report (state, requested and actual device, error) or what we know without it."""
+    pool = current_pool()
+    if pool is None:
+        return {"state": "starting", "device": worker_device()}
+    report = getattr(pool, "health", None)
+    return dict(report()) if callable(report) else {"state": "ok", "device": pool.device}
+
+
+def consumed_queues() -> list[str]:
+    queues = current_app.amqp.queues
+    return sorted(queues.consume_from or queues)
+
+
+class Heartbeat(threading.Thread):
+    """Writes this process's row now and every ``interval`` seconds until stopped."""
+
+    def __init__(self, interval: float) -> None:
+        super().__init__(name="grader-heartbeat", daemon=True)
+        self.interval = interval
+        self.name_key = f"{socket.gethostname()}:{os.getpid()}"
+        self.stopped = threading.Event()
+
+    def beat(self) -> None:
+        close_old_connections()  # a database restart must not silence the heartbeat for good
+        now = timezone.now()
+        values = {"queues": consumed_queues(), "device": worker_device(), "health": pool_health(), "seen_at": now}
+        if not GraderHeartbeat.objects.filter(name=self.name_key).update(**values):
+            GraderHeartbeat.objects.filter(seen_at__lt=now - FORGET_AFTER).delete()
+            GraderHeartbeat.objects.create(name=self.name_key, started_at=now, **values)
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                self.beat()
+            except DatabaseError:
+                logger.warning("heartbeat not written (database unavailable)", exc_info=True)
+            self.stopped.wait(self.interval)
+        close_old_connections()
+
+
+_heartbeat: Heartbeat | None = None
+
+
+def start_grading() -> None:
+    """In the process that will run jobs: the heartbeat (first: "starting" is alive), imports, the warm pool."""
+    global _heartbeat
+    _heartbeat = Heartbeat(settings.GRADER_HEARTBEAT_SECONDS)
+    _heartbeat.start()
+    import_grading_modules()
+    pool = get_pool()
+    health = pool_health()
+    if health.get("state") not in (None, "ok", "starting"):
+        logger.error("sandbox pool for %s is %s: %s", pool.device, health.get("state"), health.get("error", ""))
+
+
+def stop_grading() -> None:
+    if _heartbeat is not None:
+        _heartbeat.stopped.set()
+    close_pool()
+
+
+def _is_prefork(worker: Any) -> bool:
+    pool_cls = getattr(worker, "pool_cls", None)
+    return "prefork" in str(getattr(pool_cls, "__module__", pool_cls))
+
+
 @worker_process_init.connect
 def _start_in_child(**kwargs: Any) -> None:
-    import_grading_modules()
-    get_pool()
+    start_grading()
 
 
 @worker_process_shutdown.connect
 def _stop_in_child(**kwargs: Any) -> None:
-    close_pool()
+    stop_grading()
 
 
 @worker_ready.connect
 def _start_in_main(sender: Any = None, **kwargs: Any) -> None:
     consumer_worker = getattr(sender, "controller", None)
     if consumer_worker is not None and not _is_prefork(consumer_worker):
-        import_grading_modules()
-        get_pool()
-    from graders.tasks import reap_submissions
-
-    reap_submissions.apply_async(queue=settings.GRADER_QUEUE_CPU)
+        start_grading()
+    tasks.reap.apply_async(queue=settings.GRADER_QUEUE_CPU)
 
 
 @worker_shutdown.connect
 def _stop_in_main(**kwargs: Any) -> None:
-    close_pool()
+    stop_grading()

@@ -53,5 +53,3 @@ def close_old_connections(task: Any = None, **kwargs: Any) -> None:
 
 
 app.autodiscover_tasks()
-# Task modules not named tasks.py: graders.output_tasks (output cards' snippet runs).
-app.autodiscover_tasks(related_name="output_tasks")

@@ -2,7 +2,9 @@
 
 Why each check: the database holds everything (no page works without it); Redis is the broker
 and the leaderboards' cache (when ``REDIS_URL`` is set); a submission waits forever unless some
-Celery worker consumes the queues, and a worker that lost the broker answers no ping. Every check
+Celery worker consumes the queues, and a worker that lost the broker answers no ping; ``graders``
+reads the grading processes' heartbeats per queue, so a queue with no live grader, or one whose
+sandbox pool is degraded (a GPU pool whose runners cannot get CUDA), shows here. Every check
 has a short timeout, so the endpoint answers within ``HEALTH_CHECK_TIMEOUT_MS`` per check
 even when a dependency hangs, and reports 200 only when all the checks it ran passed.
 
@@ -26,7 +28,13 @@ from django.views.decorators.http import require_GET
 
 logger = logging.getLogger(__name__)
 
-CHECKS = ("database", "redis", "celery")
+CHECKS = ("database", "redis", "celery", "graders")
+
+
+class QueueReport(TypedDict):
+    online: int  # grading processes whose heartbeat is fresh
+    last_seen_s: float | None  # seconds since the newest heartbeat of any process on the queue
+    degraded: list[str]  # why a live process cannot grade as asked (a GPU pool without CUDA, say)
 
 
 class CheckResult(TypedDict):
@@ -35,6 +43,7 @@ class CheckResult(TypedDict):
     error: NotRequired[str]
     skipped: NotRequired[str]
     workers: NotRequired[int]
+    queues: NotRequired[dict[str, QueueReport]]
 
 
 class HealthReport(TypedDict):
@@ -82,10 +91,31 @@ def check_celery() -> CheckResult:
     return {"ok": True, "ms": 0.0, "workers": workers}
 
 
+def check_graders() -> CheckResult:
+    """Every grading queue has a live grading process (heartbeats) and none reports a degraded pool."""
+    from django.utils import timezone
+
+    from graders.heartbeat import grader_status
+
+    now = timezone.now()
+    queues: dict[str, QueueReport] = {}
+    for queue in (settings.GRADER_QUEUE_CPU, settings.GRADER_QUEUE_GPU):
+        status = grader_status(queue, now)
+        seen = None if status.last_seen is None else round((now - status.last_seen).total_seconds(), 1)
+        queues[queue] = {"online": status.online, "last_seen_s": seen, "degraded": status.degraded}
+    problems = [f"{q}: offline" for q, r in queues.items() if not r["online"]]
+    problems += [f"{q}: degraded" for q, r in queues.items() if r["degraded"]]
+    result: CheckResult = {"ok": not problems, "ms": 0.0, "queues": queues}
+    if problems:
+        result["error"] = "; ".join(problems)
+    return result
+
+
 _RUNNERS: dict[str, Callable[[], CheckResult]] = {
     "database": check_database,
     "redis": check_redis,
     "celery": check_celery,
+    "graders": check_graders,
 }
 
 

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "cards",
     "graders",
+    "outputs",
     "teams",
     "rest_framework",
     "rest_framework.authtoken",
@@ -187,7 +188,6 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "user": envrate("API_RATE_USER", "1200/hour"),
         "anon": envrate("API_RATE_ANON", "60/hour"),
-        "submissions": envrate("API_RATE_SUBMISSIONS", "30/minute"),
     },
     "EXCEPTION_HANDLER": "api.exceptions.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
@@ -206,7 +206,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CardKindEnum": "cards.models.Card.Kind",
         "SubmissionKindEnum": "graders.models.Submission.Kind",
-        "SubmissionStatusEnum": "graders.models.Status",
+        "SubmissionStatusEnum": "graders.models.SUBMISSION_STATUSES",
     },
 }
 
@@ -258,15 +258,15 @@ CELERY_BEAT_SCHEDULE = {
     "teams-daily-digest": {"task": "teams.tasks.send_daily_digests", "schedule": crontab(minute=10)},
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
-    "graders-reap-submissions": {"task": "graders.tasks.reap_submissions", "schedule": float(GRADER_REAP_INTERVAL)},
+    "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
 
 # Grading. Submissions go to one queue per device; a worker without a GPU may consume both.
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
 CELERY_TASK_ROUTES = {
-    "graders.tasks.grade_submission": {"queue": GRADER_QUEUE_CPU},
-    "graders.tasks.reap_submissions": {"queue": GRADER_QUEUE_CPU},
+    "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
+    "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
 }
 # The task's own limits, beyond the sandbox's per-run limits: hitting them is our failure.
 GRADER_SOFT_TIME_LIMIT = envint("GRADER_SOFT_TIME_LIMIT", "45")
@@ -275,6 +275,8 @@ GRADER_TIME_LIMIT = envint("GRADER_TIME_LIMIT", "60")
 GRADER_STALE_AFTER = envint("GRADER_STALE_AFTER", "90")
 # Deliveries of one submission before it is recorded as internal_error (poison-pill guard).
 GRADER_MAX_ATTEMPTS = envint("GRADER_MAX_ATTEMPTS", "3")
+# Every grading process writes a heartbeat this often; pages call a queue's grader offline after 3 missed.
+GRADER_HEARTBEAT_SECONDS = envint("GRADER_HEARTBEAT_SECONDS", "2")
 # Sandbox children kept warm by each worker process that grades (prefork: each pool child).
 GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", "2")
 GRADER_DRILLS_DIR = Path(os.getenv("GRADER_DRILLS_DIR", BASE_DIR / "notes" / "drills"))

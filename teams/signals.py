@@ -6,7 +6,7 @@ Receivers, so the review flow and the grader need not know about teams.
   refresh costs 4 to 13 queries, which the rating request must not pay (the review flow's budget is
   under 10 queries for the whole request); publishing the task costs none. A rolled-back review
   queues nothing. If the broker is down the review still records and ``rebuild_boards`` repairs.
-* A verdict arrives through ``graders.services.verdict_recorded``, sent once per final verdict after
+* A verdict arrives through ``graders.signals.verdict_recorded``, sent once per final verdict after
   it is committed (verdicts are written with a conditional ``update()``, which sends no
   ``post_save``). It is sent inside the grading worker, so the drill XP is recorded right there.
 """
@@ -20,8 +20,9 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from cards.models import ReviewLog
-from graders.models import Status, Submission
-from graders.services import verdict_recorded
+from graders.models import Submission
+from graders.signals import verdict_recorded
+from graders.status import Status
 
 from . import tasks
 

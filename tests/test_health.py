@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -10,7 +11,9 @@ import pytest
 from django.db import OperationalError, connections
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from graders.models import GraderHeartbeat
 from quizsite import health
 from tests.conftest import Workers
 
@@ -23,7 +26,12 @@ def fast(settings: Any) -> None:
     settings.REDIS_URL = ""
 
 
-def test_it_answers_200_with_json_when_every_check_passes(client: Client, fast: None) -> None:
+@pytest.fixture
+def graders_alive(db: None) -> None:
+    GraderHeartbeat.objects.create(name="h:1", queues=["grade_cpu", "grade_gpu"], device="cpu", health={"state": "ok"})
+
+
+def test_it_answers_200_with_json_when_every_check_passes(client: Client, fast: None, graders_alive: None) -> None:
     with mock.patch.object(health, "ping_workers", return_value=2) as ping:
         response = client.get(reverse("healthz"))
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
@@ -36,6 +44,7 @@ def test_it_answers_200_with_json_when_every_check_passes(client: Client, fast: 
         "skipped": "REDIS_URL is not set",
     }
     assert body["checks"]["celery"]["workers"] == 2
+    assert body["checks"]["graders"]["queues"]["grade_cpu"]["online"] == 1
     ping.assert_called_once_with(0.2)
     assert "no-cache" in response["Cache-Control"]
 
@@ -83,6 +92,33 @@ def test_it_refuses_unknown_check_names(client: Client) -> None:
     assert response.status_code == 400 and response.json()["status"] == "fail"
 
 
+def test_it_says_which_grading_queue_is_offline_and_since_when(client: Client) -> None:
+    GraderHeartbeat.objects.create(
+        name="gpu-box:7", queues=["grade_gpu"], device="cuda", seen_at=timezone.now() - timedelta(minutes=5)
+    )
+    GraderHeartbeat.objects.create(name="cpu-box:8", queues=["grade_cpu"], device="cpu")
+    body = client.get(reverse("healthz"), {"only": "graders"}).json()
+    graders = body["checks"]["graders"]
+    assert body["status"] == "fail" and graders["error"] == "grade_gpu: offline"
+    assert graders["queues"]["grade_cpu"]["online"] == 1
+    assert graders["queues"]["grade_gpu"]["online"] == 0 and graders["queues"]["grade_gpu"]["last_seen_s"] >= 300
+    assert "box" not in str(body)  # no host names on a public endpoint
+
+
+def test_it_reports_a_gpu_pool_without_cuda_as_degraded(client: Client) -> None:
+    GraderHeartbeat.objects.create(name="cpu-box:8", queues=["grade_cpu"], device="cpu")
+    GraderHeartbeat.objects.create(
+        name="gpu-box:9",
+        queues=["grade_gpu"],
+        device="cuda",
+        health={"state": "degraded", "device": "cpu", "error": "CUDA is not available in the sandbox runners"},
+    )
+    response = client.get(reverse("healthz"), {"only": "graders"})
+    graders = response.json()["checks"]["graders"]
+    assert response.status_code == 503 and graders["error"] == "grade_gpu: degraded"
+    assert graders["queues"]["grade_gpu"]["degraded"] == ["CUDA is not available in the sandbox runners"]
+
+
 def test_it_refuses_other_methods(client: Client) -> None:
     assert client.post(reverse("healthz")).status_code == 405
 
@@ -97,7 +133,7 @@ def test_it_counts_a_live_worker_and_fails_once_it_is_killed(
     pool = Workers(shared_database, celery_on_redis, tmp_path, "celery")
     try:
         worker = pool.start(concurrency=1)
-        report = health.run_checks()
+        report = health.run_checks(("database", "redis", "celery"))
         assert report["status"] == "ok", report
         assert report["checks"]["celery"]["workers"] == 1
         worker.kill()

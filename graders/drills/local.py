@@ -7,12 +7,13 @@ child processes. It has no limits and no isolation: never hand it a learner's co
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import time
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,25 +21,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from graders.sandbox.results import CaseResult, RunResult
+
 SUBMISSION_FILE = "<submission>"
-
-
-@dataclass
-class LocalCaseResult:
-    ok: bool
-    value: object | None = None
-    error: str | None = None
-
-
-@dataclass
-class LocalRunResult:
-    status: str
-    cases: list[LocalCaseResult] = field(default_factory=list)
-    message: str = ""
-    stdout: str = ""
-    cpu_ms: float = 0.0
-    wall_ms: float = 0.0
-    device: str = "cpu"
 
 
 def trim_traceback(exc: BaseException) -> str:
@@ -93,29 +78,34 @@ class LocalRunner:
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
 
+    @contextlib.contextmanager
+    def busy(self) -> Iterator[None]:
+        """The pool's refill hold: nothing to hold here."""
+        yield
+
     def run(
         self, code: str, entry_point: str, cases: list[tuple[Any, ...]], *, limits: object = None, grad: bool = False
-    ) -> LocalRunResult:
+    ) -> RunResult:
         started, cpu_started = time.perf_counter(), time.process_time()
         namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "np": np, "math": math}
         try:
             exec(compile(code, SUBMISSION_FILE, "exec"), namespace)  # noqa: S102 - trusted code only
         except BaseException as exc:  # noqa: BLE001 - any failure of the code is its result
-            return LocalRunResult("runtime_error", message=trim_traceback(exc))
+            return RunResult("runtime_error", message=trim_traceback(exc))
         fn = namespace.get(entry_point)
         if not callable(fn):
-            return LocalRunResult("runtime_error", message=f"the code does not define {entry_point!r}")
+            return RunResult("runtime_error", message=f"the code does not define {entry_point!r}")
         with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
             warnings.simplefilter("ignore")
             results = [self._case(fn, args, grad) for args in cases]
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu_started) * 1000
-        return LocalRunResult("ok", results, cpu_ms=cpu_ms, wall_ms=wall_ms, device=self.device)
+        return RunResult("ok", cases=results, cpu_ms=cpu_ms, wall_ms=wall_ms, device=self.device)
 
-    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool) -> LocalCaseResult:
+    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool) -> CaseResult:
         try:
             args = _moved(copy.deepcopy(args), self.device)
             value = _call_with_grad(fn, args) if grad else fn(*args)
-            return LocalCaseResult(True, _moved(value, "cpu"))
+            return CaseResult(ok=True, value=_moved(value, "cpu"), error=None)
         except Exception as exc:  # noqa: BLE001
-            return LocalCaseResult(False, error=trim_traceback(exc))
+            return CaseResult(ok=False, value=None, error=trim_traceback(exc))

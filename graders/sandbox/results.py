@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STATUSES = ("ok", "rejected", "runtime_error", "time_limit", "memory_limit", "output_limit", "internal_error")
+from graders.status import RUN_STATUSES
+
+STATUSES = tuple(status.value for status in RUN_STATUSES)  # what a run ends in (graders.status)
 
 
 @dataclass(frozen=True)

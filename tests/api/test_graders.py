@@ -1,12 +1,20 @@
 """Drills and submissions through /api/v1/: no reference or hidden case ever leaves; submissions are
-created by graders.services (enqueued on commit) and only their owner can read them."""
+made by graders.submissions.submit, the drill page's own use case (enqueued on commit), and only their
+owner can read them."""
 
 from __future__ import annotations
 
+from django.test import Client
+from django.test.utils import override_settings
+from django.urls import reverse
 from django.utils import timezone
 
-from graders import services
-from graders.models import Drill, Status, Submission
+from cards.models import CardState, ReviewLog
+from graders import jobs, submissions, tasks
+from graders.drills.local import LocalRunner
+from graders.models import Drill, Submission
+from graders.status import Status
+from graders.verdicts import SUBMISSIONS
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
 RIGHT = "def solution(x):\n    return x + 1\n"
@@ -39,6 +47,12 @@ class DrillTests(ApiTestCase):
         self.assert_error(self.client.get("/api/v1/drills/add-one/"), 404, "not_found")
 
 
+def submit(user: object, drill: Drill, code: str) -> Submission:
+    sub = submissions.submit(user, drill, code)  # type: ignore[arg-type]
+    assert isinstance(sub, Submission), sub
+    return sub
+
+
 class SubmissionTests(ApiTestCase):
     drill: Drill
 
@@ -56,8 +70,8 @@ class SubmissionTests(ApiTestCase):
         submission = Submission.objects.get(uuid=body["uuid"])
         self.assertEqual((submission.user_id, submission.code), (self.alice.pk, RIGHT))
         self.assertEqual(len(callbacks), 1)
-        self.assertIs(callbacks[0].func, services.enqueue)  # type: ignore[attr-defined]
-        self.assertEqual(callbacks[0].args, (submission.pk, "grade_cpu"))  # type: ignore[attr-defined]
+        self.assertIs(callbacks[0].func, tasks.enqueue)  # type: ignore[attr-defined]
+        self.assertEqual(callbacks[0].args, (submission,))  # type: ignore[attr-defined]
 
     def test_it_rejects_bad_submissions_without_writing(self) -> None:
         for body in (
@@ -84,18 +98,17 @@ class SubmissionTests(ApiTestCase):
         self.assertFalse(Submission.objects.exists())
 
     def test_it_shows_a_graded_submission_to_its_owner(self) -> None:
-        submission = services.create_submission(self.alice, self.drill, RIGHT)
+        submission = submit(self.alice, self.drill, RIGHT)
         verdict = {"status": "accepted", "tests": [], "passed": 3, "total": 3}
-        Submission.objects.filter(pk=submission.pk).update(
-            status=Status.ACCEPTED, verdict=verdict, finished_at=timezone.now()
-        )
+        claim = jobs.claim(SUBMISSIONS, submission.pk, timezone.now())
+        jobs.finish(SUBMISSIONS, claim.job, claim.token, jobs.Finished(Status.ACCEPTED, {"verdict": verdict}))
         body = self.client.get(f"/api/v1/submissions/{submission.uuid}/").json()
         self.assertEqual((body["status"], body["verdict"]["passed"]), ("accepted", 3))
         for private in ("seed", "claim_token", "worker", "attempts", "id"):
             self.assertNotIn(private, body)
 
     def test_it_answers_404_for_another_learners_submission(self) -> None:
-        theirs = services.create_submission(self.bob, self.drill, "def solution(x):\n    return 'bob code'\n")
+        theirs = submit(self.bob, self.drill, "def solution(x):\n    return 'bob code'\n")
         response = self.client.get(f"/api/v1/submissions/{theirs.uuid}/")
         self.assert_error(response, 404, "not_found")
         self.assertNotIn("bob code", response.content.decode())
@@ -103,7 +116,7 @@ class SubmissionTests(ApiTestCase):
         self.assertEqual(listing["count"], 0)
 
     def test_it_offers_no_way_to_change_a_submission(self) -> None:
-        theirs = services.create_submission(self.bob, self.drill, RIGHT)
+        theirs = submit(self.bob, self.drill, RIGHT)
         url = f"/api/v1/submissions/{theirs.uuid}/"
         for method in (self.client.put, self.client.patch, self.client.delete):
             with self.subTest(method=method.__name__):
@@ -112,8 +125,43 @@ class SubmissionTests(ApiTestCase):
         self.assertEqual((theirs.code, theirs.status), (RIGHT, "queued"))
 
     def test_it_lists_own_submissions_filtered_by_drill(self) -> None:
-        mine = services.create_submission(self.alice, self.drill, RIGHT)
-        services.create_submission(self.bob, self.drill, RIGHT)
+        mine = submit(self.alice, self.drill, RIGHT)
+        submit(self.bob, self.drill, RIGHT)
         body = self.client.get("/api/v1/submissions/", {"drill": "add-one"}).json()
         self.assertEqual([s["uuid"] for s in body["results"]], [str(mine.uuid)])
         self.assertEqual(self.client.get("/api/v1/submissions/", {"drill": "other"}).json()["count"], 0)
+
+    @override_settings(GRADER_RATE_LIMIT=2, GRADER_RATE_WINDOW=60)
+    def test_it_applies_the_drill_pages_rate_limit_without_writing_the_extra_one(self) -> None:
+        for _ in range(2):
+            self.assertEqual(
+                self.client.post("/api/v1/submissions/", {"drill": "add-one", "code": RIGHT}).status_code, 201
+            )
+        response = self.client.post("/api/v1/submissions/", {"drill": "add-one", "code": RIGHT})
+        self.assert_error(response, 429, "throttled")
+        self.assertGreaterEqual(int(response["Retry-After"]), 1)
+        self.assertEqual(Submission.objects.count(), 2)
+
+    def test_it_refuses_code_over_the_drills_size_cap_like_the_page(self) -> None:
+        error = self.assert_error(
+            self.client.post("/api/v1/submissions/", {"drill": "add-one", "code": "#" * 20_001}), 400, "invalid"
+        )
+        self.assertIn("the limit for this drill is 20,000 bytes", error["details"]["code"][0])
+        self.assertFalse(Submission.objects.exists())
+
+    def test_it_rates_a_drill_solved_through_the_api_exactly_as_the_page_does(self) -> None:
+        """alice solves the drill through the API, bob on the drill page: the same card state and log."""
+        page = Client()
+        page.force_login(self.bob)
+        page.post(reverse("graders:submit", args=[self.drill.slug]), {"code": RIGHT, "kind": "submit"})
+        self.client.post("/api/v1/submissions/", {"drill": "add-one", "code": RIGHT})
+        self.assertEqual(Submission.objects.count(), 2)
+        for sub in Submission.objects.all():
+            self.assertEqual(jobs.process(SUBMISSIONS, sub.pk, LocalRunner(), worker="test").status, "accepted")
+        fields = ("repetitions", "interval", "easiness", "lapses")
+        states = {
+            s.user_id: tuple(getattr(s, f) for f in fields) for s in CardState.objects.filter(card=self.drill.card)
+        }
+        logs = {log.user_id: (log.quality, log.source) for log in ReviewLog.objects.filter(card=self.drill.card)}
+        self.assertEqual(states[self.alice.pk], states[self.bob.pk])
+        self.assertEqual(logs, {self.alice.pk: (5, "grader"), self.bob.pk: (5, "grader")})

@@ -19,7 +19,7 @@ from django.test import Client
 
 from cards.importing import NoteSource, import_notes
 from cards.models import Card, CardState, ReviewLog
-from graders.models import SnippetRun
+from outputs.models import SnippetRun
 from tests.cards.factories import make_user
 from tests.conftest import Workers
 
@@ -150,4 +150,4 @@ def test_it_grades_typed_output_answers_wrong_then_right(browser: Any, runner: W
         state.refresh_from_db()
         assert (state.repetitions, state.needs_repeat) == (repetitions, needs_repeat)
         run = SnippetRun.objects.get(card=cards[heading])
-        assert (run.status, run.output) == (SnippetRun.Status.OK, REAL_OUTPUT[heading])
+        assert (run.status, run.outcome, run.output) == ("done", "ok", REAL_OUTPUT[heading])

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from cards.models import Card, Note
 from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
-from graders.models import Drill
+from graders.models import Drill, GraderHeartbeat
 from tests.conftest import Workers
 
 __all__ = ["Workers", "RIGHT", "WRONG", "CRASH", "drill_text"]
@@ -80,6 +80,14 @@ def make_drill(note: Note) -> Callable[..., Drill]:
 @pytest.fixture
 def drill(make_drill: Callable[..., Drill]) -> Drill:
     return make_drill()
+
+
+@pytest.fixture
+def grader_online(db: None) -> GraderHeartbeat:
+    """A grading process that beat just now and consumes both queues (no real worker needed)."""
+    return GraderHeartbeat.objects.create(
+        name="test-host:1", queues=["grade_cpu", "grade_gpu"], device="cpu", health={"state": "ok"}
+    )
 
 
 @pytest.fixture

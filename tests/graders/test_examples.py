@@ -1,4 +1,4 @@
-"""The examples' expected outputs: asked for once per drill version, computed by running the reference."""
+"""The examples' expected outputs: asked for once per drill version, computed by running the reference as a job."""
 
 from __future__ import annotations
 
@@ -11,12 +11,18 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from graders import jobs
 from graders.drills.local import LocalRunner
-from graders.examples import OUTPUT_CHARS, example_outputs, fill_example_outputs, format_value
+from graders.examples import EXAMPLES, OUTPUT_CHARS, example_outputs, format_value
 from graders.models import Drill, DrillExamples
+from graders.status import Status
 from tests.graders.conftest import drill_text
 
 pytestmark = pytest.mark.django_db
+
+
+def run(row: DrillExamples) -> str:
+    return jobs.process(EXAMPLES, row.pk, LocalRunner(), worker="test").status
 
 
 def test_it_formats_a_tensor_with_its_shape_and_dtype() -> None:
@@ -29,17 +35,20 @@ def test_it_asks_a_worker_once_per_drill_version(drill: Drill, django_capture_on
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         first = example_outputs(drill)
         again = example_outputs(drill)
-    assert first == again and not first.is_ready
+    assert first == again and not first.is_final
     assert len(callbacks) == 1
     assert DrillExamples.objects.get().drill_version == drill.version
 
 
 def test_it_stores_the_references_outputs_and_the_page_shows_them(drill: Drill, learner: User) -> None:
     row = example_outputs(drill)
-    assert fill_example_outputs(row.pk, LocalRunner())
-    assert not fill_example_outputs(row.pk, LocalRunner())  # computed once
+    assert run(row) == Status.DONE
+    assert run(row) == "final"  # computed once
     row.refresh_from_db()
-    assert (row.outputs, row.error) == ([{"name": "small", "output": "tensor([2., 3.])\n# shape (2,), float32"}], "")
+    assert (row.status, row.outputs, row.error) == (
+        Status.DONE,
+        *([{"name": "small", "output": "tensor([2., 3.])\n# shape (2,), float32"}], ""),
+    )
     client = Client()
     client.force_login(learner)
     page = client.get(reverse("graders:examples", args=[drill.slug])).content.decode()
@@ -57,6 +66,6 @@ def test_it_polls_while_the_outputs_are_being_computed(drill: Drill, learner: Us
 def test_it_records_why_a_broken_reference_has_no_outputs(make_drill: Callable[..., Drill]) -> None:
     broken = make_drill(drill_text().replace("return x + 1", "return x + undefined_name"))
     row = example_outputs(broken)
-    assert fill_example_outputs(row.pk, LocalRunner())
+    assert [run(row) for _ in range(3)] == ["retry", "retry", Status.INTERNAL_ERROR]  # ours: retried, then given up
     row.refresh_from_db()
-    assert row.outputs is None and "the reference failed case small" in row.error and row.is_ready
+    assert row.outputs is None and "the reference failed case small" in row.error and row.is_final

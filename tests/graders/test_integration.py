@@ -14,9 +14,11 @@ from collections.abc import Callable
 import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.test import override_settings
 
-from graders.models import Drill, Status, Submission
-from graders.services import create_submission, enqueue
+from graders import submissions, tasks
+from graders.models import Drill, Submission
+from graders.status import Status
 from tests.graders.conftest import CRASH, RIGHT, WRONG, Workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("celery-redis")]
@@ -41,6 +43,12 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def create_submission(learner: User, drill: Drill, code: str) -> Submission:
+    sub = submissions.submit(learner, drill, code)
+    assert isinstance(sub, Submission), sub
+    return sub
+
+
 def final(sub: Submission) -> bool:
     sub.refresh_from_db()
     return sub.is_final
@@ -58,7 +66,7 @@ def test_it_takes_a_submission_from_queued_to_its_verdict(ready: Workers, learne
     assert sub.status == Status.ACCEPTED, sub.verdict
     assert (sub.verdict["passed"], sub.verdict["total"], sub.attempts) == (4, 4, 1)
     assert sub.worker.startswith("test-") and sub.device == "cpu"
-    assert sub.queued_at < sub.started_at < sub.finished_at
+    assert sub.queued_at < sub.claimed_at < sub.finished_at
 
 
 def _claimant_pid(sub: Submission) -> int:
@@ -81,7 +89,7 @@ def test_it_regrades_once_after_the_grading_child_is_killed(ready: Workers, lear
 def test_it_ignores_a_duplicate_message_while_a_live_worker_grades(ready: Workers, learner: User, drill: Drill) -> None:
     sub = create_submission(learner, drill, SLOW_RIGHT)
     wait_for(lambda: Submission.objects.filter(pk=sub.pk, status=Status.RUNNING).exists(), 30, "the claim")
-    enqueue(sub.pk, drill.queue)  # the other pool child gets it while the first still grades
+    tasks.enqueue(sub)  # the other pool child gets it while the first still grades
     wait_for(lambda: final(sub), 30, "the verdict")
     time.sleep(0.5)
     sub.refresh_from_db()
@@ -101,7 +109,7 @@ def test_it_gives_200_queued_submissions_one_right_verdict_each(ready: Workers, 
     codes = {RIGHT: Status.ACCEPTED, WRONG: Status.WRONG_ANSWER, CRASH: Status.RUNTIME_ERROR}
     mix = list(codes) * 67
     started = time.monotonic()
-    with transaction.atomic():  # all 200 messages go out together, on commit
+    with override_settings(GRADER_RATE_LIMIT=1000), transaction.atomic():  # all 200 messages go out on commit
         subs = [create_submission(learner, drill, code) for code in mix[:200]]
     pending = Submission.objects.filter(pk__in=[s.pk for s in subs], status__in=[Status.QUEUED, Status.RUNNING])
     wait_for(lambda: not pending.exists(), 60, "200 verdicts")
@@ -120,3 +128,21 @@ def test_it_grades_a_gpu_drill_on_a_cpu_worker_and_says_so(
     sub = create_submission(learner, drill, RIGHT)
     wait_for(lambda: final(sub), 30, "the verdict")
     assert (sub.status, sub.device, sub.verdict["device"]) == (Status.ACCEPTED, "cpu", "cpu"), sub.verdict
+
+
+def test_it_says_offline_when_the_worker_dies_and_grades_what_waited_once_it_is_back(
+    ready: Workers, learner: User, drill: Drill
+) -> None:
+    from graders.heartbeat import grader_status
+
+    wait_for(lambda: not grader_status(drill.queue).offline, 30, "a heartbeat")
+    ready.current.kill()
+    killed = time.monotonic()
+    wait_for(lambda: grader_status(drill.queue).offline, 15, "the grader to count as offline")
+    assert time.monotonic() - killed < 10  # three missed beats of 2 s, not minutes
+    sub = create_submission(learner, drill, RIGHT)  # stored while no grader is alive
+    time.sleep(1)
+    assert not final(sub)
+    ready.start()
+    wait_for(lambda: final(sub), 60, "the verdict once a worker is back")
+    assert sub.status == Status.ACCEPTED

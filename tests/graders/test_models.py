@@ -84,9 +84,12 @@ def test_it_lists_a_learners_history_newest_first(learner: User, drill: Drill) -
 
 @pytest.mark.django_db
 def test_it_finds_stale_running_rows(learner: User, drill: Drill) -> None:
+    from graders import jobs
+    from graders.verdicts import SUBMISSIONS
+
     stale = make_submission(learner, drill, status=Status.RUNNING, claim_token="h:1:1:x", claimed_at=NOW)
     make_submission(learner, drill, status=Status.RUNNING, claim_token="h:1:1:y", claimed_at=NOW + timedelta(hours=1))
-    assert list(Submission.objects.stale_running(NOW + timedelta(minutes=1))) == [stale]
+    assert jobs.lost(SUBMISSIONS, NOW + timedelta(minutes=2)) == [stale]
 
 
 @pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from graders.models import Drill, Submission
-from graders.ratelimit import RateLimit, check_rate
+from graders.submissions import RateLimit, check_rate
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,6 @@ from graders.drills.local import LocalRunner
 from graders.drills.schema import load_drill
 from graders.grading import ReferenceCache, grade
 from graders.models import Drill, DrillReview
-from graders.services import drill_spec
 from tests.cards.factories import make_card
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +29,7 @@ TIMINGS = ("cpu_ms", "wall_ms")
 
 
 def spec_of(drill: Drill) -> Any:
-    return drill_spec(drill.slug, drill.version, drill.definition, drill.source_path)
+    return drill.spec
 
 
 def untimed(verdict: dict[str, Any]) -> dict[str, Any]:

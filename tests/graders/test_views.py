@@ -1,11 +1,13 @@
 """The drill pages: access, submit and run examples, size cap, rate limit, reference, give up, move on, history.
 
-Verdicts are written here as a worker would (final row, then ``verdict_recorded``), so these tests
-need no worker; tests/browser/test_drill_flow.py runs the same flow through a real one.
+Verdicts are recorded here through the job lifecycle as a worker would (claim, then finish with the
+verdict, which rates the card in the same transaction), so these tests need no worker;
+tests/browser/test_drill_flow.py runs the same flow through a real one.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,8 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
-from graders.models import Drill, DrillReview, Status, Submission
-from graders.services import verdict_recorded
+from graders import jobs
+from graders.models import Drill, DrillReview, GraderHeartbeat, Submission
+from graders.status import Status
+from graders.verdicts import SUBMISSIONS
 from tests.graders.conftest import RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +39,7 @@ def post_code(client: Client, drill: Drill, code: str, kind: str = "submit", **e
 
 
 def settle(sub: Submission, status: str, *, hidden_passed: int = 0, message: str = "") -> None:
-    """Record a final verdict the way ``graders.services.finish_submission`` does, then announce it."""
+    """Record a final verdict the way a worker does: claim the row, then finish it with the verdict."""
     verdict = {
         "status": status,
         "message": message or status,
@@ -48,17 +52,10 @@ def settle(sub: Submission, status: str, *, hidden_passed: int = 0, message: str
         "hidden_passed": hidden_passed,
         "hidden_total": 1,
     }
-    Submission.objects.filter(pk=sub.pk).update(status=status, verdict=verdict, finished_at=timezone.now())
+    claim = jobs.claim(SUBMISSIONS, sub.pk, timezone.now())
+    assert claim.job is not None
+    assert jobs.finish(SUBMISSIONS, claim.job, claim.token, jobs.Finished(Status(status), {"verdict": verdict}))
     sub.refresh_from_db()
-    verdict_recorded.send(
-        sender=Submission,
-        submission_id=sub.pk,
-        user_id=sub.user_id,
-        drill_id=sub.drill_id,
-        kind=sub.kind,
-        seed=sub.seed,
-        status=status,
-    )
 
 
 def submit_and_settle(client: Client, drill: Drill, code: str, status: str, **kwargs: Any) -> Submission:
@@ -107,15 +104,45 @@ def test_it_queues_a_submission_with_the_reviews_seed_after_commit(
     assert len(callbacks) == 1
 
 
-def test_it_answers_htmx_with_a_fragment_that_polls_until_final(client_for: Client, drill: Drill) -> None:
+def test_it_answers_htmx_with_a_fragment_that_polls_until_final(
+    client_for: Client, drill: Drill, grader_online: Any
+) -> None:
     response = post_code(client_for, drill, WRONG, **HTMX)
     sub = Submission.objects.get()
     assert 'hx-trigger="load delay:300ms"' in response.content.decode()
+    assert "Waiting for a grader" in response.content.decode()
     settle(sub, Status.WRONG_ANSWER, message="small: wrong value at index [0]: expected 2.0, got 3.0")
     final = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), **HTMX).content.decode()
     assert "hx-trigger" not in final
     assert "expected 2.0, got 3.0" in final and "Wrong answer" in final
     assert "wrong value (hidden)" not in final  # hidden cases: passed/failed only
+
+
+def test_it_says_the_grader_is_offline_and_since_when(client_for: Client, drill: Drill, grader_online: Any) -> None:
+    GraderHeartbeat.objects.update(seen_at=timezone.now() - timedelta(minutes=3))
+    post_code(client_for, drill, WRONG, **HTMX)
+    sub = Submission.objects.get()
+    page = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), **HTMX).content.decode()
+    assert "The grader is offline" in page and "(for 3\xa0minutes)" in page
+    assert "will be graded as soon as it is back" in page
+    assert 'hx-trigger="load delay:3000ms"' in page  # still polling, slowly
+    GraderHeartbeat.objects.update(seen_at=timezone.now())
+    page = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), **HTMX).content.decode()
+    assert "offline" not in page and "Waiting for a grader" in page
+
+
+def test_it_says_no_grader_has_started_when_none_ever_beat(client_for: Client, drill: Drill) -> None:
+    post_code(client_for, drill, WRONG, **HTMX)
+    sub = Submission.objects.get()
+    page = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), **HTMX).content.decode()
+    assert "The grader is offline" in page and "no grader has started yet" in page
+
+
+def test_it_does_not_count_a_gpu_only_grader_for_the_cpu_queue(client_for: Client, drill: Drill) -> None:
+    GraderHeartbeat.objects.create(name="gpu-host:1", queues=["grade_gpu"], device="cuda")
+    post_code(client_for, drill, WRONG, **HTMX)
+    page = client_for.get(reverse("graders:submission_status", args=[Submission.objects.get().uuid]), **HTMX)
+    assert "The grader is offline" in page.content.decode()
 
 
 def test_it_shows_a_learner_only_their_own_submissions(client_for: Client, drill: Drill) -> None:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+from django.utils import timezone
+
 from cards.models import Profile, ReviewLog
-from graders.models import Drill, Status, Submission
-from graders.services import claim_submission, finish_submission, verdict_recorded
+from graders import jobs
+from graders.models import Drill, Submission
+from graders.signals import verdict_recorded
+from graders.status import Status
+from graders.verdicts import SUBMISSIONS
 from teams import boards, services
 from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
@@ -34,7 +39,7 @@ def make_drill(slug: str) -> Drill:
 
 
 def announce(sub: Submission) -> None:
-    """What ``graders.services`` sends once a final verdict is recorded, then what a worker runs."""
+    """What the grader sends once a final verdict is committed (``graders.verdicts``), then what a worker runs."""
     with published_tasks() as sent:
         verdict_recorded.send_robust(
             sender=Submission,
@@ -110,8 +115,8 @@ class ReviewRollupTests(TeamTestCase):
 
 class DrillRollupTests(TeamTestCase):
     def submit(self, drill: Drill, status: str, day: date, hour: int, kind: str = "submit") -> Submission:
-        """A submission graded at a chosen time, announced the way ``graders.services`` announces a
-        final verdict (after the update that records it, from inside the grading worker)."""
+        """A submission graded at a chosen time, announced the way the grader announces a final verdict
+        (after the transaction that records it, from inside the grading worker)."""
         final = status != Status.QUEUED
         sub = Submission.objects.create(
             user=self.member,
@@ -161,11 +166,12 @@ class DrillRollupTests(TeamTestCase):
 
     def test_it_records_drill_xp_when_the_grader_finishes_an_accepted_submission(self) -> None:
         sub = self.submit(make_drill("einsum"), Status.QUEUED, DAY, 10)
-        claim = claim_submission(sub.pk)
-        assert claim.submission is not None
+        claim = jobs.claim(SUBMISSIONS, sub.pk, timezone.now())
+        assert claim.job is not None
         verdict = {"status": Status.ACCEPTED, "passed": 1, "total": 1}
-        with published_tasks() as sent:
-            assert finish_submission(claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=3)
+        finished = jobs.Finished(Status.ACCEPTED, {"verdict": verdict})
+        with published_tasks() as sent, self.captureOnCommitCallbacks(execute=True):
+            assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
         assert [(m.task, m.args, m.queue) for m in sent] == [("teams.tasks.record_verdict", [sub.pk], "celery")]
         run_like_a_worker(sent)
         sub.refresh_from_db()

@@ -8,10 +8,14 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from cards.models import Card, CardState, Note, ReviewLog
-from graders import output_runs
-from graders.models import SnippetRun
+from graders import jobs
+from graders.models import GraderHeartbeat
+from graders.status import Status
+from outputs import runs
+from outputs.models import SnippetRun
 
 FRONT = "S: 运行下面的代码会输出什么?\n\n```python\nx = torch.tensor([1., 2.])\nx * 2\n```"
 BACK = "```text\ntensor([2., 4.])\n```"
@@ -42,10 +46,15 @@ def card(note: Note) -> Card:
 
 @pytest.fixture
 def ran(card: Card) -> SnippetRun:
-    snippet = output_runs.snippet_for(card)
+    snippet = runs.snippet_for(card)
     assert snippet is not None
     return SnippetRun.objects.create(
-        card=card, content_hash=snippet.content_hash, status=SnippetRun.Status.OK, output="tensor([2., 4.])"
+        card=card,
+        content_hash=snippet.content_hash,
+        status=Status.DONE,
+        finished_at=timezone.now(),
+        outcome="ok",
+        output="tensor([2., 4.])",
     )
 
 
@@ -125,15 +134,17 @@ def test_it_requests_a_missing_run_once_and_polls_without_rating(
     with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
         first = _answer(signed_in, card, "tensor([2., 4.])")
         second = _answer(signed_in, card, "tensor([2., 4.])")
-    assert b"Running the snippet" in first.content and b"Running the snippet" in second.content
+    assert b"The grader is offline" in first.content and b"Your answer is saved" in second.content
     assert len(callbacks) == 1  # one task for one pending row
     run = SnippetRun.objects.get(card=card)
-    assert run.status == SnippetRun.Status.PENDING
+    assert run.status == Status.QUEUED
+    GraderHeartbeat.objects.create(name="h:1", queues=["grade_cpu"], device="cpu")
+    assert b"Waiting for a grader" in _answer(signed_in, card, "tensor([2., 4.])").content
     assert not ReviewLog.objects.exists()
 
 
 def test_it_falls_back_to_self_rating_for_a_random_snippet(signed_in: Client, card: Card, ran: SnippetRun) -> None:
-    SnippetRun.objects.filter(pk=ran.pk).update(status=SnippetRun.Status.RANDOM)
+    SnippetRun.objects.filter(pk=ran.pk).update(outcome="random")
     response = _answer(signed_in, card, "tensor([2., 4.])")
     assert b"cannot be checked automatically" in response.content
     assert not ReviewLog.objects.exists()
@@ -157,25 +168,24 @@ def test_it_asks_for_the_run_when_the_box_loads(
         response = signed_in.post(reverse("outputs:prepare", args=[card.uuid]))
     assert response.status_code == 204
     assert len(callbacks) == 1
-    assert SnippetRun.objects.get(card=card).status == SnippetRun.Status.PENDING
+    assert SnippetRun.objects.get(card=card).status == Status.QUEUED
 
 
 def test_it_lets_exactly_one_worker_claim_a_run(card: Card) -> None:
-    snippet = output_runs.snippet_for(card)
+    snippet = runs.snippet_for(card)
     assert snippet is not None
     run = SnippetRun.objects.create(card=card, content_hash=snippet.content_hash)
-    assert [output_runs.claim(run.pk), output_runs.claim(run.pk)] == [True, False]
+    first, second = (jobs.claim(runs.SNIPPETS, run.pk, timezone.now()) for _ in range(2))
+    assert first.job is not None and second.job is None and second.reason == "busy"
     run.refresh_from_db()
-    assert run.status == SnippetRun.Status.RUNNING and run.claimed_at is not None
+    assert run.status == Status.RUNNING and run.claimed_at is not None and run.claim_token == first.token
+    jobs.release_claim(first.token)
 
 
-def test_it_routes_the_snippet_task_to_the_cpu_grading_queue() -> None:
-    from quizsite.celery import app
-
-    app.loader.import_default_modules()
-    task = app.tasks["graders.output_tasks.run_snippet"]
-    route = app.amqp.router.route(task._get_exec_options(), task.name, (1,), {}, task_type=task)
-    assert route["queue"].name == "grade_cpu"
+def test_it_sends_snippet_runs_to_the_cpu_grading_queue(card: Card) -> None:
+    snippet = runs.snippet_for(card)
+    assert snippet is not None
+    assert runs.SNIPPETS.queue(SnippetRun(card=card, content_hash=snippet.content_hash)) == "grade_cpu"
 
 
 def test_it_renders_the_answer_box_with_the_review_items_version(rf: object, learner: User, card: Card) -> None:
@@ -186,7 +196,7 @@ def test_it_renders_the_answer_box_with_the_review_items_version(rf: object, lea
     request = rf.get("/review/")  # type: ignore[attr-defined]
     request.user = learner
     html = render_to_string(
-        "graders/snippets/output_answer.html", {"card": card, "item": SimpleNamespace(version=7)}, request=request
+        "outputs/snippets/output_answer.html", {"card": card, "item": SimpleNamespace(version=7)}, request=request
     )
     assert reverse("outputs:answer", args=[card.uuid]) in html
     assert 'name="version" value="7"' in html
@@ -197,7 +207,7 @@ def test_it_grades_a_snippet_that_continues_an_earlier_block_against_the_run_wit
     signed_in: Client, card: Card, ran: SnippetRun
 ) -> None:
     SnippetRun.objects.filter(pk=ran.pk).update(
-        status=SnippetRun.Status.NEEDS_CONTEXT, output="", context_status="ok", context_output="tensor(0.9076)"
+        outcome="needs_context", output="", context_outcome="ok", context_output="tensor(0.9076)"
     )
     response = _answer(signed_in, card, "tensor(0.9076)")
     assert b"Right!" in response.content
@@ -216,11 +226,15 @@ def test_it_grades_through_a_real_worker(workers: object, transactional_db: None
 
     assert isinstance(workers, Workers)
     workers.current  # noqa: B018 - starts one when none is running
+    deadline = time.monotonic() + 30
+    while not GraderHeartbeat.objects.exists():  # its pool child beats once it has started
+        assert time.monotonic() < deadline, "the worker never wrote a heartbeat"
+        time.sleep(0.05)
     client = Client()
     client.force_login(learner)
-    assert b"Running the snippet" in _answer(client, card, "tensor([2., 4.])").content
+    assert b"Waiting for a grader" in _answer(client, card, "tensor([2., 4.])").content
     deadline = time.monotonic() + 60
-    while not SnippetRun.objects.filter(card=card, status=SnippetRun.Status.OK).exists():
+    while not SnippetRun.objects.filter(card=card, status=Status.DONE, outcome="ok").exists():
         assert time.monotonic() < deadline, "the worker never ran the snippet"
         time.sleep(0.05)
     assert b"Right!" in _answer(client, card, "tensor([2., 4.])").content

@@ -23,8 +23,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from cards import review as reviewing
 from cards.models import Card, ReviewLog
-from graders import output_runs, outputs
-from graders.models import SnippetRun
+from graders.heartbeat import grader_status
+from graders.status import PENDING
+from outputs import runs, snippets
+from outputs.models import SnippetRun
 
 RIGHT_QUALITY = 4
 WRONG_QUALITY = 1
@@ -37,10 +39,10 @@ class OutputAnswerForm(forms.Form):
     duration_ms = forms.IntegerField(min_value=0, required=False)
 
 
-def _get_output_card(card_uuid: UUID) -> tuple[Card, outputs.Snippet] | HttpResponse:
+def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
     """The active card (404 otherwise) and its snippet; 400 for a card that is not an output card."""
     card = get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
-    snippet = output_runs.snippet_for(card)
+    snippet = runs.snippet_for(card)
     if snippet is None:
         return HttpResponseBadRequest("Only output cards take a typed answer.", content_type="text/plain")
     return card, snippet
@@ -57,15 +59,16 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     form = OutputAnswerForm(request.POST)
     context: dict[str, Any] = {"card": card, "form": form}
     if not form.is_valid():
-        return render(request, "graders/snippets/output_answer.html", context)
-    run = output_runs.request_run(card, snippet)
+        return render(request, "outputs/snippets/output_answer.html", context)
+    run = runs.request_run(card, snippet)
     context.update(run=run, shown=snippet.shown, poll_seconds=POLL_SECONDS)
     if not run.is_final:
-        return render(request, "graders/snippets/output_result.html", {**context, "pending": True})
+        grader = grader_status(runs.SNIPPETS.queue(run))
+        return render(request, "outputs/snippets/output_result.html", {**context, "pending": True, "grader": grader})
     if not run.is_gradable:
-        return render(request, "graders/snippets/output_result.html", {**context, "gradable": False})
-    typed = outputs.clean_answer(form.cleaned_data["answer"])
-    right = outputs.outputs_match(run.graded_output, typed)
+        return render(request, "outputs/snippets/output_result.html", {**context, "gradable": False})
+    typed = snippets.clean_answer(form.cleaned_data["answer"])
+    right = snippets.outputs_match(run.graded_output, typed)
     rating = reviewing.RatingRequest(
         card_uuid=card.uuid,
         quality=RIGHT_QUALITY if right else WRONG_QUALITY,
@@ -79,7 +82,7 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     if outcome is reviewing.Outcome.NOT_IN_QUEUE:
         return HttpResponse("This card is not due for review now.", status=409, content_type="text/plain")
     context.update(gradable=True, right=right, typed=typed, duplicate=outcome is reviewing.Outcome.DUPLICATE)
-    return render(request, "graders/snippets/output_result.html", context)
+    return render(request, "outputs/snippets/output_result.html", context)
 
 
 @login_required
@@ -89,7 +92,7 @@ def prepare(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     found = _get_output_card(card_uuid)
     if isinstance(found, HttpResponse):
         return found
-    output_runs.request_run(*found)
+    runs.request_run(*found)
     return HttpResponse(status=204)
 
 
@@ -98,12 +101,12 @@ def prepare(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 def notes_check(request: HttpRequest) -> HttpResponse:
     """Findings for authors from the stored runs; POST sends every missing run to a worker."""
     if request.method == "POST":
-        for card, snippet in output_runs.output_cards():
-            output_runs.request_run(card, snippet)
+        for card, snippet in runs.output_cards():
+            runs.request_run(card, snippet)
         return redirect("outputs:notes_check")
-    report = output_runs.check_report(include_info=True)
+    report = runs.check_report(include_info=True)
     errors = [row for row in report["findings"] if row["severity"] == "error"]
     infos = [row for row in report["findings"] if row["severity"] == "info"]
-    pending = SnippetRun.objects.filter(status__in=[SnippetRun.Status.PENDING, SnippetRun.Status.RUNNING]).count()
+    pending = SnippetRun.objects.filter(status__in=PENDING).count()
     context = {"report": report, "errors": errors, "infos": infos, "pending": pending}
-    return render(request, "graders/notes_check.html", context)
+    return render(request, "outputs/notes_check.html", context)

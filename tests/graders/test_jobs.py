@@ -1,7 +1,9 @@
-"""The submission lifecycle without a broker: enqueue on commit, claim, grade, finish, retry, reap.
+"""The job lifecycle without a broker: enqueue on commit, claim, run, finish, retry, reap.
 
 Grading runs in this process through ``graders.drills.local.LocalRunner`` (trusted test code
-only); the real sandbox pool and a real worker are exercised in test_integration.py.
+only); the real sandbox pool and a real worker are exercised in test_integration.py. Submissions
+are the kind under test; tests/graders/test_examples.py and tests/outputs run the other kinds
+through the same ``graders.jobs.process``.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from graders import services
+from graders import jobs, reviews, submissions
 from graders.drills.local import LocalRunner
-from graders.models import Drill, Status, Submission
-from graders.services import Outcome, claim_submission, create_submission, process_submission
+from graders.jobs import Outcome
+from graders.models import Drill, Submission
+from graders.signals import verdict_recorded
+from graders.status import Status
+from graders.verdicts import SUBMISSIONS
 from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, RIGHT, WRONG
 
@@ -37,12 +42,19 @@ class BrokenRunner:
 
 
 def grade(sub: Submission, runner: Any = None) -> Outcome:
-    return process_submission(sub.pk, runner or LocalRunner(), worker="celery@test", device="cpu")
+    return jobs.process(SUBMISSIONS, sub.pk, runner or LocalRunner(), worker="celery@test")
 
 
 def queued(learner: User, drill: Drill, code: str = RIGHT, kind: str = Submission.Kind.SUBMIT) -> Submission:
-    with mock.patch("graders.services.enqueue"):
-        return create_submission(learner, drill, code, kind)
+    sub = submissions.submit(learner, drill, code, kind)
+    assert isinstance(sub, Submission), sub
+    return sub
+
+
+def claimed(sub: Submission) -> jobs.Claim:
+    claim = jobs.claim(SUBMISSIONS, sub.pk, timezone.now())
+    assert claim.job is not None
+    return claim
 
 
 def dead_pid() -> int:
@@ -56,11 +68,11 @@ def test_it_enqueues_on_commit_on_the_drills_queue(
 ) -> None:
     with published_tasks() as sent:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            sub = create_submission(learner, drill, RIGHT)
+            sub = queued(learner, drill)
         assert sent == []
         for callback in callbacks:
             callback()
-    assert sent == [Published("graders.tasks.grade_submission", [sub.pk], {}, "grade_cpu")]
+    assert sent == [Published("graders.tasks.run_job", ["submission", sub.pk], {}, "grade_cpu")]
     sub.refresh_from_db()
     assert (sub.status, sub.drill_version, sub.attempts) == (Status.QUEUED, drill.version, 0)
 
@@ -70,19 +82,19 @@ def test_it_sends_cuda_drills_to_the_gpu_queue(
 ) -> None:
     drill = make_drill(device="cuda")
     with published_tasks() as sent, django_capture_on_commit_callbacks(execute=True):
-        sub = create_submission(learner, drill, RIGHT)
-    assert sent == [Published("graders.tasks.grade_submission", [sub.pk], {}, "grade_gpu")]
+        sub = queued(learner, drill)
+    assert sent == [Published("graders.tasks.run_job", ["submission", sub.pk], {}, "grade_gpu")]
 
 
 def test_it_keeps_a_submission_queued_when_the_broker_is_down(
     django_capture_on_commit_callbacks: Any, learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        sub = create_submission(learner, drill, RIGHT)
+        sub = queued(learner, drill)
     with (
         celery_broker("redis://127.0.0.1:1/0"),
         published_tasks() as sent,
-        caplog.at_level(logging.ERROR, logger="graders.services"),
+        caplog.at_level(logging.ERROR, logger="graders.tasks"),
     ):
         callbacks[0]()  # returns: the learner's submit is not turned into a server error
     assert sent == []
@@ -91,10 +103,9 @@ def test_it_keeps_a_submission_queued_when_the_broker_is_down(
     assert sub.status == Status.QUEUED
 
 
-def test_it_uses_one_seed_per_drill_and_day(learner: User, drill: Drill) -> None:
+def test_it_seeds_each_submission_from_the_learners_current_review(learner: User, drill: Drill) -> None:
     first, second = queued(learner, drill), queued(learner, drill)
-    assert first.seed == second.seed == services.submission_seed(drill, timezone.localdate())
-    assert services.submission_seed(drill, timezone.localdate() + timedelta(days=1)) != first.seed
+    assert first.seed == second.seed == reviews.current_review(learner, drill).review.seed
 
 
 def test_it_grades_an_accepted_submission(learner: User, drill: Drill) -> None:
@@ -104,7 +115,7 @@ def test_it_grades_an_accepted_submission(learner: User, drill: Drill) -> None:
     assert sub.status == Status.ACCEPTED
     assert (sub.verdict["passed"], sub.verdict["total"], sub.verdict["hidden_total"]) == (4, 4, 3)
     assert (sub.worker, sub.device, sub.attempts) == ("celery@test", "cpu", 1)
-    assert sub.queued_at <= sub.started_at <= sub.finished_at and sub.grading_ms is not None
+    assert sub.queued_at <= sub.claimed_at <= sub.finished_at and sub.grading_ms is not None
 
 
 def test_it_records_the_learners_mistakes_as_verdicts(learner: User, drill: Drill) -> None:
@@ -134,12 +145,11 @@ def test_it_ignores_a_duplicate_message_for_a_finished_submission(learner: User,
 
 def test_it_defers_while_a_live_grader_holds_the_claim(learner: User, drill: Drill) -> None:
     sub = queued(learner, drill)
-    claim = claim_submission(sub.pk)
-    assert claim.submission is not None
+    claim = claimed(sub)
     try:
         outcome = grade(sub)
     finally:
-        services.release_claim(claim.token)
+        jobs.release_claim(claim.token)
     assert outcome.status == "busy" and outcome.retry_in is not None and outcome.retry_in > 60
     sub.refresh_from_db()
     assert (sub.status, sub.claim_token, sub.attempts) == (Status.RUNNING, claim.token, 1)
@@ -147,7 +157,7 @@ def test_it_defers_while_a_live_grader_holds_the_claim(learner: User, drill: Dri
 
 def test_it_reclaims_a_row_whose_grader_process_died(learner: User, drill: Drill) -> None:
     sub = queued(learner, drill)
-    host = services._process_identity(0).split(":")[0]
+    host = jobs._process_identity(0).split(":")[0]
     token = f"{host}:{dead_pid()}:12345:abcd"
     Submission.objects.filter(pk=sub.pk).update(
         status=Status.RUNNING, claim_token=token, claimed_at=timezone.now(), attempts=1
@@ -192,63 +202,66 @@ def test_it_gives_up_on_a_submission_that_keeps_killing_its_grader(learner: User
 
 def test_it_drops_the_verdict_of_a_grader_that_lost_its_claim(learner: User, drill: Drill) -> None:
     sub = queued(learner, drill)
-    claim = claim_submission(sub.pk)
-    assert claim.submission is not None
+    claim = claimed(sub)
     Submission.objects.filter(pk=sub.pk).update(claim_token="someone-else:1:1:x")
-    verdict = {"status": "accepted", "tests": []}
-    assert not services.finish_submission(
-        claim.submission, claim.token, verdict, worker="w", device="cpu", grading_ms=1
-    )
+    finished = jobs.Finished(Status.ACCEPTED, {"verdict": {"status": "accepted", "tests": []}})
+    assert not jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
     sub.refresh_from_db()
     assert sub.status == Status.RUNNING
 
 
 def test_it_records_a_failed_task_as_internal_error(learner: User, drill: Drill) -> None:
     sub = queued(learner, drill)
-    assert services.record_task_failure(sub.pk, "hard time limit")
-    assert not services.record_task_failure(sub.pk, "again")
+    assert jobs.fail(SUBMISSIONS, sub.pk, "hard time limit")
+    assert not jobs.fail(SUBMISSIONS, sub.pk, "again")
     sub.refresh_from_db()
     assert (sub.status, sub.verdict["message"]) == (Status.INTERNAL_ERROR, "hard time limit")
 
 
 def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
+    from graders.tasks import reap
+
     old = timezone.now() - timedelta(hours=1)
     lost_message = queued(learner, drill)
     Submission.objects.filter(pk=lost_message.pk).update(queued_at=old)
     dead_claim = queued(learner, drill)
     Submission.objects.filter(pk=dead_claim.pk).update(status=Status.RUNNING, claim_token="h:1:1:x", claimed_at=old)
     queued(learner, drill)  # fresh: its message is still on its way
-    with mock.patch("graders.services.enqueue") as enqueue:
-        assert services.reap_submissions() == 2
-    assert sorted(call.args for call in enqueue.call_args_list) == sorted(
-        [(lost_message.pk, "grade_cpu"), (dead_claim.pk, "grade_cpu")]
+    with published_tasks() as sent:
+        assert reap.apply().get() == 2
+    assert sorted(sent, key=str) == sorted(
+        (Published("graders.tasks.run_job", ["submission", s.pk], {}, "grade_cpu") for s in (lost_message, dead_claim)),
+        key=str,
     )
 
 
 def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None:
-    from graders.tasks import grade_submission
+    from graders.tasks import run_job
 
     sub = queued(learner, drill, WRONG)
     with mock.patch("graders.tasks.get_pool", return_value=LocalRunner()):
-        result = grade_submission.apply(args=[sub.pk])
+        result = run_job.apply(args=["submission", sub.pk])
     assert result.get() == Status.WRONG_ANSWER
     sub.refresh_from_db()
     assert sub.status == Status.WRONG_ANSWER
 
 
-def test_it_announces_each_verdict_once(learner: User, drill: Drill) -> None:
+def test_it_announces_each_verdict_once_after_commit(
+    django_capture_on_commit_callbacks: Any, learner: User, drill: Drill
+) -> None:
     sub = queued(learner, drill)
     seen: list[dict[str, Any]] = []
 
     def receiver(sender: type, **kwargs: Any) -> None:
         seen.append(kwargs)
 
-    services.verdict_recorded.connect(receiver, dispatch_uid="test-receiver")
+    verdict_recorded.connect(receiver, dispatch_uid="test-receiver")
     try:
-        grade(sub)
-        grade(sub)  # a duplicate message: no second announcement
+        with django_capture_on_commit_callbacks(execute=True):
+            grade(sub)
+            grade(sub)  # a duplicate message: no second announcement
     finally:
-        services.verdict_recorded.disconnect(dispatch_uid="test-receiver")
+        verdict_recorded.disconnect(dispatch_uid="test-receiver")
     assert [(s["submission_id"], s["status"], s["kind"]) for s in seen] == [(sub.pk, "accepted", "submit")]
 
 
@@ -257,7 +270,7 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 
     sub = queued(learner, drill)
     with (
-        mock.patch("graders.services.finish_submission", side_effect=OperationalError("database is locked")),
+        mock.patch("graders.jobs._finish", side_effect=OperationalError("database is locked")),
         pytest.raises(OperationalError),
     ):
         grade(sub)  # the task's autoretry would send it again
@@ -271,8 +284,10 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 def test_it_reuses_reference_outputs_across_tasks(learner: User, drill: Drill) -> None:
     runner = LocalRunner()
     seed = 987_654_321  # not today's seed, so no other test has filled the cache for it
-    with mock.patch("graders.services.enqueue"):
-        first, second = (create_submission(learner, drill, WRONG, seed=seed) for _ in range(2))
+    first, second = (
+        Submission.objects.create(user=learner, drill=drill, code=WRONG, seed=seed, drill_version=drill.version)
+        for _ in range(2)
+    )
     with mock.patch.object(runner, "run", wraps=runner.run) as run:
         grade(first, runner)
         assert run.call_count == 2  # the reference, then the learner's code

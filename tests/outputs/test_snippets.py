@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cards.ingest import parse_note
-from graders import outputs
+from outputs import snippets as outputs
 
 NOTES = Path(__file__).resolve().parents[2] / "notes"
 

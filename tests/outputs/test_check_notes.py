@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from cards.ingest import parse_note
 from cards.models import Card, Note
-from graders.models import SnippetRun
+from outputs.models import SnippetRun
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db]
 
@@ -71,8 +71,9 @@ def test_it_lists_the_wrong_snippet_only_and_caches_the_runs() -> None:
     assert [(f["heading"], f["problem"]) for f in findings] == [("Wrong", "mismatch")]
     assert findings[0]["shown"] == "tensor(3.)" and findings[0]["real_output"] == "tensor(2.)"
     runs = {run.card_id: run for run in SnippetRun.objects.all()}
-    assert runs[cards[0].pk].status == "ok" and runs[cards[0].pk].output == "tensor([2, 4])"
-    first_ran_at = runs[cards[0].pk].ran_at
+    assert (runs[cards[0].pk].status, runs[cards[0].pk].outcome) == ("done", "ok")
+    assert runs[cards[0].pk].output == "tensor([2, 4])"
+    first_ran_at = runs[cards[0].pk].finished_at
 
     text = StringIO()
     call_command("check_notes", stdout=text, stderr=StringIO())  # cached: no sandbox needed a second time
@@ -82,7 +83,7 @@ def test_it_lists_the_wrong_snippet_only_and_caches_the_runs() -> None:
     ]
     run = SnippetRun.objects.get(card=cards[0])
     run.refresh_from_db()
-    assert run.ran_at == first_ran_at
+    assert run.finished_at == first_ran_at
 
 
 def test_it_stores_nothing_in_a_dry_run() -> None:

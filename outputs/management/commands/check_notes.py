@@ -14,8 +14,10 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from graders import output_runs
-from graders.models import SnippetRun
+from graders import jobs
+from graders.status import Status
+from outputs import runs
+from outputs.models import SnippetRun
 
 
 class Command(BaseCommand):
@@ -37,7 +39,7 @@ class Command(BaseCommand):
             pending = self._pending(rerun=options["rerun"])
             if pending:
                 self._run(pending, options["verbosity"])
-            report = output_runs.check_report(include_info=options["all"])
+            report = runs.check_report(include_info=options["all"])
             if options["dry_run"]:
                 transaction.set_rollback(True)
         if options["json"]:
@@ -53,11 +55,12 @@ class Command(BaseCommand):
     def _pending(self, *, rerun: bool) -> list[int]:
         """Ids of runs to do: missing, unfinished, or needing the note-context pass the grader skips."""
         ids = []
-        for card, snippet in output_runs.output_cards():
+        for card, snippet in runs.output_cards():
             run, created = SnippetRun.objects.get_or_create(card=card, content_hash=snippet.content_hash)
-            redo = rerun or (run.status == SnippetRun.Status.NEEDS_CONTEXT and not run.context_status)
-            if redo or not run.is_final:
-                SnippetRun.objects.filter(pk=run.pk).update(status=SnippetRun.Status.PENDING, context_status="")
+            if rerun or not run.is_final:
+                SnippetRun.objects.filter(pk=run.pk).update(
+                    status=Status.QUEUED, claim_token="", claimed_at=None, finished_at=None, attempts=0
+                )
                 ids.append(run.pk)
         return ids
 
@@ -68,6 +71,6 @@ class Command(BaseCommand):
         pool = default_pool("cpu")
         pool.warm()
         for number, run_id in enumerate(ids, start=1):
-            status = output_runs.execute_run(run_id, pool, with_context=True)
+            status = jobs.process(runs.SNIPPETS, run_id, pool, worker="check_notes").status
             if verbosity >= 2:
                 self.stderr.write(f"[{number}/{len(ids)}] run {run_id}: {status}")

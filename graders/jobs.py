@@ -1,0 +1,294 @@
+"""One lifecycle for all background sandbox work: claim, run, finish, requeue, and what the reaper re-sends.
+
+Every kind of job (a drill submission, a drill's example outputs, an output card's snippet run) is a row
+of a model derived from ``graders.models.Job`` plus a ``JobKind`` that says how to run it. The database
+side of a worker is here; the Celery task (``graders.tasks.run_job``) only calls ``process``.
+
+One delivery of a job, in ``process``:
+
+1. **claim** ``queued -> running`` with a fresh token, in one conditional update that must change exactly
+   one row; a ``running`` row whose claimant is provably dead (or whose claim is older than
+   ``GRADER_STALE_AFTER``) is taken over the same way; a row claimed too often ends ``internal_error``;
+2. **run** the job in this worker's sandbox pool: the kind returns the final status and fields. The
+   learner's code, however broken or hostile, ends in a result here, never in an exception;
+3. **finish** ``running -> final`` conditional on the token, in one transaction with the kind's
+   ``on_finish`` (a drill's rating); what must happen after commit (the teams fan-out) goes on commit;
+4. on an **infrastructure error** (ours: the pool, the database): back to ``queued`` and a retry, up to
+   ``GRADER_MAX_ATTEMPTS`` claims, then ``internal_error``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import socket
+import threading
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from graders.models import Job
+from graders.status import PENDING, Status
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """What a kind's ``run`` returns: the final status and the fields to store with it."""
+
+    status: Status
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+class Infrastructure(Exception):
+    """Our failure while running a job (the pool is gone, a reference is broken): retried, never a verdict."""
+
+
+class JobKind(Protocol):
+    """How one kind of job runs; the lifecycle around it is the same for every kind."""
+
+    name: ClassVar[str]
+    model: ClassVar[type[Job]]
+    related: ClassVar[tuple[str, ...]]  # what ``queue`` reads besides the row (select_related by the reaper)
+
+    def queue(self, job: Job) -> str:
+        """The Celery queue that runs this job."""
+
+    def load(self, pk: int) -> Job:
+        """The claimed row with everything ``run`` reads (one query)."""
+
+    def run(self, job: Job, pool: Any, *, worker: str) -> Finished:
+        """Run the job; raise ``Infrastructure`` (or any unexpected error) only for our own failures."""
+
+    def failed(self, message: str) -> Finished:
+        """The final result when the job cannot be run at all (``internal_error``)."""
+
+    def on_finish(self, job: Job, finished: Finished, now: datetime) -> None:
+        """Inside the finishing transaction, after the row is final (for example: rate the drill card)."""
+
+
+_KINDS: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> JobKind:
+    """Make a kind runnable by name (each app registers its kinds in ``AppConfig.ready``)."""
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def kind_named(name: str) -> JobKind:
+    return _KINDS[name]
+
+
+def kind_of(job: Job) -> JobKind:
+    return next(kind for kind in _KINDS.values() if isinstance(job, kind.model))
+
+
+def kinds() -> list[JobKind]:
+    return list(_KINDS.values())
+
+
+# ----------------------------------------------------------------------------------------- claim tokens
+
+_active_tokens: set[str] = set()
+_active_lock = threading.Lock()
+
+
+@functools.cache
+def _process_identity(pid: int) -> str:
+    """host:pid:start-time; the start time tells a reused pid from the process that claimed."""
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or 0}"
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of /proc/<pid>/stat, or None when the process is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def new_claim_token() -> str:
+    token = f"{_process_identity(os.getpid())}:{os.urandom(4).hex()}"
+    with _active_lock:
+        _active_tokens.add(token)  # before any row names it: a live claim must never look dead
+    return token
+
+
+def release_claim(token: str) -> None:
+    """Forget a claim this process held (the row is final or handed back)."""
+    with _active_lock:
+        _active_tokens.discard(token)
+
+
+def claimant_is_dead(token: str) -> bool:
+    """True only when we can prove it: the claimant ran on this host and is gone.
+
+    On another host we cannot tell, and the stale-claim rule decides instead.
+    """
+    try:
+        host, pid_text, start, _nonce = token.rsplit(":", 3)
+        pid = int(pid_text)
+    except ValueError:
+        return True
+    if host != socket.gethostname():
+        return False
+    if pid == os.getpid():
+        with _active_lock:
+            return token not in _active_tokens
+    if not Path("/proc").is_dir():
+        return False
+    return _start_time(pid) != start
+
+
+# ---------------------------------------------------------------------------------------------- claim
+
+
+@dataclass(frozen=True)
+class Claim:
+    job: Job | None
+    token: str = ""
+    retry_in: float | None = None  # someone else holds a live claim: look again later
+    reason: str = "claimed"
+
+
+def claim(kind: JobKind, pk: int, now: datetime) -> Claim:
+    """Take the row for running, or say why not (final already, raced, or held by a live worker)."""
+    token = new_claim_token()
+    rows = kind.model.objects.filter(pk=pk)
+    fresh = rows.filter(status=Status.QUEUED, attempts__lt=settings.GRADER_MAX_ATTEMPTS)
+    if fresh.update(status=Status.RUNNING, claim_token=token, claimed_at=now, attempts=F("attempts") + 1) == 1:
+        return Claim(kind.load(pk), token)
+    current = rows.only("status", "claim_token", "claimed_at", "attempts").first()
+    if current is None or current.is_final:
+        release_claim(token)
+        return Claim(None, reason="missing" if current is None else "final")
+    stale_after = timedelta(seconds=settings.GRADER_STALE_AFTER)
+    if current.status == Status.RUNNING and not (
+        claimant_is_dead(current.claim_token) or current.claim_is_stale(now, stale_after)
+    ):
+        release_claim(token)
+        wait = (current.claimed_at + stale_after - now).total_seconds() if current.claimed_at else 1.0
+        return Claim(None, retry_in=max(wait, 0.0) + 1.0, reason="busy")
+    if current.attempts >= settings.GRADER_MAX_ATTEMPTS:
+        release_claim(token)
+        message = f"gave up after {current.attempts} attempts (the grader kept failing on this job)"
+        gave_up = _finish(kind, pk, current.status, current.claim_token, kind.failed(message), now)
+        return Claim(None, reason="exhausted" if gave_up else "raced")
+    taken = rows.filter(status=current.status, claim_token=current.claim_token).update(
+        status=Status.RUNNING, claim_token=token, claimed_at=now, attempts=F("attempts") + 1
+    )
+    if taken != 1:
+        release_claim(token)
+        return Claim(None, reason="raced")
+    return Claim(kind.load(pk), token)
+
+
+# ---------------------------------------------------------------------------------------------- finish
+
+
+def _finish(
+    kind: JobKind, pk: int, from_status: str, token: str, finished: Finished, now: datetime, job: Job | None = None
+) -> bool:
+    """``from_status -> final`` for the holder of ``token``, with the kind's ``on_finish``, in one transaction."""
+    with transaction.atomic():
+        changed = kind.model.objects.filter(pk=pk, status=from_status, claim_token=token).update(
+            status=finished.status, finished_at=now, **finished.fields
+        )
+        if changed == 1:
+            kind.on_finish(job if job is not None else kind.load(pk), finished, now)
+    return changed == 1
+
+
+def finish(kind: JobKind, job: Job, token: str, finished: Finished, now: datetime | None = None) -> bool:
+    """``running -> final``, only for the holder of the claim."""
+    try:
+        return _finish(kind, job.pk, Status.RUNNING, token, finished, now or timezone.now(), job)
+    finally:
+        release_claim(token)
+
+
+def requeue(kind: JobKind, job: Job, token: str) -> bool:
+    """Hand the row back to ``queued`` after an infrastructure error, so a retry can claim it."""
+    changed = kind.model.objects.filter(pk=job.pk, status=Status.RUNNING, claim_token=token).update(
+        status=Status.QUEUED, claim_token="", claimed_at=None
+    )
+    release_claim(token)
+    return changed == 1
+
+
+def fail(kind: JobKind, pk: int, message: str) -> bool:
+    """The task failed for good (time limit, retries exhausted): record ``internal_error`` once."""
+    current = kind.model.objects.filter(pk=pk).only("status", "claim_token").first()
+    if current is None or current.is_final:
+        return False
+    if current.claim_token:
+        release_claim(current.claim_token)
+    return _finish(kind, pk, current.status, current.claim_token, kind.failed(message[-2000:]), timezone.now())
+
+
+# --------------------------------------------------------------------------------------------- process
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the task does next: nothing (a result is stored or someone else has it) or retry."""
+
+    status: str
+    retry_in: float | None = None
+
+
+def process(kind: JobKind, pk: int, pool: Any, *, worker: str) -> Outcome:
+    """Claim, run, finish (see the module docstring). A learner's broken code is a result; ours retries."""
+    claimed = claim(kind, pk, timezone.now())
+    if claimed.job is None:
+        return Outcome(claimed.reason, claimed.retry_in)
+    job, token = claimed.job, claimed.token
+    try:
+        try:
+            finished = kind.run(job, pool, worker=worker)
+        except Exception as exc:
+            logger.exception("%s %s failed to run", kind.name, pk)
+            message = str(exc) if isinstance(exc, Infrastructure) else traceback.format_exc(limit=5)
+            return _after_infrastructure_error(kind, job, token, message)
+        if not finish(kind, job, token, finished):
+            logger.warning("%s %s lost its claim while running; its result was dropped", kind.name, pk)
+            return Outcome("raced")
+        return Outcome(str(finished.status))
+    finally:
+        # Even when a database write failed: a retry in this process must see the claim as dead (not as
+        # a live one to wait for) and take it over.
+        release_claim(token)
+
+
+def _after_infrastructure_error(kind: JobKind, job: Job, token: str, message: str) -> Outcome:
+    """Retry with the row back in ``queued``, or record ``internal_error`` once the claims run out."""
+    if job.attempts >= settings.GRADER_MAX_ATTEMPTS:
+        finish(kind, job, token, kind.failed(message[-2000:]))
+        return Outcome(Status.INTERNAL_ERROR)
+    requeue(kind, job, token)
+    return Outcome("retry", retry_in=float(2**job.attempts))
+
+
+# ---------------------------------------------------------------------------------------------- reaper
+
+
+def lost(kind: JobKind, now: datetime) -> list[Job]:
+    """Rows whose message was lost: stale ``running`` claims and rows ``queued`` for too long.
+
+    Served by each kind's partial pending index. A duplicate message is harmless (the claim decides).
+    """
+    before = now - timedelta(seconds=settings.GRADER_STALE_AFTER)
+    stale = Q(status=Status.RUNNING, claimed_at__lt=before) | Q(status=Status.QUEUED, queued_at__lt=before)
+    return list(kind.model.objects.filter(stale, status__in=PENDING).select_related(*kind.related))

@@ -1,0 +1,69 @@
+"""This process's warm sandbox pool: one per process that runs grading tasks.
+
+Why per process and built once: starting sandbox children (each imports torch) takes seconds, so it
+happens when a worker process starts (``graders.worker``), never on a learner's clock; a pool built
+in a parent would share its pipes with every forked child, so a forked process builds its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+if TYPE_CHECKING:
+    from graders.sandbox import SandboxPool
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_pool: SandboxPool | None = None
+_pool_pid = 0
+
+
+@functools.cache
+def worker_device() -> str:
+    """The device this process grades on: a GPU when there is one, else the CPU.
+
+    A worker without a GPU may consume ``grade_gpu`` too; GPU drills then run on the CPU and the
+    verdict records ``cpu`` as the device that ran them.
+    """
+    forced = os.getenv("GRADER_DEVICE", "")
+    if forced:
+        return forced
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def get_pool() -> SandboxPool:
+    """This process's warm pool, built on first use (and rebuilt after a fork)."""
+    global _pool, _pool_pid
+    with _lock:
+        if _pool is None or _pool_pid != os.getpid():
+            from graders.sandbox import SandboxPool
+
+            _pool = SandboxPool(size=settings.GRADER_POOL_SIZE, device=worker_device())
+            _pool_pid = os.getpid()
+            logger.info(
+                "sandbox pool of %d started on %s in pid %d", settings.GRADER_POOL_SIZE, _pool.device, _pool_pid
+            )
+        return _pool
+
+
+def current_pool() -> SandboxPool | None:
+    """The pool if this process has built one (the heartbeat reports its health), else None."""
+    with _lock:
+        return _pool if _pool is not None and _pool_pid == os.getpid() else None
+
+
+def close_pool() -> None:
+    global _pool
+    with _lock:
+        if _pool is not None and _pool_pid == os.getpid():
+            _pool.close()
+        _pool = None

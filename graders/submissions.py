@@ -1,0 +1,115 @@
+"""The one way a submission is made, for the drill page and the API alike (the web side of grading).
+
+``submit`` does, in order: 1. the code's size and content; 2. the learner's rate limit; 3. the seed of
+the learner's current review of the drill (so a drill solved through the API rates its card exactly as
+on the page); 4. the ``queued`` row, sent to its queue once the transaction commits. A refusal writes
+nothing.
+
+Why the rate limit counts rows in the database rather than a cache: every web process must agree (the
+default cache is per process) and the rows are written anyway. Both kinds count: "Run examples" also
+costs a worker's time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from graders import reviews, tasks
+from graders.models import Drill, Submission
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    limit: int
+    window_seconds: int
+
+    @classmethod
+    def from_settings(cls) -> RateLimit:
+        return cls(limit=settings.GRADER_RATE_LIMIT, window_seconds=settings.GRADER_RATE_WINDOW)
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    allowed: bool
+    retry_after: int  # seconds until the oldest counted submission leaves the window (0 when allowed)
+
+    def message(self, rule: RateLimit) -> str:
+        return (
+            f"Too many submissions: at most {rule.limit} every {rule.window_seconds} seconds. "
+            f"Try again in {self.retry_after} s."
+        )
+
+
+def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> RateDecision:
+    """Allowed while fewer than ``limit`` submissions were queued in the last ``window_seconds``."""
+    rule = rule or RateLimit.from_settings()
+    since = now - timedelta(seconds=rule.window_seconds)
+    recent = list(
+        Submission.objects.filter(user_id=user_id, queued_at__gt=since)
+        .order_by("-queued_at")
+        .values_list("queued_at", flat=True)[: rule.limit]
+    )
+    if len(recent) < rule.limit:
+        return RateDecision(True, 0)
+    oldest = recent[-1]
+    wait = (oldest + timedelta(seconds=rule.window_seconds) - now).total_seconds()
+    return RateDecision(False, max(1, int(wait) + 1))
+
+
+def code_limit(drill: Drill) -> int:
+    """The size cap in UTF-8 bytes (what the sandbox measures): the site's, or the drill's own if smaller."""
+    return min(drill.spec.constraints.max_source_bytes, settings.GRADER_MAX_CODE_BYTES)
+
+
+def code_problem(code: str, limit: int) -> str | None:
+    """Why this code cannot be submitted, in words a learner can act on; None when it can."""
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        return f"Your code is {size:,} bytes; the limit for this drill is {limit:,} bytes."
+    if "\x00" in code:
+        return "Your code contains a NUL character; remove it and submit again."
+    if not code.strip():
+        return "Write some code first."
+    return None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Nothing was stored: HTTP ``status`` (400 or 429), a message, and when to retry (429 only)."""
+
+    status: int
+    message: str
+    retry_after: int = 0
+
+
+def submit(
+    user: AbstractBaseUser, drill: Drill, code: str, kind: str = Submission.Kind.SUBMIT, now: datetime | None = None
+) -> Submission | Refused:
+    """Store a ``queued`` submission and send it to its queue after commit, or refuse (steps above)."""
+    now = now or timezone.now()
+    problem = code_problem(code, code_limit(drill))
+    if problem is not None:
+        return Refused(400, problem)
+    rule = RateLimit.from_settings()
+    decision = check_rate(user.pk, now, rule)
+    if not decision.allowed:
+        return Refused(429, decision.message(rule), decision.retry_after)
+    session = reviews.current_review(user, drill, now)
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            user=user,
+            drill=drill,
+            code=code,
+            kind=kind,
+            seed=session.review.seed,
+            drill_version=drill.version,
+            queued_at=now,
+        )
+        tasks.enqueue_on_commit(submission)
+    return submission

@@ -1,0 +1,91 @@
+"""Grading a submission as a job (the worker side): run it, record the verdict, rate the drill card.
+
+The lifecycle is ``graders.jobs``'; this kind supplies only how a submission runs and what recording
+its verdict means: the drill card is rated (``graders.reviews.rate_accepted``) in the same transaction
+as the verdict, so the page never shows an accepted verdict without its rating, and ``verdict_recorded``
+goes to the teams app once that transaction has committed.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.db import transaction
+
+from graders import reviews
+from graders.jobs import Finished, Infrastructure, register
+from graders.models import Submission
+from graders.signals import verdict_recorded
+from graders.status import VERDICTS, Status
+
+logger = logging.getLogger(__name__)
+
+
+def internal_error_verdict(message: str) -> dict[str, Any]:
+    return {"status": Status.INTERNAL_ERROR.value, "message": message, "tests": [], "passed": 0, "total": 0}
+
+
+class SubmissionKind:
+    name: ClassVar[str] = "submission"
+    model: ClassVar[type[Submission]] = Submission
+    related: ClassVar[tuple[str, ...]] = ("drill",)
+
+    def queue(self, job: Submission) -> str:
+        return job.drill.queue
+
+    def load(self, pk: int) -> Submission:
+        return Submission.objects.select_related("drill").get(pk=pk)
+
+    def run(self, job: Submission, pool: Any, *, worker: str) -> Finished:
+        """Grade against the stored drill version with the submission's seed; our own failures raise."""
+        from graders.grading import ReferenceFailure, grade
+
+        started = time.perf_counter()
+        try:
+            verdict = dict(grade(job.drill.spec, job.code, seed=job.seed, runner=pool, visible_only=not job.is_attempt))
+        except ReferenceFailure as exc:
+            raise Infrastructure(str(exc)) from exc
+        status = verdict.get("status")
+        if status == Status.INTERNAL_ERROR:
+            raise Infrastructure(str(verdict.get("message") or "internal error"))
+        if status not in VERDICTS:
+            raise Infrastructure(f"the grader returned the unknown status {status!r}")
+        fields = {
+            "verdict": verdict,
+            "grading_ms": round((time.perf_counter() - started) * 1000),
+            "worker": worker[:200],
+            "device": str(verdict.get("device") or "")[:16],
+            "drill_version": job.drill.version,
+        }
+        return Finished(Status(status), fields)
+
+    def failed(self, message: str) -> Finished:
+        return Finished(Status.INTERNAL_ERROR, {"verdict": internal_error_verdict(message)})
+
+    def on_finish(self, job: Submission, finished: Finished, now: datetime) -> None:
+        """Rate an accepted attempt now (same transaction); tell the teams app after commit."""
+        if finished.status == Status.ACCEPTED and job.is_attempt:
+            reviews.rate_accepted(job, now)
+        transaction.on_commit(functools.partial(_announce, job, str(finished.status)))
+
+
+def _announce(job: Submission, status: str) -> None:
+    results = verdict_recorded.send_robust(
+        sender=Submission,
+        submission_id=job.pk,
+        user_id=job.user_id,
+        drill_id=job.drill_id,
+        kind=job.kind,
+        seed=job.seed,
+        status=status,
+    )
+    for receiver, result in results:
+        if isinstance(result, Exception):
+            logger.error("verdict_recorded receiver %r failed for submission %s: %r", receiver, job.pk, result)
+
+
+SUBMISSIONS = register(SubmissionKind())

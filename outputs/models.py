@@ -1,0 +1,65 @@
+"""One sandbox run of an output card's snippet: a job (``graders.jobs``), cached by what ran."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from django.db import models
+
+from cards.models import Card
+from graders.models import Job, job_constraints
+from graders.status import JOB_DONE, PENDING, choices
+from outputs.snippets import GRADABLE_KINDS, RunKind
+
+OUTCOMES = get_args(RunKind)
+
+
+class SnippetRun(Job):
+    """The grader compares a learner's answer with ``output``; the notes check compares the note's shown
+    output with it. A changed snippet (or adapter) has a new ``content_hash`` and so a new row.
+    """
+
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="snippet_runs")
+    content_hash = models.CharField(max_length=64, help_text="Hash of the runnable cells and the adapter version.")
+    status = models.CharField(max_length=16, choices=choices((*PENDING, *JOB_DONE)), default=PENDING[0].value)
+    outcome = models.CharField(
+        max_length=16, blank=True, choices=[(o, o.replace("_", " ")) for o in OUTCOMES], help_text="What the run means."
+    )
+    output = models.TextField(blank=True, help_text="What the snippet really printed (the last cell).")
+    error = models.TextField(blank=True, help_text="Why it is not gradable, for any outcome but ok.")
+    context_outcome = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="When it needs context: the outcome of a run after the note's earlier code.",
+    )
+    context_output = models.TextField(blank=True, help_text="What that run printed.")
+    wall_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            *job_constraints("snippetrun", JOB_DONE),
+            # One run per snippet version; the grader looks it up by (card, content_hash).
+            models.UniqueConstraint(fields=["card", "content_hash"], name="snippetrun_card_hash_unique"),
+            models.CheckConstraint(condition=models.Q(outcome__in=["", *OUTCOMES]), name="snippetrun_outcome_valid"),
+        ]
+        indexes = [
+            # The reaper: pending rows by status and claim age.
+            models.Index(
+                fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="snippetrun_pending_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"snippet of card {self.card_id}: {self.status} {self.outcome}"
+
+    @property
+    def is_gradable(self) -> bool:
+        """Ran deterministically, alone or (a snippet continuing an earlier block) after the note's earlier code."""
+        if self.outcome in GRADABLE_KINDS:
+            return True
+        return self.outcome == "needs_context" and self.context_outcome in GRADABLE_KINDS
+
+    @property
+    def graded_output(self) -> str:
+        """The output a typed answer is compared with."""
+        return self.context_output if self.outcome == "needs_context" else self.output

@@ -1,0 +1,178 @@
+"""Snippet runs of ``output`` cards: find or request the cached run (web side), and the job kind that runs one.
+
+The web process only reads ``SnippetRun`` rows and asks for missing ones (a queued row, sent to a worker
+after commit); the run itself is a job like any other sandbox work (``graders.jobs``): a worker claims the
+row, runs the snippet in its warm sandbox pool and records one final result. The notes check runs the
+same jobs in its own pool.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+
+from cards.models import Card
+from graders import tasks
+from graders.jobs import Finished, register
+from graders.status import Status
+from outputs import snippets
+from outputs.models import SnippetRun
+
+if TYPE_CHECKING:
+    from graders.sandbox import SandboxPool
+
+CONTEXT_BUDGET = 12_000  # bytes of earlier code; the sandbox refuses programs over 20,000
+
+
+def snippet_for(card: Card) -> snippets.Snippet | None:
+    """The runnable snippet of an output card (None for any other card, or a card without code)."""
+    if card.kind != Card.Kind.OUTPUT:
+        return None
+    return snippets.snippet_from_card(card.front, card.back)
+
+
+def current_run(card: Card, snippet: snippets.Snippet) -> SnippetRun | None:
+    return SnippetRun.objects.filter(card=card, content_hash=snippet.content_hash).first()
+
+
+def request_run(card: Card, snippet: snippets.Snippet) -> SnippetRun:
+    """The card's run for this snippet version; a missing one is created queued and sent to a worker."""
+    return tasks.request(SnippetRun, card=card, content_hash=snippet.content_hash)
+
+
+class SnippetKind:
+    name: ClassVar[str] = "snippet"
+    model: ClassVar[type[SnippetRun]] = SnippetRun
+    related: ClassVar[tuple[str, ...]] = ()
+
+    def queue(self, job: SnippetRun) -> str:
+        """Snippets are small CPU programs; a GPU worker consumes the CPU queue too."""
+        from django.conf import settings
+
+        return settings.GRADER_QUEUE_CPU
+
+    def load(self, pk: int) -> SnippetRun:
+        return SnippetRun.objects.select_related("card__note").get(pk=pk)
+
+    def run(self, job: SnippetRun, pool: Any, *, worker: str) -> Finished:
+        """Two seeds (random output is not gradable); a snippet that needs the note's earlier code runs again
+        after it, and that result is kept in ``context_*``."""
+        started = time.perf_counter()
+        snippet = snippet_for(job.card)
+        if snippet is None or snippet.content_hash != job.content_hash:
+            outcome = snippets.RunOutcome("failed", "", "the card changed since this run was requested")
+        else:
+            outcome = snippets.evaluate(snippet, _runner(pool))
+            if outcome.kind == "failed":  # a child that died or timed out once may be the host's hiccup
+                outcome = snippets.evaluate(snippet, _runner(pool))
+        fields: dict[str, Any] = {"outcome": outcome.kind, "output": outcome.output, "error": outcome.error}
+        if snippet is not None and outcome.kind == "needs_context":
+            context = _allowed(snippets.note_context(job.card.note.content, snippet))
+            if context:
+                again = snippets.evaluate(snippet, _runner(pool), context)
+                fields["context_outcome"] = again.kind
+                fields["context_output"] = again.output if again.kind == "ok" else (again.output + "\n" + again.error)
+                fields["context_output"] = fields["context_output"].strip()
+        fields["wall_ms"] = round((time.perf_counter() - started) * 1000)
+        return Finished(Status.DONE, fields)
+
+    def failed(self, message: str) -> Finished:
+        return Finished(Status.INTERNAL_ERROR, {"outcome": "failed", "error": message[:2000]})
+
+    def on_finish(self, job: SnippetRun, finished: Finished, now: datetime) -> None:
+        return None
+
+
+SNIPPETS = register(SnippetKind())
+
+
+def _runner(pool: SandboxPool) -> Callable[[str], tuple[str, str, str]]:
+    def run(program: str) -> tuple[str, str, str]:
+        result = pool.run(program, snippets.ENTRY_POINT, [()])
+        return result.status, result.stdout, result.message
+
+    return run
+
+
+def _allowed(cells: tuple[str, ...]) -> tuple[str, ...]:
+    """Context cells the sandbox compiles (one rejected cell would reject the whole program), the nearest
+    ones first, within a size budget that keeps the whole program under the sandbox's source limit."""
+    from graders.sandbox.policy import Rejected, compile_submission
+
+    kept: list[str] = []
+    size = 0
+    for cell in reversed(cells):
+        try:
+            compile_submission(cell, CONTEXT_BUDGET)
+        except Rejected:
+            continue
+        size += len(cell.encode("utf-8")) + 40
+        if size > CONTEXT_BUDGET:
+            break
+        kept.append(cell)
+    return tuple(reversed(kept))
+
+
+class FindingRow(TypedDict):
+    """One finding of the notes check, as the page, the command and its ``--json`` show it."""
+
+    note: str
+    heading: str
+    anchor: str
+    card: str
+    severity: str
+    problem: str
+    detail: str
+    shown: str
+    real_output: str
+
+
+class CheckReport(TypedDict):
+    findings: list[FindingRow]
+    checked: int  # output cards with a final run
+    unchecked: int  # output cards without one yet
+
+
+def output_cards() -> list[tuple[Card, snippets.Snippet]]:
+    """Every active output card with a snippet, in note order."""
+    cards = (
+        Card.objects.active().filter(kind=Card.Kind.OUTPUT).select_related("note").order_by("note__slug", "position")
+    )
+    pairs = [(card, snippet_for(card)) for card in cards]
+    return [(card, snippet) for card, snippet in pairs if snippet is not None]
+
+
+def check_report(include_info: bool = False) -> CheckReport:
+    """The notes check from the stored runs: one row per snippet whose note shows the wrong thing."""
+    pairs = output_cards()
+    runs = {
+        (run.card_id, run.content_hash): run for run in SnippetRun.objects.filter(card__in=[card for card, _ in pairs])
+    }
+    findings: list[FindingRow] = []
+    checked = 0
+    for card, snippet in pairs:
+        run = runs.get((card.pk, snippet.content_hash))
+        if run is None or not run.is_final:
+            continue
+        checked += 1
+        found = snippets.check_finding(
+            snippet.shown, run.outcome, run.output, run.error, run.context_outcome, run.context_output
+        )
+        if found is None or (found.severity == "info" and not include_info):
+            continue
+        findings.append(
+            FindingRow(
+                note=card.note.path,
+                heading=card.heading_path,
+                anchor=card.anchor,
+                card=str(card.uuid),
+                severity=found.severity,
+                problem=found.problem,
+                detail=found.detail,
+                shown=snippet.shown,
+                real_output=found.real_output,
+            )
+        )
+    return CheckReport(findings=findings, checked=checked, unchecked=len(pairs) - checked)

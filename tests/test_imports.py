@@ -1,0 +1,96 @@
+"""Imports run one way: no circle between the project's modules, function-level imports included.
+
+A circle closed by an import inside a function still ties two modules together (and hides the order
+they must load in); DESIGN.md wants views and tasks to call domain functions, and those the pure modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "api")
+# The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
+PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.status", "graders.drills.schema")
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (REPO / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = path
+    return modules
+
+
+def imported_names(module: str, path: Path) -> set[str]:
+    """Every module this one imports, at any level (``from pkg import sub`` counts as ``pkg.sub``)."""
+    names: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            for alias in node.names:
+                names.add(f"{base}.{alias.name}")
+            names.add(base)
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = {name for name in imported_names(module, path) if name in modules and name != module}
+        # ``from graders.sandbox import policy`` is an import of graders.sandbox.policy, not of the package.
+        graph[module] = {name for name in targets if not any(t.startswith(name + ".") for t in targets)}
+    return graph
+
+
+def find_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    circles, state, stack = [], {}, []
+
+    def visit(node: str) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                circles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return circles
+
+
+def test_it_finds_a_circle_when_there_is_one() -> None:
+    assert find_circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == [["a", "b", "c", "a"]]
+
+
+def test_it_has_no_import_circle() -> None:
+    assert find_circles(import_graph()) == []
+
+
+@pytest.mark.parametrize("pure", PURE)
+def test_it_keeps_the_pure_modules_free_of_django_and_celery(pure: str) -> None:
+    offenders = [
+        f"{module} imports {name}"
+        for module, path in project_modules().items()
+        if module == pure or module.startswith(pure + ".")
+        for name in imported_names(module, path)
+        if name.split(".")[0] in ("django", "celery", "rest_framework")
+    ]
+    assert offenders == []
