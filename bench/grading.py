@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,6 +55,46 @@ def busy_cpu_seconds() -> float:
         return float("nan")
     user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of every thread of ``pid`` (the sandbox pool starts its zygote from a thread)."""
+    found = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(child) for child in (task / "children").read_text().split()]
+    except OSError:
+        pass
+    return found
+
+
+def _cpu(pid: int) -> tuple[float, float]:
+    """(own, reaped children's) CPU seconds of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
+
+
+def cpu_by_role(workers: list[subprocess.Popen[bytes]]) -> dict[str, float]:
+    """CPU seconds so far of each kind of process in the grading path (where a verdict's CPU goes).
+
+    The sandbox runners are single-use and reaped by their zygote, so they show as its children's time.
+    """
+    roles: dict[str, float] = defaultdict(float)
+    roles["web side (this process: submit, publish, polling)"] = sum(_cpu(os.getpid()))
+    for worker in workers:
+        roles["Celery worker main process"] += _cpu(worker.pid)[0]
+        for child in _children(worker.pid):
+            roles["Celery pool children (claim, grade, compare, finish)"] += _cpu(child)[0]
+            zygotes = [zygote for launcher in _children(child) for zygote in _children(launcher)]
+            for own, runners in map(_cpu, zygotes):
+                roles["sandbox zygotes (fork, warden)"] += own
+                roles["sandbox runners (one per verdict)"] += runners
+    try:
+        roles["Redis"] = _cpu(int(subprocess.check_output(["pgrep", "-x", "redis-server"]).split()[0]))[0]
+    except (OSError, subprocess.CalledProcessError, IndexError, ValueError):
+        pass
+    return dict(roles)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -96,8 +137,10 @@ def store_drills(mix: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]
     return stored
 
 
-def start_worker(env: dict[str, str], pool: str, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO", "-n", "bench@%h"]
+def start_worker(
+    env: dict[str, str], pool: str, concurrency: int, log: Path, name: str = "bench"
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO", "-n", f"{name}@%h"]
     command += ["-Q", "grade_cpu,grade_gpu", "--pool", pool, "-c", str(concurrency)]
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     env = {**env, "LOG_LEVEL": "INFO"}
@@ -171,16 +214,20 @@ def breakdown(pks: list[int]) -> dict[str, float]:
     }
 
 
-def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], float, float]:
+def burst(
+    user: Any, stored: list[tuple[Any, list[str]]], n: int, workers: list[subprocess.Popen[bytes]]
+) -> tuple[list[float], float, float, dict[str, float]]:
     """n submissions committed at once; latency per row = its finished_at - the burst's send time.
 
-    Also the machine's busy CPU per verdict over the burst: on 2 cores it bounds verdicts/s.
+    Also the machine's busy CPU per verdict over the burst (on 2 cores it bounds verdicts/s), and how
+    it splits between the processes of the grading path.
     """
     from django.db import transaction
 
     from graders.models import Submission
 
     jobs = [(drill, code) for drill, codes in stored for code in codes]
+    roles_before = cpu_by_role(workers)
     cpu_before = busy_cpu_seconds()
     sent_wall = time.time()
     started = time.perf_counter()
@@ -190,8 +237,9 @@ def burst(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[
         time.sleep(0.002)
     elapsed = time.perf_counter() - started
     cpu_ms = (busy_cpu_seconds() - cpu_before) * 1000 / n
+    roles = {role: (spent - roles_before.get(role, 0.0)) * 1000 / n for role, spent in cpu_by_role(workers).items()}
     finished = Submission.objects.filter(pk__in=pks).values_list("finished_at", flat=True)
-    return [(f.timestamp() - sent_wall) * 1000 for f in finished], n / elapsed, cpu_ms
+    return [(f.timestamp() - sent_wall) * 1000 for f in finished], n / elapsed, cpu_ms, roles
 
 
 def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tuple[list[float], float]:
@@ -265,6 +313,7 @@ def main() -> None:
     parser.add_argument("--drills", default=DEFAULT_DRILLS, help="comma-separated drill slugs for the mix")
     parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes started (each with --concurrency)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-grading-"))
@@ -279,20 +328,29 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     user = User.objects.create_user("bench")
     stored = store_drills(load_mix(args.drills.split(",")))
-    worker = timed("worker start", lambda: start_worker(env, args.pool, args.concurrency, tmp / "worker.log"))
+    workers = timed(
+        "worker start",
+        lambda: [
+            start_worker(env, args.pool, args.concurrency, tmp / f"worker{i}.log", f"bench{i}")
+            for i in range(args.workers)
+        ],
+    )
     try:
         timed("warm-up", lambda: sequential(user, stored, 4 * len(stored) * args.concurrency))
         seq, statuses, seq_pks = timed("sequential", lambda: sequential(user, stored, args.sequential))
-        burst_lat, burst_rate, burst_cpu = timed("burst", lambda: burst(user, stored, args.burst))
+        burst_lat, burst_rate, burst_cpu, roles = timed("burst", lambda: burst(user, stored, args.burst, workers))
     finally:
-        os.killpg(worker.pid, 15)
-        worker.wait(30)
+        for worker in workers:
+            os.killpg(worker.pid, 15)
+        for worker in workers:
+            worker.wait(30)
     cleanup_redis(redis_url, env["CELERY_KEY_PREFIX"])
     base, base_rate = timed("baseline", lambda: baseline(stored, args.baseline, os.cpu_count() or 1))
     seq_rate = len(seq) / (sum(seq) / 1000)
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     print(f"\nmachine: {machine()}; load average {' '.join(load)}; SQLite (WAL); Redis {redis_url}")
-    print(f"worker: --pool {args.pool} -c {args.concurrency}, GRADER_POOL_SIZE={os.getenv('GRADER_POOL_SIZE', '2')}")
+    pool_size = os.getenv("GRADER_POOL_SIZE", "2")
+    print(f"worker: {args.workers} x --pool {args.pool} -c {args.concurrency}, GRADER_POOL_SIZE={pool_size}")
     print(f"drills: {', '.join(d.slug for d, _ in stored)}; verdicts seen: {sorted(set(statuses))}\n")
     print("| path | n | p50 ms | p95 ms | verdicts/s |")
     print("| --- | --- | --- | --- | --- |")
@@ -303,6 +361,10 @@ def main() -> None:
     for stage, ms in breakdown(seq_pks).items():
         print(f"| {stage} | {ms:.1f} |")
     print(f"\nmachine CPU per verdict in the burst (all processes, both cores): {burst_cpu:.1f} ms")
+    print("\n| where the CPU of one verdict goes (burst) | ms |\n| --- | --- |")
+    for role, ms in roles.items():
+        print(f"| {role} | {ms:.2f} |")
+    print(f"| sum of the grading path's own processes | {sum(roles.values()):.2f} |")
     p50_ratio = percentile(base, 50) / percentile(seq, 50)
     print(f"\nbaseline p50 / warm p50 = {p50_ratio:.0f}x; throughput ratio = {burst_rate / base_rate:.0f}x")
 
