@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from cards import charts
+from cards import charts, extensions
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, Note, Profile
@@ -134,7 +134,7 @@ def stats(request: HttpRequest) -> HttpResponse:
         "forecast": forecast,
         "hours": hours,
         "hourly_days": HOURLY_DAYS,
-        "drills": numbers.drill_pass_rates(request.user),
+        "sections": extensions.stats_sections(request.user),
         "heatmap": charts.year_heatmap(year, end=today, chart_id="year-heatmap", title="Reviews in the last year"),
         **_stats_charts(activity, forecast, hours, numbers.ease_counts(request.user), today),
     }

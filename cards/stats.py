@@ -13,7 +13,6 @@ recorded, so grouping on it needs no time zone arithmetic here; the caller passe
 
 from __future__ import annotations
 
-import importlib
 import zoneinfo
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -83,15 +82,6 @@ class Summary(TypedDict):
     suspended: int
     due_today: int
     active_cards: int
-
-
-class NotePassRate(TypedDict):
-    slug: str
-    title: str
-    submissions: int
-    accepted: int
-    drills: int
-    solved: int
 
 
 class DeckRow(TypedDict):
@@ -310,42 +300,6 @@ def collection_summary(user: Any, today: date) -> Summary:
         due_today=counts["n_due"],
         active_cards=Card.objects.active().count(),
     )
-
-
-def submission_model() -> type | None:
-    """The graders' Submission model, or None while that app does not define it."""
-    try:
-        module = importlib.import_module("graders.models")
-    except ImportError:
-        return None
-    return getattr(module, "Submission", None)
-
-
-def drill_pass_rates(user: Any) -> list[NotePassRate] | None:
-    """Per note: graded drill submissions, how many were accepted, and drills solved at least once.
-
-    None (not an empty list) when there is no Submission model, so the page can say
-    "drills are not available" instead of "no submissions yet". "Run examples" runs and
-    pending or internally failed submissions are not attempts and are left out.
-    """
-    submission = submission_model()
-    if submission is None:
-        return None
-    graded = submission.objects.filter(user=user).exclude(status__in=["queued", "running", "internal_error"])
-    if any(f.name == "kind" for f in submission._meta.get_fields()):
-        graded = graded.filter(kind="submit")
-    accepted = Q(status="accepted")
-    rows = (
-        graded.values(slug=F("drill__card__note__slug"), title=F("drill__card__note__title"))
-        .annotate(
-            submissions=Count("id"),
-            accepted=Count("id", filter=accepted),
-            drills=Count("drill", distinct=True),
-            solved=Count("drill", filter=accepted, distinct=True),
-        )
-        .order_by("slug")
-    )
-    return [NotePassRate(**row) for row in rows]
 
 
 def deck_rows(user: Any, today: date) -> list[DeckRow]:

@@ -7,7 +7,6 @@ redirect or one template. Review actions answer htmx requests with the next card
 
 from __future__ import annotations
 
-import functools
 import zoneinfo
 from typing import Any
 from uuid import UUID
@@ -17,11 +16,10 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template import TemplateDoesNotExist
-from django.template.loader import get_template
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from cards import extensions
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm
 from cards.models import Card, CardState, Note
@@ -37,23 +35,9 @@ def _get_card(card_uuid: UUID) -> Card:
     return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
 
 
-# The graders app's answer box for `output` cards (the learner types what a snippet prints).
-OUTPUT_SNIPPET = "outputs/snippets/output_answer.html"
-
-
-@functools.cache
-def _output_snippet() -> str | None:
-    """The output-card snippet's name when that template exists, looked up once per process."""
-    try:
-        get_template(OUTPUT_SNIPPET)
-    except TemplateDoesNotExist:
-        return None
-    return OUTPUT_SNIPPET
-
-
 def _review_context(item: reviewing.ReviewItem | None, snap: reviewing.QueueSnapshot) -> dict[str, Any]:
-    """Drill cards link to their editor (the verdict rates them); output cards get the answer box."""
-    return {"item": item, "snap": snap, "output_snippet": _output_snippet()}
+    """The card's kind may bring its own part (cards.extensions): a drill's editor link, an output's answer box."""
+    return {"item": item, "snap": snap, "part": extensions.review_part(item.card.kind) if item else None}
 
 
 def _next_panel(request: HttpRequest) -> HttpResponse:

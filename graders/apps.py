@@ -10,4 +10,10 @@ class GradersConfig(AppConfig):
     def ready(self) -> None:
         # The job kinds (graders.jobs runs them by name) and the worker-process hooks (they fire only
         # in Celery workers: a warm sandbox pool and a heartbeat in each process that runs jobs).
-        from . import examples, verdicts, worker  # noqa: F401
+        from cards import extensions
+
+        from . import examples, stats, verdicts, worker  # noqa: F401
+
+        # Drill cards on the review page, and the drills' section of the stats page.
+        extensions.register_review_part("drill", "graders/snippets/review_drill.html", replaces_answer=True)
+        extensions.register_stats_section("drills", "graders/snippets/stats_drills.html", stats.drill_section)

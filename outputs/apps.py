@@ -10,5 +10,9 @@ class OutputsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The snippet run job kind (graders.jobs runs it by name).
+        # The snippet run job kind (graders.jobs runs it by name), and the answer box on output cards.
+        from cards import extensions
+
         from . import runs  # noqa: F401
+
+        extensions.register_review_part("output", "outputs/snippets/output_answer.html")

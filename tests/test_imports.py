@@ -7,6 +7,7 @@ they must load in); DESIGN.md wants views and tasks to call domain functions, an
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,34 @@ def test_it_keeps_the_pure_modules_free_of_django_and_celery(pure: str) -> None:
         if name.split(".")[0] in ("django", "celery", "rest_framework")
     ]
     assert offenders == []
+
+
+# Apps and the apps they are built on: an app may use those below it, never those above.
+BUILT_ON = {"cards": (), "graders": ("cards",), "outputs": ("cards", "graders"), "teams": ("cards", "graders")}
+
+
+@pytest.mark.parametrize("app", sorted(BUILT_ON))
+def test_it_keeps_each_app_ignorant_of_the_apps_built_on_it(app: str) -> None:
+    """Not even by name: no import, no ``importlib`` string, no template path or URL name of an app above."""
+    above = "|".join(other for other, below in BUILT_ON.items() if app in below)
+    if not above:
+        return
+    patterns = {
+        ".py": re.compile(rf"(?:\b(?:from|import)\s+|[\"'])(?:{above})[.:/]|get_model\(\s*[\"'](?:{above})[\"']"),
+        ".html": re.compile(rf"[\"'](?:{above})[:/]"),
+    }
+    offenders = [
+        f"{path.relative_to(REPO)}: {match.group(0)!r}"
+        for path in sorted((REPO / app).rglob("*"))
+        if path.suffix in patterns and "migrations" not in path.parts
+        for match in patterns[path.suffix].finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_it_would_see_an_app_named_in_a_string() -> None:
+    pattern = re.compile(r"(?:\b(?:from|import)\s+|[\"'])(?:graders)[.:/]")
+    assert pattern.search('importlib.import_module("graders.models")')
+    assert pattern.search("{% url 'graders:for_card' card.uuid %}")
+    assert pattern.search("from graders.models import Submission")
+    assert not pattern.search("examples_row.outputs.ready")

@@ -239,7 +239,7 @@ def test_it_puts_only_the_learners_own_reviews_in_the_stats(
     assert context["summary"]["seen"] == 1
     assert "2.5 to under 2.7: 1" in context["ease_chart"]
     assert "1.3 to under 1.5: 0" in context["ease_chart"]
-    assert context["drills"] == []
+    assert context["sections"] == [("graders/snippets/stats_drills.html", {"rows": []})]
     body = response.content.decode()
     assert body.count("<svg") == 6
     assert "<script" not in body.split("<main", 1)[1].split("</main>", 1)[0]

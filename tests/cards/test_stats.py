@@ -246,11 +246,6 @@ def test_it_lists_decks_with_kind_counts_and_this_learners_due_and_new() -> None
     assert empty.title == "空"
 
 
-def test_it_says_drill_stats_are_unavailable_without_a_submission_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stats, "submission_model", lambda: None)
-    assert stats.drill_pass_rates(make_user("learner")) is None
-
-
 def test_it_keeps_another_learners_history_out_of_card_history() -> None:
     learner, other = make_user("learner"), make_user("other")
     card = make_card()
@@ -282,49 +277,3 @@ def test_it_counts_all_reviews_when_the_history_is_cut_short() -> None:
 
     assert [r["day"] for r in rows] == [TODAY, TODAY - timedelta(days=1), TODAY - timedelta(days=2)]
     assert total == 5
-
-
-def test_it_rates_drill_submissions_per_note_counting_only_graded_attempts() -> None:
-    from graders.models import Drill, Submission
-
-    learner, other = make_user("learner"), make_user("other")
-    basics = make_note("basics", title="基础")
-
-    def drill(slug: str) -> Drill:
-        card = make_card(basics, kind=Card.Kind.DRILL)
-        return Drill.objects.create(
-            card=card, slug=slug, title=slug, entry_point="solution", reference_code="def solution(x):\n    return x\n"
-        )
-
-    first, second = drill("first"), drill("second")
-    finished = datetime(2026, 3, 20, tzinfo=UTC)
-
-    def submit(user: object, target: Drill, status: str, kind: str = "submit") -> None:
-        final = status not in ("queued", "running")
-        Submission.objects.create(
-            user=user,
-            drill=target,
-            code="def solution(x): return x",
-            kind=kind,
-            seed=1,
-            drill_version="v1",
-            status=status,
-            verdict={"status": status} if final else None,
-            finished_at=finished if final else None,
-            claimed_at=finished if status == "running" else None,
-            claim_token="host:1:1" if status == "running" else "",
-        )
-
-    submit(learner, first, "wrong_answer")
-    submit(learner, first, "accepted")
-    submit(learner, first, "accepted")
-    submit(learner, second, "runtime_error")
-    submit(learner, second, "accepted", kind="examples")  # a run of the visible examples is no attempt
-    submit(learner, second, "internal_error")  # our fault, not the learner's
-    submit(learner, second, "queued")
-    submit(other, second, "accepted")
-
-    assert stats.drill_pass_rates(learner) == [
-        {"slug": "basics", "title": "基础", "submissions": 4, "accepted": 2, "drills": 2, "solved": 1}
-    ]
-    assert stats.drill_pass_rates(make_user("newcomer")) == []

@@ -1,0 +1,48 @@
+"""Where the apps built on cards add to its pages, so that cards never imports or names them.
+
+The arrows run one way: ``graders`` and ``outputs`` know about cards; cards knows only this registry,
+which they fill in their ``AppConfig.ready``. Two extension points:
+
+- a card kind's part of the review card (a drill's "Open the drill editor", an output card's answer
+  box), and whether it replaces the Show answer / rating buttons (a drill is rated by its verdict);
+- a section of the stats page (the drills' pass rates), with the function that computes its context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ReviewPart:
+    template: str  # included under the card's front, with ``card`` and ``item`` in its context
+    replaces_answer: bool  # True: no Show answer and no rating buttons (something else rates the card)
+
+
+@dataclass(frozen=True)
+class StatsSection:
+    template: str  # included in the stats page with ``section`` (the context below) in its context
+    context: Callable[[Any], dict[str, Any]]  # the learner -> what the template shows
+
+
+_REVIEW_PARTS: dict[str, ReviewPart] = {}
+_STATS_SECTIONS: dict[str, StatsSection] = {}
+
+
+def register_review_part(kind: str, template: str, *, replaces_answer: bool = False) -> None:
+    _REVIEW_PARTS[kind] = ReviewPart(template, replaces_answer)
+
+
+def review_part(kind: str) -> ReviewPart | None:
+    return _REVIEW_PARTS.get(kind)
+
+
+def register_stats_section(name: str, template: str, context: Callable[[Any], dict[str, Any]]) -> None:
+    _STATS_SECTIONS[name] = StatsSection(template, context)
+
+
+def stats_sections(user: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(template, context) of every registered stats section, in registration order."""
+    return [(section.template, section.context(user)) for section in _STATS_SECTIONS.values()]
