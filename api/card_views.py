@@ -40,6 +40,7 @@ from api.serializers import (
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, CardState, Note, ReviewLog
+from graders.stats import drill_pass_rates
 
 STATS_DAYS = 90
 FORECAST_DAYS = 30
@@ -217,6 +218,6 @@ class Stats(APIView):
             "queue": _counts(reviewing.queue_snapshot(request.user, profile, today)),
             "retention": numbers.retention_table(activity, today),
             "forecast": numbers.due_forecast(request.user, today, FORECAST_DAYS),
-            "drills": numbers.drill_pass_rates(request.user) or [],
+            "drills": drill_pass_rates(request.user),
         }
         return Response(StatsSerializer(body).data)
