@@ -293,3 +293,30 @@ def test_it_reuses_reference_outputs_across_tasks(learner: User, drill: Drill) -
         assert run.call_count == 2  # the reference, then the learner's code
         grade(second, runner)
         assert run.call_count == 3  # the learner's code only
+
+
+def test_it_never_stores_an_accepted_verdict_without_its_rating(learner: User, drill: Drill) -> None:
+    """The rating runs in the verdict's transaction: if it fails, the verdict is not recorded either."""
+    from cards.models import ReviewLog
+
+    sub = queued(learner, drill)
+    with (
+        mock.patch("graders.reviews.rate_accepted", side_effect=RuntimeError("rating broke")),
+        pytest.raises(RuntimeError),
+    ):
+        grade(sub)
+    sub.refresh_from_db()
+    assert sub.status == Status.RUNNING and sub.verdict is None and not ReviewLog.objects.exists()
+    assert jobs.fail(SUBMISSIONS, sub.pk, "the task failed: RuntimeError: rating broke")  # the task's on_failure
+    sub.refresh_from_db()
+    assert sub.status == Status.INTERNAL_ERROR
+
+
+def test_it_rates_the_drill_card_in_the_same_transaction_as_the_verdict(learner: User, drill: Drill) -> None:
+    from cards.models import CardState, ReviewLog
+
+    sub = queued(learner, drill)
+    assert grade(sub) == Outcome("accepted")
+    log = ReviewLog.objects.get(card=drill.card, user=learner)
+    assert (log.quality, log.source) == (5, "grader")
+    assert CardState.objects.get(card=drill.card, user=learner).repetitions == 1
