@@ -1,7 +1,7 @@
 """The drill page, submissions and their live verdicts, history, reference, give up and move on.
 
 Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
-otherwise), a form, one call into ``graders.reviews`` / ``graders.services``, then a redirect
+otherwise), a form, one call into ``graders.reviews`` / ``graders.submissions``, then a redirect
 or one template. With JavaScript the verdict fragment polls itself every 300 ms (htmx); without
 it the submission page refreshes itself until the verdict is final.
 """
