@@ -166,33 +166,35 @@ class Claim:
 def claim(kind: JobKind, pk: int, now: datetime) -> Claim:
     """Take the row for running, or say why not (final already, raced, or held by a live worker)."""
     token = new_claim_token()
+    taken = _claim(kind, pk, now, token)
+    if taken.job is None:
+        release_claim(token)
+    return taken
+
+
+def _claim(kind: JobKind, pk: int, now: datetime, token: str) -> Claim:
     rows = kind.model.objects.filter(pk=pk)
     fresh = rows.filter(status=Status.QUEUED, attempts__lt=settings.GRADER_MAX_ATTEMPTS)
     if fresh.update(status=Status.RUNNING, claim_token=token, claimed_at=now, attempts=F("attempts") + 1) == 1:
         return Claim(kind.load(pk), token)
     current = rows.only("status", "claim_token", "claimed_at", "attempts").first()
     if current is None or current.is_final:
-        release_claim(token)
         return Claim(None, reason="missing" if current is None else "final")
     stale_after = timedelta(seconds=settings.GRADER_STALE_AFTER)
     if current.status == Status.RUNNING and not (
         claimant_is_dead(current.claim_token) or current.claim_is_stale(now, stale_after)
     ):
-        release_claim(token)
         wait = (current.claimed_at + stale_after - now).total_seconds() if current.claimed_at else 1.0
         return Claim(None, retry_in=max(wait, 0.0) + 1.0, reason="busy")
     if current.attempts >= settings.GRADER_MAX_ATTEMPTS:
-        release_claim(token)
         message = f"gave up after {current.attempts} attempts (the grader kept failing on this job)"
         gave_up = _finish(kind, pk, current.status, current.claim_token, kind.failed(message), now)
         return Claim(None, reason="exhausted" if gave_up else "raced")
+    # A dead or stale claimant, or a queued row: take it over, conditional on what we just read.
     taken = rows.filter(status=current.status, claim_token=current.claim_token).update(
         status=Status.RUNNING, claim_token=token, claimed_at=now, attempts=F("attempts") + 1
     )
-    if taken != 1:
-        release_claim(token)
-        return Claim(None, reason="raced")
-    return Claim(kind.load(pk), token)
+    return Claim(kind.load(pk), token) if taken == 1 else Claim(None, reason="raced")
 
 
 # ---------------------------------------------------------------------------------------------- finish
