@@ -26,6 +26,17 @@ class GraderStatus:
     def offline(self) -> bool:
         return self.online == 0
 
+    def silent_for(self, now: datetime) -> str:
+        """How long no grader for the queue has beaten, in words ("" when none ever did)."""
+        if self.last_seen is None:
+            return ""
+        seconds = max(0, int((now - self.last_seen).total_seconds()))
+        for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+            if seconds >= size:
+                count = seconds // size
+                return f"{count} {unit}{'s' if count != 1 else ''}"
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+
 
 def offline_after() -> timedelta:
     return timedelta(seconds=settings.GRADER_HEARTBEAT_SECONDS * 3)

@@ -192,6 +192,7 @@ def _status_context(sub: Submission, review: DrillReview | None, state: CardStat
         "polling": not sub.is_final,
         "poll_ms": OFFLINE_POLL_MS if grader is not None and grader.offline else POLL_MS,
         "grader": grader,
+        "silent_for": grader.silent_for(timezone.now()) if grader is not None else "",
         "move_on_quality": _move_on_quality(review, progress),
     }
 

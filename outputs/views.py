@@ -64,7 +64,9 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     context.update(run=run, shown=snippet.shown, poll_seconds=POLL_SECONDS)
     if not run.is_final:
         grader = grader_status(runs.SNIPPETS.queue(run))
-        return render(request, "outputs/snippets/output_result.html", {**context, "pending": True, "grader": grader})
+        silent_for = grader.silent_for(timezone.now())
+        context.update(pending=True, grader=grader, silent_for=silent_for)
+        return render(request, "outputs/snippets/output_result.html", context)
     if not run.is_gradable:
         return render(request, "outputs/snippets/output_result.html", {**context, "gradable": False})
     typed = snippets.clean_answer(form.cleaned_data["answer"])

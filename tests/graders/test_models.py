@@ -96,3 +96,15 @@ def test_it_finds_stale_running_rows(learner: User, drill: Drill) -> None:
 def test_it_has_no_missing_migrations() -> None:
     out = StringIO()
     call_command("makemigrations", "graders", "--check", "--dry-run", stdout=out)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "words"),
+    [(0, "0 seconds"), (1, "1 second"), (12, "12 seconds"), (60, "1 minute"), (150, "2 minutes"), (7300, "2 hours")],
+)
+def test_it_says_how_long_the_graders_have_been_silent(seconds: int, words: str) -> None:
+    from graders.heartbeat import GraderStatus
+
+    status = GraderStatus("grade_cpu", 0, NOW - timedelta(seconds=seconds), [])
+    assert status.silent_for(NOW) == words
+    assert GraderStatus("grade_cpu", 0, None, []).silent_for(NOW) == ""

@@ -123,7 +123,7 @@ def test_it_says_the_grader_is_offline_and_since_when(client_for: Client, drill:
     post_code(client_for, drill, WRONG, **HTMX)
     sub = Submission.objects.get()
     page = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), **HTMX).content.decode()
-    assert "The grader is offline" in page and "(for 3\xa0minutes)" in page
+    assert "The grader is offline" in page and "(for 3 minutes)" in page
     assert "will be graded as soon as it is back" in page
     assert 'hx-trigger="load delay:3000ms"' in page  # still polling, slowly
     GraderHeartbeat.objects.update(seen_at=timezone.now())
