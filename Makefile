@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test venv frontend browser services lint format migrations-check clean
 
-$(STAMP): requirements-web.txt requirements.txt requirements-dev.txt
+$(STAMP): requirements-web.txt requirements.txt requirements-run.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -25,8 +25,9 @@ browser:
 services:
 	bash scripts/start-services.sh
 
+# exec: the recipe's shell becomes run.sh, so the SIGTERM that make passes to its child reaches it.
 run: venv frontend
-	DEBUG=$${DEBUG:-1} bash scripts/run.sh $(HOST) $(PORT)
+	DEBUG=$${DEBUG:-1} exec bash scripts/run.sh $(HOST) $(PORT)
 
 lint: venv
 	$(VENV)/bin/ruff check .
