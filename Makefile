@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv frontend browser services lint format migrations-check clean
+.PHONY: run soak test venv frontend browser services lint format migrations-check clean
 
 $(STAMP): requirements-web.txt requirements.txt requirements-run.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ services:
 # exec: the recipe's shell becomes run.sh, so the SIGTERM that make passes to its child reaches it.
 run: venv frontend
 	DEBUG=$${DEBUG:-1} exec bash scripts/run.sh $(HOST) $(PORT)
+
+# The soak of make run's own stack (bench/soak.py, docs/performance.md): 20 learners for 20 minutes,
+# the worker SIGKILLed three times. SOAK_ARGS="--seconds 90 --learners 5 --kills 1" for a short one.
+soak: venv frontend
+	$(PY) bench/soak.py $(SOAK_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

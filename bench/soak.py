@@ -83,6 +83,7 @@ class Tracked:
     made: float
     seen_final: str = ""  # the first final status a learner's poll saw
     reads: list[tuple[str, str]] = field(default_factory=list)  # (status, finished_at) of the final reads
+    message: str = ""  # the verdict's message when it is internal_error (ours, never the learner's)
 
 
 @dataclass
@@ -481,6 +482,8 @@ def read_submission(sub: Tracked) -> tuple[str, str] | None:
     if response is None or response.status_code != 200:
         return None
     body = response.json()
+    if body["status"] == "internal_error":
+        sub.message = str((body.get("verdict") or {}).get("message", ""))[:300]
     return body["status"], body["finished_at"] or ""
 
 
@@ -667,6 +670,9 @@ def report(args: argparse.Namespace, recorder: Recorder, back: ReadBack, kills: 
     print(f"| reviews rated by the learners | {back.self_made} | {back.self_stored} |")
     print(f"| output-card answers rated by the grader | {back.output_made} | {back.output_stored} |")
     print("\nfinal statuses: " + ", ".join(f"{k} {n}" for k, n in sorted(statuses.items())))
+    for sub in subs:
+        if sub.message:
+            print(f"internal_error {sub.uuid} ({sub.how}, {sub.learner.username}): {sub.message}")
     if once != len(subs) or back.rows_made != back.rows_stored:
         failed.append("a submission without exactly one final verdict")
     if back.self_made != back.self_stored or back.output_made != back.output_stored:
