@@ -43,6 +43,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -84,6 +85,7 @@ class Tracked:
     seen_final: str = ""  # the first final status a learner's poll saw
     reads: list[tuple[str, str]] = field(default_factory=list)  # (status, finished_at) of the final reads
     message: str = ""  # the verdict's message when it is internal_error (ours, never the learner's)
+    wait_s: float = 0.0  # from queued to finished, as the API reports them
 
 
 @dataclass
@@ -417,37 +419,39 @@ class Kill:
 
 
 def kill_worker(stack: RunStack, probe: Learner, drill: Drill, started: float, recover: float) -> Kill:
-    """SIGKILL the worker's main process (as the OOM killer would); time its return and its grading."""
+    """SIGKILL the worker's main process (as the OOM killer would); time its return and its grading.
+
+    The probe is submitted once supervisord has seen the death: a message published in the instant
+    between the SIGKILL and the broker noticing the closed socket can be popped by the dead worker's
+    pending BRPOP and lost until the reaper re-sends its row (GRADER_STALE_AFTER); that case is counted
+    among the slow verdicts, not here.
+    """
     kill = Kill(at=time.monotonic() - started, pid=int(stack.program("worker")["pid"]))
     tree = [Seen(p.pid, p.create_time(), "") for p in psutil.Process(kill.pid).children(recursive=True)]
     os.kill(kill.pid, 9)
     t0 = time.monotonic()
-    watcher = threading.Thread(target=watch_restart, args=(stack, kill, t0, recover))
-    watcher.start()
+    while kill.back_s is None and time.monotonic() - t0 < recover:
+        if int(stack.program("worker")["pid"]) not in (0, kill.pid):
+            kill.back_s = time.monotonic() - t0
+        else:
+            time.sleep(0.05)
     sub = probe.submit_api(drill, "submit", True, "probe", recover)
     if sub is not None and sub.seen_final:
         kill.grading_s = time.monotonic() - t0
-    watcher.join()
     kill.left = sum(1 for proc in tree if proc.alive())
     return kill
-
-
-def watch_restart(stack: RunStack, kill: Kill, t0: float, recover: float) -> None:
-    """When supervisord has spawned the replacement (a new pid for the program)."""
-    while time.monotonic() - t0 < recover:
-        if int(stack.program("worker")["pid"]) not in (0, kill.pid):
-            kill.back_s = time.monotonic() - t0
-            return
-        time.sleep(0.05)
 
 
 def killer(
     stack: RunStack, probe: Learner, drill: Drill, times: list[float], started: float, recover: float
 ) -> list[Kill]:
-    kills = []
+    """The kills at their times, each at least 15 s after the previous one has recovered."""
+    kills: list[Kill] = []
+    ready = started
     for at in times:
-        time.sleep(max(0.0, started + at - time.monotonic()))
+        time.sleep(max(0.0, started + at - time.monotonic(), ready + 15 - time.monotonic()))
         kills.append(kill_worker(stack, probe, drill, started, recover))
+        ready = time.monotonic()
     return kills
 
 
@@ -482,6 +486,9 @@ def read_submission(sub: Tracked) -> tuple[str, str] | None:
     if response is None or response.status_code != 200:
         return None
     body = response.json()
+    if body["finished_at"] and body["queued_at"]:
+        finished, queued = (datetime.fromisoformat(body[k]) for k in ("finished_at", "queued_at"))
+        sub.wait_s = (finished - queued).total_seconds()
     if body["status"] == "internal_error":
         sub.message = str((body.get("verdict") or {}).get("message", ""))[:300]
     return body["status"], body["finished_at"] or ""
@@ -670,6 +677,11 @@ def report(args: argparse.Namespace, recorder: Recorder, back: ReadBack, kills: 
     print(f"| reviews rated by the learners | {back.self_made} | {back.self_stored} |")
     print(f"| output-card answers rated by the grader | {back.output_made} | {back.output_stored} |")
     print("\nfinal statuses: " + ", ".join(f"{k} {n}" for k, n in sorted(statuses.items())))
+    slow = sorted((sub for sub in subs if sub.wait_s > 30), key=lambda sub: -sub.wait_s)
+    slowest = max((sub.wait_s for sub in subs), default=0.0)
+    print(f"verdicts more than 30 s after their submission: {len(slow)} (slowest {slowest:.1f} s)")
+    for sub in slow[:10]:
+        print(f"  slow: {sub.uuid} ({sub.how}) {sub.wait_s:.1f} s from queued to finished")
     for sub in subs:
         if sub.message:
             print(f"internal_error {sub.uuid} ({sub.how}, {sub.learner.username}): {sub.message}")
