@@ -6,9 +6,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test venv frontend browser services lint format migrations-check clean
+.PHONY: run soak test venv frontend browser services lint format migrations-check clean
 
-$(STAMP): requirements-web.txt requirements.txt requirements-dev.txt
+$(STAMP): requirements-web.txt requirements.txt requirements-run.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
@@ -25,8 +25,14 @@ browser:
 services:
 	bash scripts/start-services.sh
 
+# exec: the recipe's shell becomes run.sh, so the SIGTERM that make passes to its child reaches it.
 run: venv frontend
-	DEBUG=$${DEBUG:-1} bash scripts/run.sh $(HOST) $(PORT)
+	DEBUG=$${DEBUG:-1} exec bash scripts/run.sh $(HOST) $(PORT)
+
+# The soak of make run's own stack (bench/soak.py, docs/performance.md): 20 learners for 20 minutes,
+# the worker SIGKILLed three times. SOAK_ARGS="--seconds 90 --learners 5 --kills 1" for a short one.
+soak: venv frontend
+	$(PY) bench/soak.py $(SOAK_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

