@@ -603,7 +603,6 @@ def stack_env(args: argparse.Namespace, prefix: str) -> dict[str, str]:
         "GRADER_RATE_LIMIT": "100000",
         "API_RATE_USER": "1000000/hour",
         "API_RATE_ANON": "10000/hour",
-        "API_RATE_SUBMISSIONS": "100000/minute",
     }
     if args.database_url:
         env["DATABASE_URL"] = args.database_url

@@ -286,11 +286,26 @@ def _after_infrastructure_error(kind: JobKind, job: Job, token: str, message: st
 # ---------------------------------------------------------------------------------------------- reaper
 
 
-def lost(kind: JobKind, now: datetime) -> list[Job]:
-    """Rows whose message was lost: stale ``running`` claims and rows ``queued`` for too long.
+def lost(kind: JobKind, now: datetime, queued_for: float | None = None) -> list[Job]:
+    """Rows whose message may be lost, to send again (a duplicate is harmless: the claim decides).
 
-    Served by each kind's partial pending index. A duplicate message is harmless (the claim decides).
+    - ``queued`` for longer than ``queued_for`` seconds (default ``GRADER_REQUEUE_AFTER``): a publish
+      that failed, or a message a dying worker had already popped (kombu counts a message as unacked
+      only once the pop returns, so a worker killed in between takes it along);
+    - ``running`` under a claimant that is provably dead (same host, process gone) or whose claim is
+      older than ``GRADER_STALE_AFTER``.
+
+    A worker passes ``queued_for=0`` when it starts, so what a killed worker took is graded at once.
+    Served by each kind's partial pending index.
     """
-    before = now - timedelta(seconds=settings.GRADER_STALE_AFTER)
-    stale = Q(status=Status.RUNNING, claimed_at__lt=before) | Q(status=Status.QUEUED, queued_at__lt=before)
-    return list(kind.model.objects.filter(stale, status__in=PENDING).select_related(*kind.related))
+    queued_for = settings.GRADER_REQUEUE_AFTER if queued_for is None else queued_for
+    stale_before = now - timedelta(seconds=settings.GRADER_STALE_AFTER)
+    waiting = Q(status=Status.QUEUED, queued_at__lte=now - timedelta(seconds=queued_for)) | Q(status=Status.RUNNING)
+    rows = kind.model.objects.filter(waiting, status__in=PENDING).select_related(*kind.related)
+    return [
+        row
+        for row in rows
+        if row.status == Status.QUEUED
+        or claimant_is_dead(row.claim_token)
+        or (row.claimed_at is not None and row.claimed_at < stale_before)
+    ]

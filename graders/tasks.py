@@ -102,12 +102,13 @@ def run_job(self: Task, kind_name: str, pk: int) -> str:
 
 
 @shared_task(name="graders.tasks.reap", ignore_result=True)
-def reap() -> int:
-    """Re-send every job whose message was lost (run at worker start and on a schedule)."""
+def reap(startup: bool = False) -> int:
+    """Re-send every job whose message may be lost: on a schedule, and when a worker starts (``startup``:
+    every queued row, whatever its age, so a killed worker's jobs are graded at once)."""
     now = timezone.now()
     count = 0
     for kind in jobs.kinds():
-        for job in jobs.lost(kind, now):
+        for job in jobs.lost(kind, now, queued_for=0 if startup else None):
             enqueue(job)
             count += 1
     if count:

@@ -130,7 +130,7 @@ def _start_in_main(sender: Any = None, **kwargs: Any) -> None:
     consumer_worker = getattr(sender, "controller", None)
     if consumer_worker is not None and not _is_prefork(consumer_worker):
         start_grading()
-    tasks.reap.apply_async(queue=settings.GRADER_QUEUE_CPU)
+    tasks.reap.apply_async(kwargs={"startup": True}, queue=settings.GRADER_QUEUE_CPU)
 
 
 @worker_shutdown.connect

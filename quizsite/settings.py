@@ -303,6 +303,8 @@ GRADER_SOFT_TIME_LIMIT = envint("GRADER_SOFT_TIME_LIMIT", "45")
 GRADER_TIME_LIMIT = envint("GRADER_TIME_LIMIT", "60")
 # A RUNNING row claimed longer ago than this has lost its grader (must exceed GRADER_TIME_LIMIT).
 GRADER_STALE_AFTER = envint("GRADER_STALE_AFTER", "90")
+# The reaper re-sends a QUEUED row waiting longer than this (its message may be lost); at worker start, all.
+GRADER_REQUEUE_AFTER = envint("GRADER_REQUEUE_AFTER", "30")
 # Deliveries of one submission before it is recorded as internal_error (poison-pill guard).
 GRADER_MAX_ATTEMPTS = envint("GRADER_MAX_ATTEMPTS", "3")
 # Every grading process writes a heartbeat this often; pages call a queue's grader offline after 3 missed.

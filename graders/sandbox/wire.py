@@ -92,7 +92,11 @@ class _Encoder:
         dtype = str(plain.dtype).removeprefix("torch.")
         if dtype not in DTYPES:
             raise WireError(f"tensors of dtype {dtype} cannot be returned")
-        data = plain.reshape(-1).view(torch.uint8).numpy().tobytes() if plain.numel() else b""
+        # ``contiguous`` keeps a tensor whose size-1 dims have other strides (a 1x1 matrix's diagonal has
+        # stride 2); the byte view needs stride 1, so such a tensor is copied first.
+        flat = plain.reshape(-1)
+        flat = flat if flat.stride(0) == 1 else torch.Tensor.clone(flat, memory_format=torch.contiguous_format)
+        data = flat.view(torch.uint8).numpy().tobytes() if plain.numel() else b""
         offset = self.size
         self.blobs.append(data)
         self.blobs.append(bytes(-len(data) % ALIGN))

@@ -235,6 +235,28 @@ def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
     )
 
 
+def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner: User, drill: Drill) -> None:
+    """A fresh queued row (its message may have died with the worker) and a fresh claim of a dead process."""
+    from graders.tasks import reap
+
+    host = jobs._process_identity(0).split(":")[0]
+    just_queued = queued(learner, drill)
+    dead_claim = queued(learner, drill)
+    Submission.objects.filter(pk=dead_claim.pk).update(
+        status=Status.RUNNING, claim_token=f"{host}:{dead_pid()}:12345:abcd", claimed_at=timezone.now()
+    )
+    live_claim = queued(learner, drill)
+    claim = claimed(live_claim)  # held by this live process: not lost
+    try:
+        with published_tasks() as sent:
+            assert reap.apply().get() == 1  # on the schedule: only the dead claim; the queued one is too young
+            assert reap.apply(kwargs={"startup": True}).get() == 2
+    finally:
+        jobs.release_claim(claim.token)
+    assert sent[0].args[1] == dead_claim.pk
+    assert sorted(message.args[1] for message in sent[1:]) == sorted([just_queued.pk, dead_claim.pk])
+
+
 def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None:
     from graders.tasks import run_job
 

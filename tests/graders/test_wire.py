@@ -43,6 +43,13 @@ def test_views_conjugates_negatives_and_grad_tensors_come_back_as_plain_values()
         assert same(back, expected) and back.is_contiguous() and not back.requires_grad
 
 
+def test_views_whose_size_one_dims_have_other_strides_come_back() -> None:
+    """A 1x1 matrix's diagonal is "contiguous" with stride 2 (the tf-diag-part drill returned one)."""
+    for value in (torch.diagonal(torch.ones(1, 1)), torch.diagonal(torch.ones(3, 1, 1), dim1=-2, dim2=-1)):
+        assert value.is_contiguous() and value.stride()[-1] != 1
+        assert same(round_trip(value), value.clone())
+
+
 def test_a_tensor_subclass_comes_back_as_a_plain_tensor() -> None:
     class Sneaky(torch.Tensor):
         def __eq__(self, other: object) -> bool:  # type: ignore[override]
