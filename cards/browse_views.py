@@ -17,7 +17,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
@@ -71,6 +71,9 @@ def deck(request: HttpRequest, slug: str) -> HttpResponse:
     note = _get_note(slug)
     profile = reviewing.get_profile(request.user)
     kind, query = _deck_filters(request)
+    listing = extensions.kind_listing(kind, note.slug) if kind else None
+    if listing is not None:
+        return redirect(listing)  # e.g. drills: their own table, with the learner's status on each
     cards = Card.objects.active().filter(note=note)
     kind_counts = dict(cards.values_list("kind").annotate(n=Count("id")).order_by())
     if kind:

@@ -5,7 +5,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 
 - a card kind's part of the review card (a drill's "Open the drill editor", an output card's answer
   box), and whether it replaces the Show answer / rating buttons (a drill is rated by its verdict);
-- a section of the stats page (the drills' pass rates), with the function that computes its context.
+- a section of the stats page (the drills' pass rates), with the function that computes its context;
+- a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class StatsSection:
 
 
 _REVIEW_PARTS: dict[str, ReviewPart] = {}
+_KIND_LISTINGS: dict[str, Callable[[str], str]] = {}
 _STATS_SECTIONS: dict[str, StatsSection] = {}
 
 
@@ -46,3 +48,13 @@ def register_stats_section(name: str, template: str, context: Callable[[Any], di
 def stats_sections(user: Any) -> list[tuple[str, dict[str, Any]]]:
     """(template, context) of every registered stats section, in registration order."""
     return [(section.template, section.context(user)) for section in _STATS_SECTIONS.values()]
+
+
+def register_kind_listing(kind: str, url_for_note: Callable[[str], str]) -> None:
+    """``url_for_note(note_slug)``: where a deck's cards of ``kind`` are listed, with their own columns."""
+    _KIND_LISTINGS[kind] = url_for_note
+
+
+def kind_listing(kind: str, note_slug: str) -> str | None:
+    listing = _KIND_LISTINGS.get(kind)
+    return listing(note_slug) if listing is not None else None

@@ -17,3 +17,12 @@ class GradersConfig(AppConfig):
         # Drill cards on the review page, and the drills' section of the stats page.
         extensions.register_review_part("drill", "graders/snippets/review_drill.html", replaces_answer=True)
         extensions.register_stats_section("drills", "graders/snippets/stats_drills.html", stats.drill_section)
+        # A deck's "Coding drill" filter lists the note's drills in the hub (status, difficulty, best verdict).
+        extensions.register_kind_listing("drill", hub_for_note)
+
+
+def hub_for_note(note_slug: str) -> str:
+    from django.urls import reverse
+    from django.utils.http import urlencode
+
+    return f"{reverse('graders:hub')}?{urlencode({'note': note_slug})}"

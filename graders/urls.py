@@ -7,6 +7,7 @@ from . import views
 app_name = "graders"
 
 urlpatterns = [
+    path("", views.hub, name="hub"),
     path("card/<uuid:card_uuid>/", views.drill_for_card, name="for_card"),
     path("submissions/<uuid:submission_uuid>/", views.submission_page, name="submission"),
     path("submissions/<uuid:submission_uuid>/status/", views.submission_status, name="submission_status"),

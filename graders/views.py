@@ -24,11 +24,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from cards.models import CardState
 from cards.rendering import render_markdown
+from cards.review import get_profile, learner_today
 from graders import examples, reviews, submissions
+from graders import hub as drill_hub
 from graders.drills.schema import Drill as DrillSpec
 from graders.forms import SubmissionForm
 from graders.heartbeat import grader_status
-from graders.models import Drill, DrillReview, Submission
+from graders.models import Difficulty, Drill, DrillReview, Submission
+from graders.progress import DrillStatus
 
 POLL_MS = 300
 # While no grader is alive the pending fragment polls this slowly: nothing changes until one is back.
@@ -111,6 +114,21 @@ def examples_fragment(request: HttpRequest, slug: str) -> HttpResponse:
     drill = _get_drill(slug)
     context = {"drill": drill, "spec": drill.spec, **_examples_context(drill, drill.spec)}
     return render(request, "graders/snippets/examples.html", context)
+
+
+@login_required
+@require_GET
+def hub(request: HttpRequest) -> HttpResponse:
+    """Every drill with the learner's standing; filters are a GET form, so it works without JavaScript."""
+    filters = drill_hub.HubFilters.from_query(request.GET.dict())
+    today = learner_today(get_profile(request.user), timezone.now())
+    context = {
+        "hub": drill_hub.build_hub(request.user, today, filters),
+        "filters": filters,
+        "statuses": [(status.value, status.label) for status in DrillStatus],
+        "difficulties": Difficulty.choices,
+    }
+    return render(request, "graders/hub.html", context)
 
 
 @login_required

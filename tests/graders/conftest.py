@@ -7,6 +7,7 @@ other suites in tests/conftest.py; this module only says which queues and limits
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 
 import pytest
 from django.contrib.auth.models import User
@@ -14,10 +15,10 @@ from django.contrib.auth.models import User
 from cards.models import Card, Note
 from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
-from graders.models import Drill, GraderHeartbeat
+from graders.models import Drill, GraderHeartbeat, Submission
 from tests.conftest import Workers
 
-__all__ = ["Workers", "RIGHT", "WRONG", "CRASH", "drill_text"]
+__all__ = ["Workers", "RIGHT", "WRONG", "CRASH", "drill_text", "graded_submission"]
 
 
 ADD_ONE = """\
@@ -55,6 +56,22 @@ CRASH = "def solution(x):\n    return x + undefined_name\n"
 
 def drill_text(device: str = "cpu") -> str:
     return ADD_ONE.replace("{device}", device)
+
+
+def graded_submission(user: User, drill: Drill, status: str, at: datetime, kind: str = "submit") -> Submission:
+    """A final submission stored directly (no grading): for tests about what a learner's rows add up to."""
+    return Submission.objects.create(
+        user=user,
+        drill=drill,
+        code="x",
+        kind=kind,
+        seed=1,
+        drill_version=drill.version,
+        status=status,
+        verdict={"status": status},
+        queued_at=at,
+        finished_at=at,
+    )
 
 
 @pytest.fixture

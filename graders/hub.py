@@ -1,0 +1,129 @@
+"""The drill hub's rows and filters: every active drill with the learner's own standing on it.
+
+A constant number of queries whatever the number of drills: the drills with their notes (one),
+the learner's facts (``graders.progress``: three). Filtering happens on the built rows, since the
+status is derived and the list is a few hundred drills at most.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils.html import strip_tags
+
+from cards.rendering import render_markdown
+from graders.models import Difficulty, Drill
+from graders.progress import DrillFacts, DrillStatus, drill_status, learner_facts
+from graders.status import LABELS
+
+_PARAGRAPH = re.compile(r"^\s*<p>(.*)</p>\s*$", re.DOTALL)
+QUERY_CHARS = 200
+
+
+@lru_cache(maxsize=1024)
+def title_html(title: str) -> str:
+    """A drill title's markdown as inline HTML (sanitised by ``render_markdown``): no raw ``**`` on the page."""
+    html = render_markdown(title).strip()
+    found = _PARAGRAPH.match(html)
+    return found.group(1) if found else html
+
+
+@dataclass(frozen=True)
+class HubRow:
+    drill: Drill
+    title_html: str
+    status: DrillStatus
+    facts: DrillFacts
+
+    @property
+    def best_verdict_label(self) -> str:
+        return LABELS[self.facts.best_verdict] if self.facts.best_verdict else ""
+
+    @property
+    def search_text(self) -> str:
+        drill = self.drill
+        parts = [drill.slug, strip_tags(self.title_html), drill.prompt_en, drill.card.note.title, *drill.tags]
+        return " ".join(parts).lower()
+
+
+@dataclass(frozen=True)
+class HubFilters:
+    status: str = ""
+    tag: str = ""
+    difficulty: str = ""
+    note: str = ""
+    track: str = ""
+    query: str = ""
+
+    @classmethod
+    def from_query(cls, params: dict[str, str]) -> HubFilters:
+        """Unknown values are ignored rather than refused: a stale bookmark still lists drills."""
+        status = params.get("status", "")
+        difficulty = params.get("difficulty", "")
+        return cls(
+            status=status if status in DrillStatus._value2member_map_ else "",
+            tag=params.get("tag", "")[:60],
+            difficulty=difficulty if difficulty in Difficulty.values else "",
+            note=params.get("note", "")[:120],
+            track=params.get("track", "")[:60],
+            query=params.get("q", "").strip()[:QUERY_CHARS],
+        )
+
+    @property
+    def active(self) -> bool:
+        return any((self.status, self.tag, self.difficulty, self.note, self.track, self.query))
+
+    def keeps(self, row: HubRow) -> bool:
+        drill = row.drill
+        return (
+            (not self.status or row.status == self.status)
+            and (not self.tag or self.tag in drill.tags)
+            and (not self.difficulty or drill.difficulty == self.difficulty)
+            and (not self.note or drill.card.note.slug == self.note)
+            and (not self.track or drill.track == self.track)
+            and (not self.query or all(word in row.search_text for word in self.query.lower().split()))
+        )
+
+
+@dataclass(frozen=True)
+class Hub:
+    rows: list[HubRow]
+    total: int
+    counts: dict[str, int] = field(default_factory=dict)  # per status, over all drills
+    tags: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (slug, title)
+    tracks: list[str] = field(default_factory=list)
+
+
+def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
+    """Every active drill with the learner's status, in note then card order."""
+    drills = Drill.objects.active().select_related("card__note").order_by("card__note__title", "card__position", "pk")
+    facts = learner_facts(user)
+    rows = []
+    for drill in drills:
+        drill_facts = facts.get(drill.pk, DrillFacts())
+        rows.append(HubRow(drill, title_html(drill.title), drill_status(drill_facts, today), drill_facts))
+    return rows
+
+
+def build_hub(user: AbstractBaseUser, today: date, filters: HubFilters) -> Hub:
+    rows = hub_rows(user, today)
+    kept = [row for row in rows if filters.keeps(row)]
+    if filters.track:
+        kept.sort(key=lambda row: (row.drill.position, row.drill.slug))
+    counts = {status.value: 0 for status in DrillStatus}
+    for row in rows:
+        counts[row.status.value] += 1
+    notes = {row.drill.card.note.slug: row.drill.card.note.title for row in rows}
+    return Hub(
+        rows=kept,
+        total=len(rows),
+        counts=counts,
+        tags=sorted({tag for row in rows for tag in row.drill.tags}),
+        notes=sorted(notes.items(), key=lambda item: item[1]),
+        tracks=sorted({row.drill.track for row in rows if row.drill.track}),
+    )
