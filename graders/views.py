@@ -63,8 +63,10 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
     session = reviews.current_review(request.user, drill)
     progress = reviews.review_progress(session.review)
     latest = reviews.review_submissions(session.review).first()
+    # The editor keeps the learner's last code, from this review or any earlier one (the browser adds its draft).
+    last = latest or Submission.objects.history(request.user.pk, drill.pk).only("code", "queued_at").first()
     if form is None:
-        code = latest.code if latest is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
+        code = last.code if last is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
         form = SubmissionForm(initial={"code": code}, max_bytes=submissions.code_limit(drill))
     available = reviews.reference_available(session.review, progress)
     return {
@@ -78,6 +80,7 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "state": session.state,
         "progress": progress,
         "latest": latest,
+        "last_sent_at": last.queued_at if last is not None else None,
         "form": form,
         "prompt_zh": render_markdown(drill.prompt_zh),
         "prompt_en": render_markdown(drill.prompt_en),
@@ -196,11 +199,17 @@ def _status_context(sub: Submission, review: DrillReview | None, state: CardStat
     progress = reviews.review_progress(review) if review is not None else None
     grader = None if sub.is_final else grader_status(sub.drill.queue)
     verdict = sub.verdict or {}
+    tests = verdict.get("tests", [])
+    failing = [test for test in tests if not test["passed"]]
     return {
         "sub": sub,
         "verdict": verdict,
-        "tests": verdict.get("tests", []),
+        "tests": tests,
         "mismatch": verdict.get("mismatch"),
+        # The mismatch describes the first failing test (always a visible one: hidden ones have none).
+        "mismatch_test": failing[0]["name"] if failing else "",
+        # Tests carry their own messages, unless the whole run failed (a limit: every test says just that).
+        "per_test": any(test["message"] not in (sub.status, "passed") for test in tests),
         "summary": ReviewSummary(
             review=review,
             state=state,

@@ -9,6 +9,7 @@ returned subclass cannot run its ``__torch_function__`` or ``__eq__`` in the gra
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any, NotRequired, TypedDict
 
 import torch
@@ -16,6 +17,31 @@ import torch
 from graders.drills.schema import CompareRule
 
 _NUMBERS = (bool, int, float)
+
+
+# The values shown either side of the first difference, and the bound on any value's printed form:
+# a verdict stays a few kilobytes whatever the learner returned.
+WINDOW = 3
+REPR_CHARS = 300
+
+
+class ValueView(TypedDict):
+    """A bounded description of one output: a tensor's shape, dtype and a few values, or a short repr."""
+
+    type: str
+    shape: NotRequired[list[int]]
+    dtype: NotRequired[str]
+    values: NotRequired[str]  # a few flat values, "..." where some are left out
+    repr: NotRequired[str]
+
+
+class Neighbour(TypedDict):
+    """One element near the first difference: its index, both values and whether they differ."""
+
+    index: list[int]
+    expected: Any
+    actual: Any
+    differs: bool
 
 
 class Mismatch(TypedDict):
@@ -29,6 +55,9 @@ class Mismatch(TypedDict):
     max_rel_error: NotRequired[float | str]
     rtol: NotRequired[float]
     atol: NotRequired[float]
+    expected_view: NotRequired[ValueView]  # what the reference returned there (visible cases only reach a page)
+    actual_view: NotRequired[ValueView]  # what the learner returned there
+    around: NotRequired[list[Neighbour]]  # the elements around the first difference, in flat order
 
 
 def _plain(value: torch.Tensor) -> torch.Tensor:
@@ -80,7 +109,10 @@ def compare(expected: object, actual: object, rule: CompareRule, path: str = "")
             message = f"wrong value at {where}: expected {expected!r}, got {actual!r}"
             return {"kind": "value", "path": path, "message": message, "expected": expected, "actual": actual}
         pair = torch.tensor([float(expected), float(actual)], dtype=torch.float64)  # type: ignore[arg-type]
-        return _compare_tensors(pair[0], pair[1], rule, path)
+        found = _compare_tensors(pair[0], pair[1], rule, path)
+        if found is not None:  # the learner returned a Python number: say so, not "a 0-dim tensor"
+            found["expected_view"], found["actual_view"] = describe(expected), describe(actual)
+        return found
     if expected is None or isinstance(expected, str):
         if type(actual) is not type(expected) or actual != expected:
             return _type_mismatch(path, repr(expected), actual)
@@ -94,7 +126,36 @@ def compare(expected: object, actual: object, rule: CompareRule, path: str = "")
 
 def _type_mismatch(path: str, wanted: str, actual: object) -> Mismatch:
     where = f" at {path}" if path else ""
-    return {"kind": "type", "path": path, "message": f"expected {wanted}{where}, got {_type_name(actual)}"}
+    message = f"expected {wanted}{where}, got {_type_name(actual)}"
+    return {"kind": "type", "path": path, "message": message, "actual_view": describe(actual)}
+
+
+def _short_repr() -> reprlib.Repr:
+    short = reprlib.Repr()
+    short.maxlist = short.maxtuple = short.maxdict = 8
+    short.maxstring = short.maxother = 80
+    short.maxlevel = 3
+    return short
+
+
+_REPR = _short_repr()
+
+
+def describe(value: object) -> ValueView:
+    """A bounded view of a value: never more than a few hundred characters, whatever its size."""
+    if isinstance(value, torch.Tensor):
+        plain = _plain(value)
+        view: ValueView = {"type": "tensor", "shape": list(plain.shape), "dtype": str(plain.dtype)}
+        if plain.layout == torch.strided and plain.device.type != "meta":
+            flat = plain.detach().cpu().reshape(-1)
+            shown = ", ".join(_format(flat[i].item()) for i in range(min(flat.numel(), 2 * WINDOW + 1)))
+            view["values"] = f"[{shown}{', ...' if flat.numel() > 2 * WINDOW + 1 else ''}]"
+        return view
+    return {"type": _type_name(value), "repr": _REPR.repr(value)[:REPR_CHARS]}
+
+
+def _format(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)[:40]
 
 
 def _compare_sequences(expected: list | tuple, actual: object, rule: CompareRule, path: str) -> Mismatch | None:
@@ -131,6 +192,15 @@ def _compare_dicts(expected: dict, actual: object, rule: CompareRule, path: str)
 
 
 def _compare_tensors(expected: torch.Tensor, actual: torch.Tensor, rule: CompareRule, path: str) -> Mismatch | None:
+    found = _compare_tensor_values(expected, actual, rule, path)
+    if found is not None:
+        found["expected_view"], found["actual_view"] = describe(expected), describe(actual)
+    return found
+
+
+def _compare_tensor_values(
+    expected: torch.Tensor, actual: torch.Tensor, rule: CompareRule, path: str
+) -> Mismatch | None:
     where = f" at {path}" if path else ""
     if expected.layout != actual.layout:
         message = f"expected a {expected.layout} tensor{where}, got {actual.layout}"
@@ -170,6 +240,7 @@ def _compare_values(
     want, got = _jsonable(expected[first].item()), _jsonable(actual[first].item())
     mismatch: Mismatch = {"kind": "value", "path": path, "message": "", "index": index, "expected": want}
     mismatch["actual"] = got
+    mismatch["around"] = _around(expected, actual, same, first, shape)
     where = f"{path}{index}" if shape else (path or "the result")
     if exact:
         count = int((~same).sum())
@@ -184,6 +255,22 @@ def _compare_values(
         f"max rel error {rel_err:.3g} (allowed: |actual - expected| <= {rule.atol:g} + {rule.rtol:g} * |expected|)"
     )
     return mismatch
+
+
+def _around(
+    expected: torch.Tensor, actual: torch.Tensor, same: torch.Tensor, first: int, shape: tuple[int, ...]
+) -> list[Neighbour]:
+    """The elements from ``WINDOW`` before to ``WINDOW`` after the first difference, in flat order."""
+    start, stop = max(0, first - WINDOW), min(expected.numel(), first + WINDOW + 1)
+    return [
+        {
+            "index": list(_unravel(i, shape)),
+            "expected": _jsonable(expected[i].item()),
+            "actual": _jsonable(actual[i].item()),
+            "differs": not bool(same[i]),
+        }
+        for i in range(start, stop)
+    ]
 
 
 def _isnan(values: torch.Tensor) -> torch.Tensor:

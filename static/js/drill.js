@@ -51,10 +51,49 @@
     if (button && !button.disabled) button.click();
   }
 
+  // The learner's draft per drill: restored when it was written after their last submission (the server
+  // prefills that one), so closing the tab never loses work. Stored as {code, at} with at in seconds.
+  function keepDraft(form, textarea) {
+    var key = textarea.getAttribute("data-draft-key");
+    if (!key) return;
+    var sent = textarea.value;
+    var draft = null;
+    try {
+      draft = JSON.parse(stored(key) || "null");
+    } catch (error) {
+      draft = null;
+    }
+    var lastSent = Number(textarea.getAttribute("data-last-sent") || 0);
+    if (draft && typeof draft.code === "string" && draft.at > lastSent && draft.code !== textarea.value) {
+      textarea.value = draft.code;
+      var note = form.querySelector("[data-draft-note]");
+      if (note) {
+        note.hidden = false;
+        note.querySelector("[data-draft-discard]").addEventListener("click", function () {
+          store(key, "");
+          if (editor && editor.setValue) editor.setValue(sent);
+          textarea.value = sent;
+          note.hidden = true;
+        });
+      }
+    }
+    var timer = null;
+    function save() {
+      window.clearTimeout(timer);
+      timer = window.setTimeout(function () {
+        store(key, JSON.stringify({ code: textarea.value, at: Date.now() / 1000 }));
+      }, 300);
+    }
+    form.addEventListener("input", save);
+    form.addEventListener("keyup", save);
+    form.addEventListener("paste", save);
+  }
+
   function mountEditor(form) {
     var textarea = form.querySelector("[data-code]");
     var host = form.querySelector("[data-editor]");
     if (!textarea || !host) return;
+    keepDraft(form, textarea);
     textarea.addEventListener("keydown", function (event) {
       if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
         event.preventDefault();
