@@ -11,6 +11,7 @@ from datetime import datetime
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from cards.models import Card, Note
 from graders.drills.schema import parse_drill
@@ -110,6 +111,14 @@ def grader_online(db: None) -> GraderHeartbeat:
 @pytest.fixture
 def learner(db: None) -> User:
     return User.objects.create_user("learner", password="x")
+
+
+@pytest.fixture
+def client_for(learner: User) -> Client:
+    """A browser signed in as ``learner``."""
+    client = Client()
+    client.force_login(learner)
+    return client
 
 
 # ------------------------------------------------------------------------------ integration

@@ -20,13 +20,6 @@ from tests.graders.conftest import WRONG, graded_submission
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def client_for(learner: User) -> Client:
-    client = Client()
-    client.force_login(learner)
-    return client
-
-
 def graded(learner: User, drill: Drill, code: str) -> Submission:
     """Grade ``code`` for real (trusted, in this process) and store the verdict as a worker would."""
     verdict = grade(drill.spec, code, seed=7, runner=LocalRunner(), cache=ReferenceCache())

@@ -34,13 +34,6 @@ def many_drills(make_drill: Callable[..., Drill], count: int) -> list[Drill]:
     return drills
 
 
-@pytest.fixture
-def client_for(learner: User) -> Client:
-    client = Client()
-    client.force_login(learner)
-    return client
-
-
 def attempt(user: User, drill: Drill, status: str) -> Submission:
     return graded_submission(user, drill, status, timezone.now() - timedelta(minutes=60 - Submission.objects.count()))
 

@@ -27,13 +27,6 @@ pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
-@pytest.fixture
-def client_for(learner: User) -> Client:
-    client = Client()
-    client.force_login(learner)
-    return client
-
-
 def post_code(client: Client, drill: Drill, code: str, kind: str = "submit", **extra: Any) -> Any:
     return client.post(reverse("graders:submit", args=[drill.slug]), {"code": code, "kind": kind}, **extra)
 
