@@ -12,7 +12,7 @@ from datetime import date, datetime
 from enum import StrEnum
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Max, Min, Q, QuerySet
 
 from cards.models import CardState
 from graders.models import DrillReview, Submission
@@ -42,7 +42,7 @@ STATUS_LABELS = {
 }
 
 # Best first: an accepted verdict beats a wrong answer, which says more than a crash or a rejection.
-VERDICT_RANK = {status: rank for rank, status in enumerate(VERDICTS)}
+VERDICT_RANK = {status: rank for rank, status in enumerate(VERDICTS) if status != Status.INTERNAL_ERROR}
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,23 @@ class _Tally:
     best: Status | None = None
 
 
+def attempts(user: AbstractBaseUser | int) -> QuerySet[Submission]:
+    """A learner's attempts, as the drill page, the hub and the team boards all count them.
+
+    ``submit`` submissions only ("Run examples" is practice), pending ones included (a slow answer
+    sent first is still the first try), internal errors left out (ours, never the learner's).
+    They are ordered by ``queued_at``, when the learner sent them.
+    """
+    user_id = user if isinstance(user, int) else user.pk
+    submitted = Submission.objects.filter(user_id=user_id, kind=Submission.Kind.SUBMIT)
+    return submitted.exclude(status=Status.INTERNAL_ERROR)
+
+
 def learner_facts(user: AbstractBaseUser) -> dict[int, DrillFacts]:
     """Facts per drill id for every drill the learner touched: three queries, each grouped in the database."""
     tallies: dict[int, _Tally] = {}
-    graded = Submission.objects.filter(user=user, kind=Submission.Kind.SUBMIT, status__in=VERDICTS)
-    per_status = graded.values("drill_id", "status").annotate(n=Count("id"), first_at=Min("queued_at")).order_by()
-    for row in per_status:
+    per_status = attempts(user).values("drill_id", "status").annotate(n=Count("id"), first_at=Min("queued_at"))
+    for row in per_status.order_by():
         tally = tallies.setdefault(row["drill_id"], _Tally())
         status = Status(row["status"])
         tally.attempts += row["n"]
@@ -100,7 +111,7 @@ def learner_facts(user: AbstractBaseUser) -> dict[int, DrillFacts]:
             tally.first_at = row["first_at"]
         if status == Status.ACCEPTED:
             tally.accepted_first_at = row["first_at"]
-        if tally.best is None or VERDICT_RANK[status] < VERDICT_RANK[tally.best]:
+        if status in VERDICT_RANK and (tally.best is None or VERDICT_RANK[status] < VERDICT_RANK[tally.best]):
             tally.best = status
     gave_up = _gave_up_last(user)
     states = {

@@ -20,18 +20,21 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Min, Q, Subquery
 from django.utils import timezone
 
 from cards.models import CardState, Profile, ReviewLog
+from graders import progress
 from graders.models import Status, Submission
 
 from .models import DailyActivity
 from .streaks import DAY_START_HOUR, NO_STREAK, day_bounds, learner_day, streak_before
-from .xp import ReviewFact, SubmissionFact, drill_awards, review_totals
+from .xp import DrillAward, ReviewFact, SubmissionFact, drill_awards, review_totals
 
 DEFAULT_REVIEWS_PER_DAY = 200
+User = get_user_model()
 REVIEW_FIELDS = ("card_id", "review_day", "quality", "interval_before", "is_same_day_repeat", "source", "was_new")
 
 
@@ -79,12 +82,12 @@ def _review_fact(row: dict[str, object]) -> ReviewFact:
 
 def _submission_facts(user_id: int, drill_ids: Iterable[int] | None = None) -> list[SubmissionFact]:
     """A learner's real attempts (internal errors are ours, not an attempt), oldest first."""
-    qs = Submission.objects.filter(user_id=user_id, kind=Submission.Kind.SUBMIT).exclude(status=Status.INTERNAL_ERROR)
+    qs = progress.attempts(user_id)  # the one definition of an attempt, shared with the drill hub
     if drill_ids is not None:
         qs = qs.filter(drill_id__in=list(drill_ids))
     rows = qs.values_list("pk", "drill_id", "queued_at", "finished_at", "status")
     return [
-        SubmissionFact(drill_id, finished or queued, "submit", status == Status.ACCEPTED, pk)
+        SubmissionFact(drill_id, finished or queued, "submit", status == Status.ACCEPTED, pk, sent_at=queued)
         for pk, drill_id, queued, finished, status in rows
     ]
 
@@ -131,31 +134,38 @@ def _save_day(activity: DailyActivity, previous: DailyActivity | None, later: li
 
 
 def refresh_day(user_id: int, day: date, clock: Clock | None = None) -> DailyActivity | None:
-    """After a review or its undo: recompute the day's review columns from its ReviewLog rows.
+    """After a review, its undo or an accepted verdict: recompute the whole learner day from its sources.
 
-    Kept to a handful of queries because it runs after every rating: the clock, the day's logs,
-    the next due card (today only), the neighbouring days, and the write; ``clock`` saves the first.
+    One computation for both triggers. A review and the grader's verdict on the same drill arrive as two
+    tasks that may run at once; when each recomputed only its own columns and saved the whole row, the
+    later save put back the other's stale columns (drills solved, drill XP and first tries went missing
+    from the board). Now each run reads every source row, which both triggers committed before queueing,
+    and runs under a lock on the learner, so whichever saves last saves the complete day.
     """
     clock = clock or clock_for(user_id)
-    rows = list(ReviewLog.objects.filter(user_id=user_id, review_day=day).values(*REVIEW_FIELDS))
-    totals = review_totals(_review_fact(r) for r in rows)
-    previous, current, later = _neighbourhood(user_id, day)
-    activity = current or DailyActivity(user_id=user_id, day=day)
-    # Only today's row reads next_due from the card states; a past day keeps what it recorded.
-    if rows and (current is None or learner_day(timezone.now(), clock.zone, clock.start_hour) == day):
-        activity.next_due = _live_next_due(user_id)
-    activity.reviewed = bool(rows)
-    activity.review_xp, activity.reviews = totals.xp, totals.reviews
-    activity.mature_reviews, activity.mature_passed = totals.mature_reviews, totals.mature_passed
-    activity.limit_reached = _reviews_spent(rows) >= clock.reviews_per_day
-    activity.xp = activity.review_xp + activity.drill_xp
-    _save_day(activity, previous, later)
+    with transaction.atomic():
+        User.objects.select_for_update().filter(pk=user_id).first()
+        rows = list(ReviewLog.objects.filter(user_id=user_id, review_day=day).values(*REVIEW_FIELDS))
+        totals = review_totals(_review_fact(r) for r in rows)
+        awards = _day_awards(user_id, day, clock)
+        previous, current, later = _neighbourhood(user_id, day)
+        activity = current or DailyActivity(user_id=user_id, day=day)
+        # Only today's row reads next_due from the card states; a past day keeps what it recorded.
+        if rows and (current is None or learner_day(timezone.now(), clock.zone, clock.start_hour) == day):
+            activity.next_due = _live_next_due(user_id)
+        activity.reviewed = bool(rows)
+        activity.review_xp, activity.reviews = totals.xp, totals.reviews
+        activity.mature_reviews, activity.mature_passed = totals.mature_reviews, totals.mature_passed
+        activity.limit_reached = _reviews_spent(rows) >= clock.reviews_per_day
+        activity.drill_xp = sum(a.xp for a in awards)
+        activity.drills_solved, activity.drills_first_try = len(awards), sum(a.first_try for a in awards)
+        activity.xp = activity.review_xp + activity.drill_xp
+        _save_day(activity, previous, later)
     return activity if activity.pk is not None else None
 
 
-def refresh_drills(user_id: int, day: date) -> DailyActivity | None:
-    """After a verdict: recompute the day's drill columns (first accepted drills, first tries)."""
-    clock = clock_for(user_id)
+def _day_awards(user_id: int, day: date, clock: Clock) -> list[DrillAward]:
+    """The drills first accepted on this learner day, from the whole history of just those drills."""
     start, end = day_bounds(day, clock.zone, clock.start_hour)
     accepted = Submission.objects.filter(
         user_id=user_id,
@@ -165,14 +175,12 @@ def refresh_drills(user_id: int, day: date) -> DailyActivity | None:
         finished_at__lt=end,
     ).values_list("drill_id", flat=True)
     facts = _submission_facts(user_id, set(accepted))
-    awards = [a for a in drill_awards(facts) if learner_day(a.at, clock.zone, clock.start_hour) == day]
-    previous, current, later = _neighbourhood(user_id, day)
-    activity = current or DailyActivity(user_id=user_id, day=day)
-    activity.drill_xp = sum(a.xp for a in awards)
-    activity.drills_solved, activity.drills_first_try = len(awards), sum(a.first_try for a in awards)
-    activity.xp = activity.review_xp + activity.drill_xp
-    _save_day(activity, previous, later)
-    return activity if activity.pk is not None else None
+    return [a for a in drill_awards(facts) if learner_day(a.at, clock.zone, clock.start_hour) == day]
+
+
+def refresh_drills(user_id: int, day: date) -> DailyActivity | None:
+    """After a verdict: the same recomputation as after a review (see ``refresh_day``)."""
+    return refresh_day(user_id, day)
 
 
 STREAK_FIELDS = ["streak_before", "longest_before", "freezes_before", "freezes_used_before"]

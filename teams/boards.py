@@ -58,6 +58,7 @@ class BoardRow:
     mature_passed: int = 0
     drills_first_try: int = 0
     streak: int = 0
+    drills_solved: int = 0
 
     @property
     def score(self) -> float:
@@ -121,13 +122,14 @@ def compute_rows(user_ids: Iterable[int], monday: date | None, now: datetime | N
         s_mature=Sum("mature_reviews"),
         s_passed=Sum("mature_passed"),
         s_first=Sum("drills_first_try"),
+        s_solved=Sum("drills_solved"),
     )
     streaks = current_streaks(ids, now)
     rows = {uid: BoardRow(user_id=uid, streak=streaks.get(uid, 0)) for uid in ids}
     for s in sums:
         uid = s["user_id"]
         rows[uid] = BoardRow(
-            uid, s["s_xp"], s["s_reviews"], s["s_mature"], s["s_passed"], s["s_first"], rows[uid].streak
+            uid, s["s_xp"], s["s_reviews"], s["s_mature"], s["s_passed"], s["s_first"], rows[uid].streak, s["s_solved"]
         )
     return rows
 

@@ -57,13 +57,22 @@ class ReviewFact:
 
 @dataclass(frozen=True)
 class SubmissionFact:
-    """One Submission row. ``kind`` is ``submit`` or ``examples``; ``at`` orders a drill's attempts."""
+    """One Submission row. ``kind`` is ``submit`` or ``examples``; ``at`` is when it was graded (the XP's day).
+
+    Attempts are ordered by ``sent_at``, when the learner sent them (``at`` when absent), as the drill
+    page and the hub count them: a slow wrong answer sent first is still the first try.
+    """
 
     drill_id: int
     at: datetime
     kind: str
     accepted: bool
     submission_id: int = 0
+    sent_at: datetime | None = None
+
+    @property
+    def order(self) -> tuple[datetime, int]:
+        return (self.sent_at or self.at, self.submission_id)
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ def drill_awards(submissions: Iterable[SubmissionFact]) -> list[DrillAward]:
             by_drill.setdefault(fact.drill_id, []).append(fact)
     awards = []
     for drill_id, attempts in by_drill.items():
-        attempts.sort(key=lambda s: (s.at, s.submission_id))
+        attempts.sort(key=lambda s: s.order)
         for position, attempt in enumerate(attempts):
             if attempt.accepted:
                 first_try = position == 0
