@@ -17,6 +17,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from cards import extensions
@@ -60,14 +61,23 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
+    """Keeps ``next`` like the login page does, so an invite link opened while signed out still lands."""
+    next_url = _safe_next(request)
     if request.user.is_authenticated:
-        return redirect("cards:dashboard")
+        return redirect(next_url or "cards:dashboard")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user, backend="cards.backends.ProfileBackend")
-        return redirect("cards:dashboard")
-    return render(request, "registration/signup.html", {"form": form})
+        return redirect(next_url or "cards:dashboard")
+    return render(request, "registration/signup.html", {"form": form, "next": next_url})
+
+
+def _safe_next(request: HttpRequest) -> str:
+    """The ``next`` address when it stays on this site, else "" (never an open redirect)."""
+    candidate = request.POST.get("next") or request.GET.get("next") or ""
+    allowed = url_has_allowed_host_and_scheme(candidate, {request.get_host()}, require_https=request.is_secure())
+    return candidate if candidate and allowed else ""
 
 
 @login_required

@@ -66,6 +66,21 @@ class AccessTests(ViewCase):
         self.assertRedirects(response, reverse("cards:dashboard"))
         self.assertEqual(self.client.get(reverse("cards:dashboard")).context["user"].username, "新用户")
 
+    def test_it_keeps_next_through_sign_up_and_refuses_other_sites(self) -> None:
+        self.client.logout()
+        login_page = self.client.get(reverse("login"), {"next": "/teams/join/abc/"})
+        self.assertContains(login_page, f"{reverse('cards:signup')}?next=/teams/join/abc/")
+        signup_page = self.client.get(reverse("cards:signup"), {"next": "/teams/join/abc/"})
+        self.assertContains(signup_page, 'name="next" value="/teams/join/abc/"')
+        password = "zhang-liang 42 shape!"
+        data = {"username": "invited", "password1": password, "password2": password, "next": "/teams/join/abc/"}
+        self.assertRedirects(
+            self.client.post(reverse("cards:signup"), data), "/teams/join/abc/", fetch_redirect_response=False
+        )
+        self.client.logout()
+        data = {**data, "username": "elsewhere", "next": "https://evil.example/"}
+        self.assertRedirects(self.client.post(reverse("cards:signup"), data), reverse("cards:dashboard"))
+
     def test_it_shows_signup_errors(self) -> None:
         self.client.logout()
         data = {"username": "a", "password1": "x", "password2": "y"}
