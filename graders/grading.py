@@ -41,6 +41,7 @@ class TestResult(TypedDict):
     hidden: bool
     passed: bool
     message: str
+    mismatch: NotRequired[Mismatch]  # a failing visible case's: its output beside the expected one (bounded)
 
 
 class Verdict(TypedDict):
@@ -199,7 +200,7 @@ def _judge_case(case: Case, outcome: Any, expected: object, drill: Drill) -> tup
         message = f"wrong {mismatch['kind']} (hidden case: inputs and expected output are not shown)"
         return {"name": case.name, "hidden": True, "passed": False, "message": message}, "wrong_answer", None
     return (
-        {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"]},
+        {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"], "mismatch": mismatch},
         "wrong_answer",
         mismatch,
     )

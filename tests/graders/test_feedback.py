@@ -84,3 +84,18 @@ def test_the_editor_starts_from_the_learners_latest_code_even_in_a_new_review(
     old.save(update_fields=["code"])
     page = client_for.get(reverse("graders:drill", args=[drill.slug])).content.decode()
     assert "my last try" in page
+
+
+def test_every_failing_visible_case_shows_its_own_output(client_for: Client, learner: User, drill: Drill) -> None:
+    spec_text = drill.definition.replace(
+        "[[hidden]]", '[[examples]]\nname = "bigger"\nargs = ["torch.tensor([5.0, 6.0, 7.0])"]\n\n[[hidden]]'
+    )
+    drill.definition = spec_text
+    drill.save(update_fields=["definition"])
+    sub = graded(learner, drill, WRONG)
+    visible = [test for test in sub.verdict["tests"] if not test["hidden"]]
+    assert [test["name"] for test in visible] == ["small", "bigger"]
+    assert all("mismatch" in test for test in visible)
+    assert not any("mismatch" in test for test in sub.verdict["tests"] if test["hidden"])
+    page = page_of(client_for, sub)
+    assert page.count("data-mismatch") == 2 and "<code>7.0</code></td><td><code>6.0</code>" in page
