@@ -81,6 +81,13 @@ def test_a_wrong_answer_shows_the_output_beside_the_expected_one(browser: Any, l
     page = logged_in_page(browser, live_server.url, learner)
     page.goto(f"{live_server.url}/drills/{drill.slug}/")
     assert "x + 2" in page.locator("textarea[data-code]").input_value()  # the editor keeps the last code
+    page.locator(".cm-content").click()
+    page.keyboard.press("End")
+    page.keyboard.type("  # my draft")
+    page.wait_for_timeout(500)  # the draft is stored 300 ms after the last key
+    page.reload()
+    assert page.locator("[data-draft-note]").is_visible()
+    assert "# my draft" in page.locator("textarea[data-code]").input_value()
     page.goto(f"{live_server.url}/drills/submissions/{sub.uuid}/")
     mismatch = page.locator("[data-mismatch]")
     assert mismatch.count() == 1
@@ -96,6 +103,7 @@ def test_an_invite_opened_while_signed_out_survives_sign_up(browser: Any, live_s
     team = services.create_team(owner, "T" * 100, "UTC")
     invite = f"{live_server.url}/teams/join/{services.invite_token(team)}/"
     context = browser.new_context(viewport={"width": 900, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
     page = context.new_page()
     page.goto(invite)
     page.wait_for_url("**/login/**")
@@ -109,5 +117,7 @@ def test_an_invite_opened_while_signed_out_survives_sign_up(browser: Any, live_s
     assert Membership.objects.filter(team=team, user=User.objects.get(username="newcomer")).exists()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 900, f"a 100-character team name widened the page to {width}px"
+    page.get_by_test_id("copy-invite").click()
+    assert page.evaluate("navigator.clipboard.readText()") == page.get_by_test_id("invite-link").input_value()
     assert Team.objects.filter(pk=team.pk).exists()
     context.close()
