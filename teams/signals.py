@@ -3,7 +3,7 @@
 Receivers, so the review flow and the grader need not know about teams.
 
 * A review (or its undo) queues ``teams.tasks.refresh_learner_day`` once the review commits. The
-  refresh costs 4 to 13 queries, which the rating request must not pay (the review flow's budget is
+  refresh costs 8 queries or more, which the rating request must not pay (the review flow's budget is
   under 10 queries for the whole request); publishing the task costs none. A rolled-back review
   queues nothing. If the broker is down the review still records and ``rebuild_boards`` repairs.
 * A verdict arrives through ``graders.signals.verdict_recorded``, sent once per final verdict after
