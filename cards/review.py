@@ -20,7 +20,7 @@ from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile, ReviewLog
-from cards.scheduling.sm2 import Rating, SM2State, preview_intervals
+from cards.scheduling.sm2 import Rating, SM2State, needs_same_day_repeat, preview_intervals
 from cards.scheduling.sm2 import review as sm2_review
 
 QueueName = Literal["due", "new", "repeat"]
@@ -159,14 +159,21 @@ class ReviewItem:
     today: date
 
     def buttons(self) -> list[RatingButton]:
-        """Again / Hard / Good / Easy, each with the interval it would give (SM-2 preview)."""
+        """Again / Hard / Good / Easy, each labelled with what it will really do.
+
+        A rating below Good brings the card back today (SM-2's same-day repeat) before the interval
+        starts, so those buttons say "today" first: "today · 1d", not a bare "1d" that hides the repeat.
+        """
         labels = {Rating.AGAIN: "Again", Rating.HARD: "Hard", Rating.GOOD: "Good", Rating.EASY: "Easy"}
         if self.queue == "repeat":
             # A same-day repeat never changes the schedule: below 4 it comes back today, else it is done.
             days = max(0, (self.due - self.today).days) if self.due else 0
-            hints = {r: ("today" if r < 4 else _days(days)) for r in Rating}
+            hints = {r: ("today" if needs_same_day_repeat(r) else _days(days)) for r in Rating}
         else:
-            hints = {r: _days(n) for r, n in preview_intervals(self.sm2).items()}
+            hints = {
+                r: f"today · {_days(n)}" if needs_same_day_repeat(r) else _days(n)
+                for r, n in preview_intervals(self.sm2).items()
+            }
         return [
             RatingButton(rating=int(r), label=labels[r], key=i, hint=hints[r]) for i, r in enumerate(Rating, start=1)
         ]

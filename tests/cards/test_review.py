@@ -9,7 +9,7 @@ from unittest import mock
 from django.test import TestCase
 
 from cards import review
-from cards.models import CardState, Profile, ReviewLog
+from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import Outcome, RatingRequest, learner_today
 from tests.cards.factories import make_card, make_cards, make_note, make_user
 
@@ -146,8 +146,47 @@ class QueueTests(ReviewCase):
         card = make_card()
         self.seen(card, TODAY, interval=6, repetitions=2, easiness=Decimal("1.50"))
         item = self.next_item()
-        self.assertEqual([b["hint"] for b in item.buttons()], ["1d", "9d", "9d", "9d"])
+        self.assertEqual([b["hint"] for b in item.buttons()], ["today · 1d", "today · 9d", "9d", "9d"])
         self.assertEqual([b["rating"] for b in item.buttons()], [1, 3, 4, 5])
+
+
+class TruthfulLabelTests(ReviewCase):
+    """Each button's label is what rating with it then does, read back from the queue and the state."""
+
+    def observed(self, rating: int) -> str:
+        """Rate the card on show with ``rating``, then describe what happened as a label would."""
+        item = self.rate_next(rating)
+        back_today = (again := self.next_item()) is not None and again.card == item.card
+        if back_today and item.queue == "repeat":
+            return "today"
+        state = CardState.objects.get(user=self.user, card=item.card)
+        days = review._days((state.due - TODAY).days)
+        return f"today · {days}" if back_today else days
+
+    def check_labels(self, prepare: object) -> None:
+        for button in range(4):
+            with self.subTest(button=button):
+                self.user = make_user(time_zone="Asia/Shanghai")
+                self.profile = Profile.objects.get(user=self.user)
+                Card.objects.update(active=False)  # only this subtest's card is in the queue
+                prepare(make_card())  # type: ignore[operator]
+                shown = self.next_item()
+                assert shown is not None
+                label = shown.buttons()[button]
+                self.assertEqual(label["hint"], self.observed(label["rating"]))
+
+    def test_new_cards(self) -> None:
+        self.check_labels(lambda card: None)
+
+    def test_cards_in_review(self) -> None:
+        self.check_labels(lambda card: self.seen(card, TODAY, interval=6, repetitions=2, easiness=Decimal("2.50")))
+
+    def test_cards_relearning_the_same_day(self) -> None:
+        def lapse(card: object) -> None:
+            self.seen(card, TODAY, interval=12, repetitions=3)
+            self.rate_next(1)  # Again: back today, in the repeat queue
+
+        self.check_labels(lapse)
 
 
 class RatingTests(ReviewCase):
