@@ -117,6 +117,23 @@ class Profile(models.Model):
         return zoneinfo.ZoneInfo(self.time_zone)
 
 
+def answered_sibling_today(user: object, today: date, card: str = "") -> models.Exists:
+    """Anki's bury-siblings, with nothing written: true for a card (``card`` is the path to it from
+    the outer query: "" for Card, "card__" for CardState) once another card of its section (same
+    note and heading anchor) was answered today. So a cloze never follows the card whose back holds
+    its answer; same-day repeats of the answered card itself still come."""
+    return models.Exists(
+        ReviewLog.objects.filter(
+            user=user,
+            review_day=today,
+            card__note=models.OuterRef(f"{card}note"),
+            card__anchor=models.OuterRef(f"{card}anchor"),
+        )
+        .exclude(card__anchor="")
+        .exclude(card=models.OuterRef(f"{card}pk"))
+    )
+
+
 class CardStateQuerySet(models.QuerySet["CardState"]):
     """The three review queues. ``today`` is always the learner's day (see cards.review.learner_today)."""
 
@@ -127,10 +144,11 @@ class CardStateQuerySet(models.QuerySet["CardState"]):
         )
 
     def due_for(self, user: object, today: date) -> CardStateQuerySet:
-        """Seen cards whose due day has come, most overdue first."""
+        """Seen cards whose due day has come, most overdue first; siblings of today's answers wait."""
         return (
             self.available(user, today)
             .filter(last_reviewed_at__isnull=False, due__lte=today)
+            .exclude(answered_sibling_today(user, today, card="card__"))
             .order_by("due", "last_reviewed_at", "pk")
         )
 

@@ -19,7 +19,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
-from cards.models import Card, CardState, Profile, ReviewLog
+from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today
 from cards.scheduling.sm2 import Rating, SM2State, needs_same_day_repeat, preview_intervals
 from cards.scheduling.sm2 import review as sm2_review
 
@@ -61,11 +61,17 @@ class _RowCount(Subquery):
 
 
 def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
-    """Active cards the learner has never reviewed and has not suspended or buried, in note order."""
+    """Active cards the learner has never reviewed, has not suspended or buried, and whose section
+    had no answer today (bury-siblings), in note order."""
     blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
     # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
     # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
-    return Card.objects.active().exclude(Exists(blocking)).order_by("active", "note_id", "position", "pk")
+    return (
+        Card.objects.active()
+        .exclude(Exists(blocking))
+        .exclude(answered_sibling_today(user, today))
+        .order_by("active", "note_id", "position", "pk")
+    )
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ def make_card(note: Note | None = None, **fields: Any) -> Card:
         "front_html": f"<p>{front}</p>",
         "back_html": f"<p>答案 {n}: <code>torch.Size([2, 3])</code>, 即 {MATH}</p>",
         "heading_path": "张量基础 / 形状",
-        "anchor": "形状",
+        "anchor": f"形状-{n}",  # each its own section: siblings are made on purpose
         "position": n,
         "content_hash": f"{n:064x}",
     }

@@ -150,6 +150,29 @@ class QueueTests(ReviewCase):
         self.assertEqual([b["rating"] for b in item.buttons()], [1, 3, 4, 5])
 
 
+class SiblingTests(ReviewCase):
+    """Bury-siblings: once a card of a section is answered, its section's other cards wait a day."""
+
+    def test_new_and_due_siblings_wait_until_tomorrow_but_the_repeat_comes(self) -> None:
+        note = make_note()
+        make_card(note=note, anchor="nllloss"), make_card(note=note, anchor="nllloss")
+        due_sibling, other = make_card(note=note, anchor="nllloss"), make_card(note=note, anchor="softmax")
+        self.seen(due_sibling, TODAY - timedelta(days=1))
+        self.assertEqual(self.rate_next(4).card, due_sibling)  # due first
+        # Its two siblings wait; the card of another section comes.
+        self.assertEqual(self.rate_next(1).card, other)
+        self.assertEqual(self.rate_next(4).card, other)  # the same-day repeat of the card answered
+        self.assertIsNone(self.next_item())
+        snap = review.next_card(self.user, self.profile, NOW + timedelta(days=1))[1]
+        self.assertEqual(snap.new, 2)  # first and new_sibling are back the next day
+
+    def test_cards_without_an_anchor_are_nobody_s_siblings(self) -> None:
+        note = make_note()
+        make_card(note=note, anchor=""), make_card(note=note, anchor="")
+        self.rate_next(4)
+        self.assertIsNotNone(self.next_item())
+
+
 class TruthfulLabelTests(ReviewCase):
     """Each button's label is what rating with it then does, read back from the queue and the state."""
 
