@@ -96,3 +96,15 @@ def test_it_hides_front_matter() -> None:
 def test_it_ships_a_stylesheet_for_the_highlight_classes() -> None:
     css = pygments_css()
     assert ".highlight .k" in css
+
+
+def test_every_page_serves_the_stylesheet_for_the_highlight_classes() -> None:
+    """static/css/code.css (linked from base.html) is pygments_css() of the installed Pygments."""
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[2] / "static" / "css" / "code.css"
+    assert shipped.read_text() == pygments_css() + "\n", (
+        'regenerate: python -c "from cards.rendering import pygments_css; '
+        "open('static/css/code.css','w').write(pygments_css() + '\\n')\""
+    )
+    assert "css/code.css" in (shipped.parents[2] / "templates" / "base.html").read_text()
