@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -30,7 +31,14 @@ class Runner(Protocol):
     device: str
 
     def run(
-        self, code: str, entry_point: str, cases: list[tuple[Any, ...]], *, limits: Any = None, grad: bool = False
+        self,
+        code: str,
+        entry_point: str,
+        cases: list[tuple[Any, ...]],
+        *,
+        limits: Any = None,
+        grad: bool = False,
+        silent_cases: Sequence[int] = (),
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -225,7 +233,11 @@ def grade(
         cases, expected, args, device = _reference(drill, seed, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
-    result = runner.run(code, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
+    # Hidden tests' prints never leave the sandbox: the verdict's output is the visible tests' alone.
+    silent = [index for index, case in enumerate(cases) if case.hidden]
+    result = runner.run(
+        code, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad, silent_cases=silent
+    )
     timing = {"cpu_ms": float(result.cpu_ms or 0), "wall_ms": float(result.wall_ms or 0), "stdout": result.stdout or ""}
     device = str(result.device or device)
     hidden_total = sum(case.hidden for case in cases)

@@ -135,8 +135,11 @@ def run_job(
         return {"status": "runtime_error", "message": msg}, {}
     results: list[dict[str, Any]] = []
     values: dict[str, Any] = {}
+    silent = set(job.get("silent_cases") or ())
     for index, case in enumerate(cases):
+        sink.silent = index in silent
         outcome = _run_case(entry, case, bool(job.get("grad")), device, lines, sink)
+        sink.silent = False
         if "status" in outcome:
             return outcome, {}
         if outcome["ok"]:

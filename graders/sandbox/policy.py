@@ -277,10 +277,15 @@ def _no_string_types(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class PrintSink:
-    """All print output of one submission, capped; going over the cap ends the submission."""
+    """All print output of one submission, capped; going over the cap ends the submission.
+
+    While ``silent`` (a hidden test runs) prints are counted but dropped, so a hidden test's inputs can
+    never come back through ``print``: the only copy of them is discarded inside the child.
+    """
 
     def __init__(self, limit: int, on_overflow: Callable[[], None] | None = None) -> None:
         self.limit = limit
+        self.silent = False
         self.parts: list[str] = []
         self.size = 0
         self.overflowed = False
@@ -289,15 +294,23 @@ class PrintSink:
     def write(self, text: str) -> None:
         text = str(text)
         room = self.limit - self.size
+        if self.silent:  # a hidden test's print: it counts against the cap, and nothing of it is kept
+            self.size += min(len(text), max(room, 0))
+            if len(text) > room:
+                self._overflow()
+            return
         if len(text) > room:
             self.parts.append(text[: max(room, 0)])
-            self.size = self.limit
-            self.overflowed = True
-            if self.on_overflow is not None:
-                self.on_overflow()
-            raise OutputLimitExceeded(f"output exceeded {self.limit} bytes")
+            self._overflow()
         self.parts.append(text)
         self.size += len(text)
+
+    def _overflow(self) -> None:
+        self.size = self.limit
+        self.overflowed = True
+        if self.on_overflow is not None:
+            self.on_overflow()
+        raise OutputLimitExceeded(f"output exceeded {self.limit} bytes")
 
     def text(self) -> str:
         return "".join(self.parts)

@@ -22,7 +22,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -39,6 +40,19 @@ MAX_RESULT_BYTES = 64 * 1024 * 1024  # a bigger result is refused (the child is 
 
 class SandboxError(RuntimeError):
     """Infrastructure failure (zygote gone, child never ready): an internal_error, never the learner's."""
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One run as the pool sends it: the source (for tracebacks), its compiled code and the cases."""
+
+    code: str
+    compiled: bytes
+    entry_point: str
+    cases: list[tuple[Any, ...]]
+    limits: Limits
+    grad: bool
+    silent_cases: tuple[int, ...]
 
 
 class _Child:
@@ -139,7 +153,10 @@ class SandboxPool:
         limits: Limits | None = None,
         grad: bool = False,
         timeout: float | None = None,
+        silent_cases: Sequence[int] = (),
     ) -> RunResult:
+        """Run ``code``'s ``entry_point`` on each case. What the cases at ``silent_cases`` print (hidden
+        tests) is counted against the output limit but never leaves the child."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -155,7 +172,8 @@ class SandboxPool:
                 except SandboxError as exc:
                     return RunResult(status="internal_error", message=str(exc), wall_ms=_ms(started))
                 try:
-                    result = self._run_in(child, code, compiled, entry_point, cases, limits, grad, started)
+                    job = _Job(code, compiled, entry_point, cases, limits, grad, tuple(silent_cases))
+                    result = self._run_in(child, job, started)
                 finally:
                     child.close()
                 # Only a zygote that died under the job (a crash, an operator's kill) earns a second run:
@@ -213,22 +231,21 @@ class SandboxPool:
 
     # -- one job -------------------------------------------------------------------------------------
 
-    def _run_in(
-        self,
-        child: _Child,
-        code: str,
-        compiled: bytes,
-        entry_point: str,
-        cases: list[tuple[Any, ...]],
-        limits: Limits,
-        grad: bool,
-        started: float,
-    ) -> RunResult:
+    def _run_in(self, child: _Child, run: _Job, started: float) -> RunResult:
+        code, compiled, entry_point, cases, limits, grad = (
+            run.code,
+            run.compiled,
+            run.entry_point,
+            run.cases,
+            run.limits,
+            run.grad,
+        )
         header = {
             "kind": "job",
             "code": code,
             "entry_point": entry_point,
             "grad": grad,
+            "silent_cases": list(run.silent_cases),
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "output_bytes": limits.output_bytes,
@@ -491,10 +508,11 @@ def run_once(
     grad: bool = False,
     device: str = "cpu",
     timeout: float | None = None,
+    silent_cases: Sequence[int] = (),
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
-        return pool.run(code, entry_point, cases, grad=grad, timeout=timeout)
+        return pool.run(code, entry_point, cases, grad=grad, timeout=timeout, silent_cases=silent_cases)
 
 
 _DEFAULT: dict[tuple[int, str], SandboxPool] = {}

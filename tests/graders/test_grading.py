@@ -302,3 +302,17 @@ def test_every_submission_of_a_day_gets_the_same_cases_object(runner: LocalRunne
     reference_1, learner_1a, learner_1b, reference_2, learner_2 = seen
     assert learner_1a is learner_1b is reference_1
     assert learner_2 is reference_2 and learner_2 is not learner_1a
+
+
+def test_it_asks_the_runner_to_withhold_what_hidden_tests_print() -> None:
+    """The sandbox drops hidden tests' prints (test_sandbox); grading names exactly the hidden ones."""
+    seen: list[list[int]] = []
+
+    class Recording(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            seen.append(list(kwargs.get("silent_cases", ())))
+            return super().run(code, entry_point, cases, **kwargs)
+
+    verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=Recording(), cache=ReferenceCache())
+    hidden = [index for index, test in enumerate(verdict["tests"]) if test["hidden"]]
+    assert hidden and seen[-1] == hidden

@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 from graders.sandbox import Limits, SandboxPool, run_once  # noqa: E402
 from graders.sandbox.child import invoke  # noqa: E402
 from graders.sandbox.policy import compile_submission  # noqa: E402
+from graders.sandbox.pool import _Job  # noqa: E402
 
 pytestmark = pytest.mark.sandbox
 
@@ -94,6 +95,18 @@ def test_it_caps_prints_with_an_output_limit(pool: SandboxPool) -> None:
     result = pool.run(code, "solution", [(1,)], limits=Limits(output_bytes=1000))
     assert result.status == "output_limit"
     assert len(result.stdout) == 1000
+
+
+def test_it_never_returns_what_a_hidden_case_prints(pool: SandboxPool) -> None:
+    """Case 1 is hidden: its print (the hidden input) is dropped in the child, on success and at the limit."""
+    code = "print('loaded')\ndef solution(x):\n    print('input', x)\n    return x\n"
+    result = pool.run(code, "solution", [(3,), (424242,), (5,)], silent_cases=[1])
+    assert result.status == "ok" and [c.value for c in result.cases] == [3, 424242, 5]
+    assert result.stdout == "loaded\ninput 3\ninput 5\n"
+    flood = "def solution(x):\n    while True:\n        print('secret', x)\n"
+    result = pool.run(flood, "solution", [(424242,)], limits=Limits(output_bytes=1000), silent_cases=[0])
+    assert result.status == "output_limit"
+    assert "424242" not in result.stdout and "424242" not in result.message
 
 
 def test_it_reports_a_runtime_error_with_the_learners_lines(pool: SandboxPool) -> None:
@@ -201,8 +214,8 @@ def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() ->
         try:
             waited = time.monotonic() - 30
             compiled = marshal.dumps(compile_submission(DOUBLE, limits.max_source_bytes))
-            args = (DOUBLE, compiled, "solution", [(torch.ones(2),)], limits, False, waited)
-            result = cold_pool._run_in(child, *args)
+            job = _Job(DOUBLE, compiled, "solution", [(torch.ones(2),)], limits, False, ())
+            result = cold_pool._run_in(child, job, waited)
         finally:
             child.close()
     assert result.status == "ok", result.message
