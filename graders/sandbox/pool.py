@@ -12,6 +12,7 @@ import collections
 import contextlib
 import json
 import marshal
+import math
 import os
 import select
 import shutil
@@ -455,7 +456,9 @@ def _verdict(
     source = report if report else (result[0] if result else {})
     try:
         cpu_ms = float(source.get("cpu_ms", 0.0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        cpu_ms = 0.0
+    if not math.isfinite(cpu_ms) or cpu_ms < 0:  # a forged figure is ignored, never passed on (NaN is not JSON)
         cpu_ms = 0.0
     device = str(child.ready.get("device", "cpu"))
     common = {"cpu_ms": cpu_ms, "wall_ms": wall_ms, "device": device if device in ("cpu", "cuda") else "cpu"}

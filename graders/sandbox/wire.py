@@ -114,14 +114,32 @@ def pack(header: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
 
 
 def unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Inverse of pack: (header without "values", decoded values).  Raises WireError on anything odd."""
+    """Inverse of pack: (header without "values", decoded values).  Raises WireError on anything odd.
+
+    This is the trust boundary for what a child sends: whatever goes wrong while decoding (a shape torch
+    refuses, an allocation that fails, a NaN where pack never writes one) is a WireError, so the pool can
+    make it the submission's verdict; no other exception may escape into the parent.
+    """
+    try:
+        return _unpack(data)
+    except WireError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - hostile bytes: any failure is the sender's fault
+        raise WireError(f"undecodable result ({type(exc).__name__})") from None
+
+
+def _refuse_constant(name: str) -> float:
+    raise WireError(f"{name} is not a number pack() ever writes")
+
+
+def _unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     if len(data) < 4:
         raise WireError("short message")
     (head_len,) = struct.unpack_from("<I", data)
     if head_len > len(data) - 4:
         raise WireError("bad header length")
     try:
-        body = json.loads(data[4 : 4 + head_len])
+        body = json.loads(data[4 : 4 + head_len], parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"bad header: {exc}") from None
     if not isinstance(body, dict):

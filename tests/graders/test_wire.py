@@ -113,6 +113,9 @@ def forged(node: object, blob: bytes = b"\0" * 64) -> bytes:
         {"T": ["float32", [1], 0]},
         {"T": "0"},
         {"T": ["float32", [2**40, 2**40], 0, 4]},
+        {"T": ["float32", [0, 2**64], 0, 0]},  # zero bytes, but a size torch.empty cannot take (TypeError)
+        {"T": ["float32", [0, 2**63 - 1, 2**63 - 1], 0, 0]},
+        {"T": ["float32", [0] * 100, 0, 0]},  # more dims than torch allows
     ],
 )
 def test_forged_tensor_nodes_are_refused(node: object) -> None:
@@ -131,3 +134,30 @@ def test_a_bool_tensor_must_hold_only_zeros_and_ones() -> None:
         wire.unpack(forged({"T": ["bool", [2], 0, 2]}, b"\x02\x00" + b"\0" * 62))
     _, values = wire.unpack(forged({"T": ["bool", [2], 0, 2]}, b"\x01\x00" + b"\0" * 62))
     assert same(values["v"], torch.tensor([True, False]))
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_header_number_pack_never_writes_is_refused(constant: str) -> None:
+    """A forged ``cpu_ms: NaN`` would reach the CLI's JSON (invalid) and the database; it stops here."""
+    head = b'{"kind": "result", "status": "ok", "cpu_ms": ' + constant.encode() + b"}"
+    with pytest.raises(wire.WireError):
+        wire.unpack(struct.pack("<I", len(head)) + head)
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_decode_or_raise_wire_error_only(blob: bytes) -> None:
+    """The trust boundary: nothing but WireError may come out of unpack, whatever the child sends."""
+    try:
+        wire.unpack(blob)
+    except wire.WireError:
+        pass
+
+
+@given(st.lists(st.integers(min_value=-(2**70), max_value=2**70), max_size=6), st.sampled_from(["float32", "bool"]))
+@settings(max_examples=300, deadline=None)
+def test_any_forged_shape_decodes_or_raises_wire_error_only(shape: list[int], dtype: str) -> None:
+    try:
+        wire.unpack(forged({"T": [dtype, shape, 0, 0]}))
+    except wire.WireError:
+        pass
