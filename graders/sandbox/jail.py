@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - pinned in requirements.txt
     seccomp = None
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -94,15 +95,22 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
 
 
 def enter_namespaces() -> dict[str, bool]:
-    """New user + network + PID namespaces (the next fork becomes PID 1); falls back to less."""
+    """New user + network + PID namespaces (the next fork becomes PID 1); falls back to less.
+
+    Each tier also asks for an IPC namespace of its own (no System V objects or POSIX queues shared
+    with the host); the seccomp filter denies the IPC calls to the runners anyway, so two submissions
+    cannot meet there even where the host refuses the namespace.
+    """
     for flags, got in (
         (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, {"userns": True, "netns": True, "pidns": True}),
         (CLONE_NEWUSER | CLONE_NEWNET, {"userns": True, "netns": True, "pidns": False}),
         (CLONE_NEWNET, {"userns": False, "netns": True, "pidns": False}),
     ):
+        if unshare(flags | CLONE_NEWIPC):
+            return {**got, "ipcns": True}
         if unshare(flags):
-            return got
-    return {"userns": False, "netns": False, "pidns": False}
+            return {**got, "ipcns": False}
+    return {"userns": False, "netns": False, "pidns": False, "ipcns": False}
 
 
 def enter_directory(path: str, can_chroot: bool) -> bool:
@@ -155,7 +163,11 @@ DENIED_SYSCALLS = (
     "finit_module delete_module reboot swapon swapoff kexec_load kexec_file_load open_by_handle_at "
     "name_to_handle_at mknod mknodat setuid setgid setreuid setregid setresuid setresgid setgroups "
     "symlink symlinkat link linkat acct quotactl syslog iopl ioperm fanotify_init pidfd_open pidfd_getfd "
-    "memfd_create move_mount open_tree fsopen fsmount fspick mount_setattr"
+    "memfd_create move_mount open_tree fsopen fsmount fspick mount_setattr "
+    # IPC: no System V shared memory, queues or semaphores and no POSIX message queues, the channels a
+    # runner could leave behind for the next submission.
+    "shmget shmat shmdt shmctl msgget msgsnd msgrcv msgctl semget semop semtimedop semctl "
+    "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr"
 ).split()
 
 

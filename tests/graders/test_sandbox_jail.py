@@ -53,13 +53,27 @@ def refuse(exc):
     raise exc
 
 attempt("unshare", lambda: jail.unshare(jail.CLONE_NEWUSER) or refuse(PermissionError()))
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def ipc(call):
+    result = call()
+    if result == -1:
+        raise OSError(ctypes.get_errno(), "refused")
+    return result
+attempt("sysv_shm", lambda: ipc(lambda: libc.shmget(0, 4096, 0o1600)))  # IPC_PRIVATE | IPC_CREAT
+attempt("sysv_msg", lambda: ipc(lambda: libc.msgget(0x51c0de, 0o1600)))
+attempt("sysv_sem", lambda: ipc(lambda: libc.semget(0x51c0de, 1, 0o1600)))
+attempt("posix_mq", lambda: ipc(lambda: libc.mq_open(b"/quizsite-probe", 0o100 | 0o2, 0o600, None)))
 report["env_has_secret"] = any("SECRET" in k for k in os.environ)
 report["torch_works"] = float((torch.ones(3) * 2).sum())
 os.write(out_fd, json.dumps(report).encode())
 """
 
 
-def test_it_blocks_files_network_and_processes_even_for_unrestricted_code() -> None:
+IPC = ("sysv_shm", "sysv_msg", "sysv_sem", "posix_mq")  # channels between submissions
+
+
+def test_it_blocks_files_network_processes_and_ipc_even_for_unrestricted_code() -> None:
     workdir = tempfile.mkdtemp(prefix="quizsite-jail-test-")
     os.chmod(workdir, 0o555)  # as the zygote does for each runner
     try:
@@ -89,7 +103,7 @@ def _probe(workdir: str) -> None:
     report = json.loads(raw)
 
     assert report["seccomp"] is True
-    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare"):
+    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", *IPC):
         assert report[name].startswith("blocked"), (name, report[name])
     if report["isolation"]["userns"]:
         assert report["chroot"] is True
