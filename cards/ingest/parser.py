@@ -1,9 +1,9 @@
 """Markdown note -> card specs. Pure: no Django, no I/O; the import command persists the result.
 
 Each section (the text under a heading) can give:
-- ``qa``: "<heading path>: 要点是什么?" answered by the section; a section that is a list of
-  ``term`` + explanation items (API cheat sheets) gives one card per item instead;
-- ``cloze``: each bolded key statement in a paragraph, blanked out;
+- ``qa``: one card per item of a ``term`` + short explanation list (API cheat sheets); never a card
+  for a whole section (a passage is reading material on the note page, not a fact to recall);
+- ``cloze``: each bolded key statement in a paragraph, blanked out; the back is the blank alone;
 - ``output``: each printed output shown with a code block ("what does this print?");
 - ``mapping``: each filled row of a two-column table and each clear TF -> PyTorch code pair.
 
@@ -34,6 +34,7 @@ _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _TAG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}")
 _MAX_TAGS = 8
 _TERM_MAX = 80
+MAX_ANSWER = 300  # characters of a card's back: more is a passage to read, not a fact to recall
 _BLOCK_START = re.compile(r"^(\d{1,9})?([.)>#+*-])(?=\s)")
 
 
@@ -125,32 +126,24 @@ def _section_drafts(section: Section, ctx: _Context) -> list[_Draft]:
     return drafts + mapping_drafts
 
 
-def _question(ctx_markdown: str) -> str:
-    if ctx_markdown.rstrip().endswith(("?", "？")):
-        return ctx_markdown
-    return f"{ctx_markdown}: 要点是什么?"
+def _question(ctx_markdown: str, term: str) -> str:
+    return f"{ctx_markdown}{PATH_SEPARATOR}{term}: 作用是什么?"
 
 
 def _qa_drafts(section: Section, kept: list[Block], ctx: _Context) -> list[_Draft]:
+    """One card per item of a "term, then what it does" list, when the explanation is short.
+
+    A section is never one card: a whole passage cannot be recalled from its heading (the minimum
+    information principle); it stays reading material on the note page, and its atomic parts reach
+    review as cloze, mapping and output cards.
+    """
     if not any(is_substantive(section.tokens, block) for block in kept):
         return []
-    items = _term_items(section, kept)
-    if items:
-        return [
-            _Draft(
-                "qa",
-                f"term:{normalized(term)}",
-                _question(f"{ctx.markdown}{PATH_SEPARATOR}{_as_term(term)}"),
-                rest,
-                section,
-            )
-            for term, rest in items
-        ]
-    # The answer leads with what the section teaches; "参考：<link>" lines and images follow it.
-    teaching = [b for b in kept if is_substantive(section.tokens, b)]
-    pointers = [b for b in kept if b not in teaching and b.type != "hr"]
-    answer = block_source(section.body_lines, teaching + pointers)
-    return [_Draft("qa", "section", _question(ctx.markdown), answer, section)]
+    return [
+        _Draft("qa", f"term:{normalized(term)}", _question(ctx.markdown, _as_term(term)), rest, section)
+        for term, rest in _term_items(section, kept)
+        if len(rest) <= MAX_ANSWER
+    ]
 
 
 def _term_items(section: Section, kept: list[Block]) -> list[tuple[str, str]]:
@@ -223,8 +216,7 @@ def _cloze_drafts(section: Section, ctx: _Context) -> list[_Draft]:
                 identity = f"{identity}#{seen[identity]}"
             paragraph = token.content
             front = f"{ctx.markdown}:\n\n{paragraph[:start]}{BLANK}{paragraph[end:]}"
-            quoted = "\n".join(f"> {line}" for line in paragraph.split("\n"))
-            drafts.append(_Draft("cloze", identity, front, f"**{inner}**\n\n{quoted}", section))
+            drafts.append(_Draft("cloze", identity, front, f"**{inner}**", section))
     return drafts
 
 

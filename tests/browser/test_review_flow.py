@@ -88,7 +88,7 @@ def test_it_shows_an_imported_card_with_rendered_math(page: Any, live_server: An
     from playwright.sync_api import expect
 
     call_command("import_notes", "notes/pytorch-basics.md", verbosity=0)
-    card = Card.objects.filter(back_html__contains='class="math inline"', kind="cloze").order_by("pk").first()
+    card = Card.objects.filter(front_html__contains='class="math inline"', kind="cloze").order_by("pk").first()
     assert card is not None, "the bundled notes should contain a card with inline math"
     sign_up(page, live_server.url, "math")
     learner = get_user_model().objects.get(username="math")
@@ -100,7 +100,7 @@ def test_it_shows_an_imported_card_with_rendered_math(page: Any, live_server: An
     )
     page.goto(f"{live_server.url}/review/")
     page.keyboard.press("Space")
-    expect(page.locator("#review-panel .face.back .katex").first).to_be_visible()
+    expect(page.locator("#review-panel .face .katex").first).to_be_visible()
     expect(page.locator("#review-panel .source")).to_have_attribute("href", f"/notes/{card.note.slug}/#{card.anchor}")
     expect(page.locator(".rate-good .rate-hint")).to_have_text("15d")
     # Refreshed on request only, so a test run does not rewrite a tracked file.

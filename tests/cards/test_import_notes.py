@@ -104,44 +104,45 @@ class ImportNotesTests(TestCase):
             path.write_text(content, encoding="utf-8")
         return path
 
-    def card(self, heading: str, kind: str = "qa") -> Card:
+    def card(self, heading: str, kind: str = "cloze") -> Card:
         return Card.objects.get(note__slug="tensors", heading_path=heading, kind=kind)
 
     def test_it_creates_one_card_per_section_statement_and_output(self) -> None:
         output, _ = run_import(self.note)
         kinds = sorted(Card.objects.values_list("kind", flat=True))
-        self.assertEqual(kinds, ["cloze", "output", "qa", "qa"])
-        self.assertIn("(tensors): 4 created, 0 updated, 0 unchanged, 0 retired", output)
+        # No card for a whole section ("设备" has one sentence and no key statement): its atomic parts only.
+        self.assertEqual(kinds, ["cloze", "output"])
+        self.assertIn("(tensors): 2 created, 0 updated, 0 unchanged, 0 retired", output)
         card = self.card("形状")
-        self.assertEqual(card.front, "形状: 要点是什么?")
+        self.assertIn("\\[...\\]", card.front)
         self.assertEqual(card.anchor, "形状")
-        self.assertIn("<code>x.shape</code>", card.back_html)
+        self.assertIn("<code>x.size()</code>", card.back_html)
 
     def test_it_updates_an_edited_section_in_place(self) -> None:
         run_import(self.note)
         card = self.card("形状")
         self.write("tensors.md", NOTE.replace("用 `x.shape` 查看", "用 `x.shape` 或 `x.size()` 查看"))
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 2 updated, 2 unchanged, 0 retired", output)
+        self.assertIn("0 created, 1 updated, 1 unchanged, 0 retired", output)
         updated = self.card("形状")
         self.assertEqual((updated.pk, updated.uuid), (card.pk, card.uuid))
-        self.assertIn("x.size()</code> 查看", updated.back_html)
+        self.assertIn("x.size()</code> 查看", updated.front_html)
         self.assertNotEqual(updated.content_hash, card.content_hash)
 
     def test_it_retires_a_card_whose_section_is_gone_and_revives_it_when_it_returns(self) -> None:
         run_import(self.note)
-        card = self.card("设备")
+        card = self.card("设备", "output")
         self.write("tensors.md", NOTE.split("## 设备")[0])
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 0 updated, 2 unchanged, 2 retired", output)
+        self.assertIn("0 created, 0 updated, 1 unchanged, 1 retired", output)
         card.refresh_from_db()
         self.assertFalse(card.active)
         self.write("tensors.md", NOTE)
         output, _ = run_import(self.note)
-        self.assertIn("2 updated (2 reactivated)", output)
+        self.assertIn("1 updated (1 reactivated)", output)
         card.refresh_from_db()
         self.assertTrue(card.active)
-        self.assertEqual(Card.objects.count(), 4)
+        self.assertEqual(Card.objects.count(), 2)
 
     def test_it_leaves_drill_cards_on_the_same_note_alone(self) -> None:
         run_import(self.note)
@@ -156,13 +157,13 @@ class ImportNotesTests(TestCase):
 
     def test_it_writes_nothing_in_a_dry_run(self) -> None:
         output, _ = run_import(self.note, dry_run=True)
-        self.assertIn("[dry run]: 4 created", output)
+        self.assertIn("[dry run]: 2 created", output)
         self.assertEqual(db_state(), [])
         run_import(self.note)
         before = db_state()
-        self.write("tensors.md", "## 只剩这一节\n\n内容内容内容。\n")
+        self.write("tensors.md", "## 只剩这一节\n\n张量类似于 **ndarray**。\n")
         output, _ = run_import(self.note, dry_run=True)
-        self.assertIn("1 created, 0 updated, 0 unchanged, 4 retired", output)
+        self.assertIn("1 created, 0 updated, 0 unchanged, 2 retired", output)
         self.assertEqual(db_state(), before)
 
     def test_it_prints_nothing_at_verbosity_zero_and_each_card_at_two(self) -> None:
@@ -170,8 +171,8 @@ class ImportNotesTests(TestCase):
         self.assertEqual(output, "")
         self.write("tensors.md", NOTE.replace("## 设备", "## 设备和类型"))
         output, _ = run_import(self.note, verbosity=2)
-        self.assertIn("  + 设备和类型: 要点是什么?", output)
-        self.assertIn("  - 设备: 要点是什么?", output)
+        self.assertIn("  + 设备和类型: 下面代码最后一行的输出是什么?", output)
+        self.assertIn("  - 设备: 下面代码最后一行的输出是什么?", output)
 
     def test_it_reads_markdown_files_in_a_folder_without_recursing(self) -> None:
         self.write("drills/drill.md", "## 不该导入\n\n这一节在子文件夹里。\n")

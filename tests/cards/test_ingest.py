@@ -72,15 +72,15 @@ def test_it_never_imports_django_from_the_pure_parser() -> None:
 # --- qa ------------------------------------------------------------------------------------------
 
 
-def test_it_asks_about_a_section_by_its_heading_path() -> None:
+def test_it_never_makes_a_card_of_a_whole_section() -> None:
+    """A passage cannot be recalled from its heading: no "要点是什么" card; its bold key statement
+    becomes a cloze card, tied to the section by its heading path and anchor."""
     note = kinds_fixture()
-    qa = of_kind(note, "qa")[0]
     assert note.title == "样例笔记"
-    assert qa.front == "损失函数 › NLLLoss: 要点是什么?"
-    assert qa.back.startswith("输入应该是 log softmax 的结果")
-    assert qa.heading_path == "损失函数 › NLLLoss"
-    assert qa.anchor == "nllloss"
-    assert qa.tags == ["kinds", "nllloss"]
+    assert not any("要点是什么" in c.front for c in note.cards)
+    assert not [c for c in of_kind(note, "qa") if c.heading_path == "损失函数 › NLLLoss"]
+    [cloze] = [c for c in note.cards if c.heading_path == "损失函数 › NLLLoss"]
+    assert (cloze.kind, cloze.anchor, cloze.tags) == ("cloze", "nllloss", ["kinds", "nllloss"])
 
 
 def test_it_makes_no_card_for_grouping_headings_empty_sections_or_bare_references() -> None:
@@ -90,30 +90,35 @@ def test_it_makes_no_card_for_grouping_headings_empty_sections_or_bare_reference
     assert "分组标题 › 参考资料" not in paths
 
 
-def test_it_keeps_a_question_heading_as_the_question() -> None:
-    note = parse("## 怎么用？\n\n要一起用。\n\n## 其他\n\n内容。\n")
-    assert of_kind(note, "qa")[0].front == "怎么用？"
+def test_a_section_with_no_atomic_fact_gives_no_card() -> None:
+    assert parse("## 怎么用？\n\n要一起用。\n\n## 其他\n\n内容。\n").cards == []
 
 
 def test_it_names_cards_of_a_note_without_headings_after_its_title() -> None:
-    note = parse("---\ntitle: 小笔记\n---\n\n只有一段正文，没有标题。\n")
-    assert [(c.front, c.anchor) for c in note.cards] == [("小笔记: 要点是什么?", "")]
+    note = parse("---\ntitle: 小笔记\n---\n\n只有一段正文，**没有标题**。\n")
+    assert [(c.front, c.anchor) for c in note.cards] == [("小笔记:\n\n只有一段正文，\\[...\\]。", "")]
 
 
 def test_it_keeps_a_numbered_heading_from_rendering_as_a_list() -> None:
-    note = parse("## 1. 张量\n\n张量类似于 ndarray。\n")
-    assert note.cards[0].front == "1\\. 张量: 要点是什么?"
+    note = parse("## 1. 张量\n\n张量类似于 **ndarray**。\n")
+    assert note.cards[0].front.startswith("1\\. 张量:")
     assert "<ol" not in render_markdown(note.cards[0].front)
 
 
 def test_it_splits_a_cheat_sheet_list_into_one_card_per_term() -> None:
     fronts = [c.front for c in kinds_fixture().cards if c.heading_path == "常用操作"]
-    assert fronts == ["常用操作 › `tensor.t()`: 要点是什么?", "常用操作 › `tensor.squeeze()`: 要点是什么?"]
+    assert fronts == ["常用操作 › `tensor.t()`: 作用是什么?", "常用操作 › `tensor.squeeze()`: 作用是什么?"]
 
 
-def test_it_keeps_a_list_of_facts_as_one_card() -> None:
+def test_it_never_makes_a_list_of_facts_one_card() -> None:
     note = parse("## 计算图\n\n- 叶子节点的grad_fn为None。\n- 多次反向传播时，梯度是累加的。\n\n## 其他\n\n内容。\n")
-    assert [c.front for c in of_kind(note, "qa")] == ["计算图: 要点是什么?", "其他: 要点是什么?"]
+    assert of_kind(note, "qa") == []
+
+
+def test_a_term_with_a_passage_for_an_answer_gives_no_card() -> None:
+    long = "很长的解释。" * 60
+    note = parse(f"## 操作\n\n- `a()`\n  {long}\n- `b()`\n  简短的解释。\n")
+    assert [c.back for c in of_kind(note, "qa")] == ["简短的解释。"]
 
 
 # --- mapping -------------------------------------------------------------------------------------
@@ -179,7 +184,7 @@ def test_it_blanks_a_bold_key_statement_but_not_a_bold_label() -> None:
         cloze.front
         == "损失函数 › NLLLoss:\n\n输入应该是 log softmax 的结果，target 应该是\\[...\\]而不是 one hot 向量。"
     )
-    assert cloze.back.startswith("**类别下标**\n\n> 输入应该是")
+    assert cloze.back == "**类别下标**"  # the answer alone: the sentence is on the front
 
 
 def test_it_makes_one_cloze_per_bold_part_and_ignores_bold_markers_in_code() -> None:
@@ -272,15 +277,15 @@ def test_it_keeps_keys_when_a_section_is_edited_and_changes_the_hash() -> None:
 
 
 def test_it_derives_keys_from_the_note_and_heading_path() -> None:
-    base = parse("## A\n\n内容内容。\n").cards[0].key
-    assert parse("## B\n\n内容内容。\n").cards[0].key != base
-    assert parse("## A\n\n内容内容。\n", slug="other").cards[0].key != base
+    base = parse("## A\n\n张量类似于 **ndarray**。\n").cards[0].key
+    assert parse("## B\n\n张量类似于 **ndarray**。\n").cards[0].key != base
+    assert parse("## A\n\n张量类似于 **ndarray**。\n", slug="other").cards[0].key != base
     assert len(base) == 64
 
 
 def test_it_gives_repeated_headings_distinct_anchors_keys_and_fronts() -> None:
-    note = parse("## 参考\n\n第一段内容。\n\n## 参考\n\n第二段内容。\n")
-    assert [c.anchor for c in note.cards] == ["参考", "参考-1"]
+    note = parse("## 小结\n\n第一段讲 **view**。\n\n## 小结\n\n第二段讲 **reshape**。\n")
+    assert [c.anchor for c in note.cards] == ["小结", "小结-1"]
     assert len({c.key for c in note.cards}) == 2
     assert len({c.front for c in note.cards}) == 2
 
