@@ -167,8 +167,17 @@ DENIED_SYSCALLS = (
     # IPC: no System V shared memory, queues or semaphores and no POSIX message queues, the channels a
     # runner could leave behind for the next submission.
     "shmget shmat shmdt shmctl msgget msgsnd msgrcv msgctl semget semop semtimedop semctl "
-    "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr"
+    "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr "
+    # The filesystem is read-only to a runner, also where a directory is its own: no entry created,
+    # renamed or removed, no mode, owner, time or extended attribute changed. So a runner cannot leave
+    # a tree for its fork server to walk (a 1,300-deep chain once crashed the clean-up) nor change the
+    # directory it was given; files are not opened for creation (see seccomp_filter).
+    "mkdir mkdirat rmdir rename renameat renameat2 unlink unlinkat creat truncate chmod fchmod fchmodat "
+    "fchmodat2 chown fchown lchown fchownat setxattr lsetxattr fsetxattr removexattr lremovexattr "
+    "fremovexattr utime utimes utimensat futimesat"
 ).split()
+# open(2)/openat(2) with one of these flags would create a file (O_TMPFILE holds O_DIRECTORY's bit too).
+CREATE_FLAGS = (os.O_CREAT, getattr(os, "O_TMPFILE", 0o20200000) & ~os.O_DIRECTORY)
 
 
 def seccomp_filter() -> Any:
@@ -189,6 +198,15 @@ def seccomp_filter() -> Any:
             except Exception:  # a syscall this architecture does not have
                 continue
         filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        filt.add_rule(seccomp.ERRNO(errno.ENOSYS), "openat2")  # its flags sit in a struct; glibc falls back
+        for flag in CREATE_FLAGS:
+            for name, flags_arg in (("open", 1), ("openat", 2)):
+                try:
+                    filt.add_rule(
+                        seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(flags_arg, seccomp.MASKED_EQ, flag, flag)
+                    )
+                except Exception:  # a syscall this architecture does not have
+                    continue
         filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
         _FILTER = filt
     return _FILTER

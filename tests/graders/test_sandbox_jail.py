@@ -63,6 +63,10 @@ def ipc(call):
 attempt("sysv_shm", lambda: ipc(lambda: libc.shmget(0, 4096, 0o1600)))  # IPC_PRIVATE | IPC_CREAT
 attempt("sysv_msg", lambda: ipc(lambda: libc.msgget(0x51c0de, 0o1600)))
 attempt("sysv_sem", lambda: ipc(lambda: libc.semget(0x51c0de, 1, 0o1600)))
+attempt("mkdir_in_own_root", lambda: os.mkdir("sub"))
+attempt("chmod_own_root", lambda: os.chmod(".", 0o755))
+attempt("create_empty_file", lambda: os.close(os.open("empty", os.O_CREAT | os.O_WRONLY, 0o600)))
+attempt("xattr_on_own_root", lambda: os.setxattr(".", "user.note", b"x"))
 attempt("posix_mq", lambda: ipc(lambda: libc.mq_open(b"/quizsite-probe", 0o100 | 0o2, 0o600, None)))
 report["env_has_secret"] = any("SECRET" in k for k in os.environ)
 report["torch_works"] = float((torch.ones(3) * 2).sum())
@@ -71,6 +75,8 @@ os.write(out_fd, json.dumps(report).encode())
 
 
 IPC = ("sysv_shm", "sysv_msg", "sysv_sem", "posix_mq")  # channels between submissions
+# A runner's own root stays as the fork server made it: nothing to walk or repair after it.
+OWN_ROOT = ("mkdir_in_own_root", "chmod_own_root", "create_empty_file", "xattr_on_own_root")
 
 
 def test_it_blocks_files_network_processes_and_ipc_even_for_unrestricted_code() -> None:
@@ -103,7 +109,7 @@ def _probe(workdir: str) -> None:
     report = json.loads(raw)
 
     assert report["seccomp"] is True
-    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", *IPC):
+    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", *IPC, *OWN_ROOT):
         assert report[name].startswith("blocked"), (name, report[name])
     if report["isolation"]["userns"]:
         assert report["chroot"] is True
