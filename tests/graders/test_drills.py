@@ -275,3 +275,11 @@ def test_it_loads_drills_without_importing_torch() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=NOTES.parent, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_every_bundled_drill_says_its_difficulty_and_topics() -> None:
+    """The drill hub files drills by these: none may fall back to the default silently."""
+    for path in sorted(DRILLS_DIR.glob("*/*.toml")):
+        top = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert top.get("difficulty") in ("easy", "medium", "hard"), path.name
+        assert top.get("tags"), path.name
