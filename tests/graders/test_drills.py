@@ -168,7 +168,14 @@ def test_it_gives_cuda_drills_the_device_string() -> None:
 
 # ------------------------------------------------------------------------------------ schema errors
 
-GOOD = (DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(encoding="utf-8")
+# A bundled drill without its hub metadata, so each test can add the field it is about.
+GOOD = "".join(
+    line
+    for line in (DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml")
+    .read_text(encoding="utf-8")
+    .splitlines(True)
+    if not line.startswith(("difficulty =", "tags ="))
+)
 
 
 @pytest.mark.parametrize(
@@ -234,8 +241,9 @@ def test_it_refuses_duplicate_slugs_and_misnamed_files(tmp_path: Path) -> None:
 
 
 def test_it_versions_a_drill_by_its_content() -> None:
-    assert parse_drill(GOOD).version == DRILLS["reverse-1d"].version
-    assert parse_drill(GOOD.replace("Reverse a 1-D", "Reverse one 1-D")).version != DRILLS["reverse-1d"].version
+    text = (DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(encoding="utf-8")
+    assert parse_drill(text).version == DRILLS["reverse-1d"].version
+    assert parse_drill(text.replace("Reverse a 1-D", "Reverse one 1-D")).version != DRILLS["reverse-1d"].version
 
 
 # ------------------------------------------------------------------------------------ through the sandbox
@@ -275,3 +283,11 @@ def test_it_loads_drills_without_importing_torch() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=NOTES.parent, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_every_bundled_drill_says_its_difficulty_and_topics() -> None:
+    """The drill hub files drills by these: none may fall back to the default silently."""
+    for path in sorted(DRILLS_DIR.glob("*/*.toml")):
+        top = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert top.get("difficulty") in ("easy", "medium", "hard"), path.name
+        assert top.get("tags"), path.name
