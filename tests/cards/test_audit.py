@@ -1,0 +1,41 @@
+"""manage.py audit_cards on the bundled notes, and its measures on small cases."""
+
+from __future__ import annotations
+
+import io
+
+from django.core.management import call_command
+from django.test import TestCase
+
+from cards.audit import audit_cards, prose_length, substantive_headings
+from tests.cards.factories import make_card, make_note
+
+
+def test_prose_length_leaves_out_code_blocks_and_whitespace_runs() -> None:
+    assert prose_length("返回 `x`\n\n```python\nprint(1)\n```\n\n  完  ") == len("返回 `x` 完")
+
+
+def test_only_headings_that_teach_something_count() -> None:
+    text = "# 标题\n\n## 有内容\n\n张量是多维数组。\n\n## 只有链接\n\n参考：https://pytorch.org\n"
+    assert substantive_headings(text) == ["有内容"]
+
+
+class AuditTests(TestCase):
+    def test_it_counts_long_and_generic_cards_and_uncovered_headings(self) -> None:
+        note = make_note(slug="tiny", content="# 张量\n\n## 形状\n\n形状是元组。\n\n## 设备\n\n在 CPU 上。\n")
+        make_card(note=note, heading_path="形状", front="形状: 要点是什么?", back="长" * 151)
+        make_card(note=note, heading_path="形状", front="`x.shape` 的类型?", back="`torch.Size`")
+        audit = audit_cards()
+        [row] = audit.rows
+        self.assertEqual((row.note, row.kind, row.cards), ("tiny", "qa", 2))
+        self.assertEqual((row.long_backs, row.generic_fronts, row.back_max), (1, 1, 151))
+        self.assertEqual(audit.uncovered, {"tiny": ["设备"]})  # a lone top heading is the title, not on the path
+
+    def test_the_command_prints_the_table_on_the_bundled_notes(self) -> None:
+        call_command("import_notes", "notes", verbosity=0)
+        out = io.StringIO()
+        call_command("audit_cards", stdout=out)
+        text = out.getvalue()
+        self.assertIn("pytorch-basics", text)
+        self.assertIn("headings with substance:", text)
+        self.assertIn("output cards:", text)
