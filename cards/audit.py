@@ -1,8 +1,8 @@
 """The card audit (``manage.py audit_cards``): are the cards flashcards, and does every heading reach one?
 
 Measured per note and kind from the stored cards and note text, so anyone can rerun it after an import
-or after editing the curated files. Output cards are judged by the notes check's stored runs
-(``manage.py check_notes`` runs them; the audit only reads them).
+or after editing the curated files. Output cards are judged by the notes check's stored runs,
+which the ``outputs`` app adds (``manage.py audit_cards`` lives there, so ``cards`` never imports it).
 """
 
 from __future__ import annotations
@@ -92,19 +92,4 @@ def audit_cards() -> Audit:
         headings[note.slug] = len(paths)
         uncovered[note.slug] = [p for p in paths if p not in covered[note.slug]]
     audit = Audit(rows=sorted(rows.values(), key=lambda r: (r.note, r.kind)), uncovered=uncovered, headings=headings)
-    _audit_outputs(audit)
     return audit
-
-
-def _audit_outputs(audit: Audit) -> None:
-    """Active output cards the notes check flags (an error finding), and those it has not run yet."""
-    from outputs import runs
-
-    report = runs.check_report()
-    audit.output_cards = report["checked"] + report["unchecked"]
-    audit.output_unchecked = report["unchecked"]
-    audit.output_flagged = [
-        f"{row['note']} › {row['heading']}: {row['problem']}"
-        for row in report["findings"]
-        if row["severity"] == "error"
-    ]

@@ -1,5 +1,9 @@
 """Print the card audit: counts and back lengths per note and kind, oversized and generic cards,
-headings without a card, and output cards the notes check flags (see cards.audit)."""
+headings without a card, and output cards the notes check flags (see cards.audit).
+
+It lives in ``outputs``, which is built on ``cards``: the cards part comes from ``cards.audit``, the
+output cards' part from the notes check's stored runs (``manage.py check_notes`` runs them).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,28 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from cards.audit import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, audit_cards
+from cards.audit import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, Audit, audit_cards
+from outputs import runs
+
+
+def add_output_cards(audit: Audit) -> Audit:
+    """Active output cards the notes check flags (an error finding), and those it has not run yet."""
+    report = runs.check_report()
+    audit.output_cards = report["checked"] + report["unchecked"]
+    audit.output_unchecked = report["unchecked"]
+    audit.output_flagged = [
+        f"{row['note']} › {row['heading']}: {row['problem']}"
+        for row in report["findings"]
+        if row["severity"] == "error"
+    ]
+    return audit
 
 
 class Command(BaseCommand):
     help = "Audits the active cards against the one-card-one-fact rules; run check_notes first for output cards."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        audit = audit_cards()
+        audit = add_output_cards(audit_cards())
         out = self.stdout.write
         out(
             f"{'note':<28} {'kind':<8} {'cards':>5} {'back med':>8} {'back max':>8} "
