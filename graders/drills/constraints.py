@@ -1,10 +1,19 @@
-"""Constraints checked on the source before it runs: no Python loops, forbidden calls.
+"""Constraints checked on the source before it runs: no loops, forbidden calls, allowed calls, one expression.
 
 A forbidden name is matched on the fully resolved dotted name, so the usual aliases do not get
 around it: ``F.nll_loss``, ``torch.nn.functional.nll_loss``, ``from torch.nn import functional
 as G; G.nll_loss``, ``from torch.nn.functional import nll_loss as f`` and ``loss = F.nll_loss``
 all resolve to ``torch.nn.functional.nll_loss``. A forbidden entry that starts with a dot
 (``.flip``) forbids that attribute on any object, for methods such as ``x.flip(0)``.
+
+``allow`` turns the list around, as puzzle sets do ("only ``torch.arange`` and ``torch.where``"):
+every call must be of a name it lists (resolved the same way, so aliases neither help nor hurt)
+or of a function the submission defines itself; a call of anything the checker cannot name
+(``(lambda: f)()(x)``, ``fs[0](x)``) and a decorator (a hidden call) are refused. Operators,
+indexing and attributes such as ``x.shape`` are not calls and stay free.
+``single_expression`` asks for the puzzle form: imports and functions only, each function's body
+a single ``return <expression>``.
+
 This is a teaching aid, not a security layer (the sandbox is); it aims at honest shortcuts.
 """
 
@@ -26,6 +35,9 @@ _LOOPS = {
     ast.DictComp: "a dict comprehension",
     ast.GeneratorExp: "a generator expression",
 }
+
+_STATEMENTS = {ast.Assign: "an assignment", ast.AugAssign: "an assignment", ast.AnnAssign: "an assignment",
+               ast.Expr: "an expression statement", ast.ClassDef: "a class", ast.If: "an if statement"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,72 @@ def _forbidden(nodes: list[ast.AST], forbid: tuple[str, ...]) -> list[Violation]
     return found
 
 
+def _own_functions(nodes: list[ast.AST]) -> set[str]:
+    """Names the submission binds to its own functions (``def f`` or ``f = lambda ...``)."""
+    names = {n.name for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _not_allowed(nodes: list[ast.AST], allow: tuple[str, ...]) -> list[Violation]:
+    aliases = _collect_aliases(nodes)
+    own = _own_functions(nodes) - set(aliases)
+    dotted = {canonical(item) for item in allow if not item.startswith(".")}
+    methods = {item[1:] for item in allow if item.startswith(".")}
+    modules = {"torch", "numpy", "math"} | {name.split(".")[0] for name in aliases.values()}
+    listing = ", ".join(allow)
+    found: list[Violation] = []
+    for node in nodes:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.decorator_list:
+            line = node.decorator_list[0].lineno
+            found.append(
+                Violation("allow", line, f"line {line}: a decorator; this drill allows only calls of {listing}")
+            )
+        if not isinstance(node, ast.Call):
+            continue
+        func, line = node.func, node.lineno
+        if isinstance(func, ast.Name) and func.id in own:
+            continue
+        name = _dotted(func, aliases)
+        if name is not None and name in dotted:
+            continue
+        method = isinstance(func, ast.Attribute) and (name is None or name.split(".")[0] not in modules)
+        if method and func.attr in methods:
+            continue
+        shown = f".{func.attr}" if method else (name or ast.unparse(func))
+        found.append(Violation("allow", line, f"line {line}: calls {shown[:60]}; this drill allows only {listing}"))
+    return found
+
+
+def _not_one_expression(tree: ast.Module) -> list[Violation]:
+    found: list[Violation] = []
+
+    def refuse(node: ast.AST, what: str) -> None:
+        line = getattr(node, "lineno", 0)
+        found.append(
+            Violation("single_expression", line, f"line {line}: {what}; write each function as one return expression")
+        )
+
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom) or _is_docstring(node):
+            continue
+        if not isinstance(node, ast.FunctionDef):
+            what = _STATEMENTS.get(type(node), f"a {type(node).__name__.lower()} statement")
+            refuse(node, f"{what} outside a function")
+            continue
+        body = node.body[1:] if _is_docstring(node.body[0]) else node.body
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            first = next((n for n in body if not isinstance(n, ast.Return)), body[0] if body else node)
+            refuse(first, f"{node.name}() has {len(body)} statements, not a single return")
+    return found
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
 def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
     """Every violation, in source order; an empty list means the code may run."""
     size = len(code.encode("utf-8"))
@@ -152,5 +230,9 @@ def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
                     Violation("no_loops", node.lineno, f"line {node.lineno}: {what}; this drill forbids loops")
                 )
     found += _forbidden(nodes, constraints.forbid)
+    if constraints.allow:
+        found += _not_allowed(nodes, constraints.allow)
+    if constraints.single_expression:
+        found += _not_one_expression(tree)
     unique = {(v.line, v.message): v for v in found}
     return sorted(unique.values(), key=lambda v: (v.line, v.message))

@@ -60,6 +60,8 @@ class Constraints:
     no_loops: bool = False
     forbid: tuple[str, ...] = ()
     max_source_bytes: int = 20_000
+    allow: tuple[str, ...] = ()  # when set, the only callables the code may call (plus its own functions)
+    single_expression: bool = False  # every function body is one ``return <expression>``
 
 
 @dataclass(frozen=True)
@@ -208,13 +210,20 @@ def _compare(reader: _Reader) -> CompareRule:
 
 def _constraints(reader: _Reader) -> Constraints:
     sub = reader.table("constraints")
-    sub.check_known({"no_loops", "forbid", "max_source_bytes"})
-    forbid = sub.get("forbid", list, [])
-    for i, item in enumerate(forbid):
-        if not isinstance(item, str) or not all(p.isidentifier() for p in item.lstrip(".").split(".")):
-            raise sub.fail(f"forbid[{i}]", "must be a dotted name like 'F.nll_loss' or a method like '.flip'")
-    size = sub.get("max_source_bytes", int, 20_000)
-    return Constraints(sub.get("no_loops", bool, False), tuple(forbid), size)
+    sub.check_known({"no_loops", "forbid", "max_source_bytes", "allow", "single_expression"})
+    names = {}
+    for field_name in ("forbid", "allow"):
+        names[field_name] = sub.get(field_name, list, [])
+        for i, item in enumerate(names[field_name]):
+            if not isinstance(item, str) or not all(p.isidentifier() for p in item.lstrip(".").split(".")):
+                raise sub.fail(f"{field_name}[{i}]", "must be a dotted name like 'F.nll_loss' or a method like '.flip'")
+    return Constraints(
+        no_loops=sub.get("no_loops", bool, False),
+        forbid=tuple(names["forbid"]),
+        max_source_bytes=sub.get("max_source_bytes", int, 20_000),
+        allow=tuple(names["allow"]),
+        single_expression=sub.get("single_expression", bool, False),
+    )
 
 
 def _limits(reader: _Reader) -> DrillLimits:

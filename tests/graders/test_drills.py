@@ -291,3 +291,37 @@ def test_every_bundled_drill_says_its_difficulty_and_topics() -> None:
         top = tomllib.loads(path.read_text(encoding="utf-8"))
         assert top.get("difficulty") in ("easy", "medium", "hard"), path.name
         assert top.get("tags"), path.name
+
+
+PUZZLES = sorted((d for d in DRILLS.values() if d.track == "tensor-puzzles"), key=lambda d: d.position)
+LEVELS = {"easy": 0, "medium": 1, "hard": 2}
+
+
+def test_the_tensor_puzzles_track_runs_from_easy_to_hard_under_enforced_rules() -> None:
+    assert len(PUZZLES) >= 15
+    assert [d.position for d in PUZZLES] == list(range(1, len(PUZZLES) + 1))
+    levels = [LEVELS[d.difficulty] for d in PUZZLES]
+    assert levels == sorted(levels) and levels[0] == 0 and levels[-1] == 2
+    for drill in PUZZLES:
+        rules = drill.constraints
+        assert rules.no_loops and rules.single_expression and rules.allow == ("torch.arange", "torch.where"), drill.slug
+
+
+@pytest.mark.parametrize("slug", [d.slug for d in PUZZLES])
+def test_a_puzzle_rejects_its_own_answer_written_with_a_loop_or_a_forbidden_call(
+    slug: str, runner: LocalRunner, cache: ReferenceCache
+) -> None:
+    """The rules are enforced, not advice: the right values by the wrong means are refused."""
+    drill = DRILLS[slug]
+    body = drill.reference.rstrip().splitlines()[-1].strip()
+    assert body.startswith("return "), slug
+    looped = drill.reference.replace(body, f"for _ in [0]:\n        pass\n    {body}")
+    wrapped = drill.reference.replace(body, f"return torch.clone({body[len('return ') :]})")
+    for code, rule in ((looped, "a for loop"), (wrapped, "calls torch.clone")):
+        verdict = grade(drill, code, seed=0, runner=runner, cache=cache)
+        assert verdict["status"] == "rejected" and rule in verdict["message"], (slug, verdict["message"])
+
+
+def test_it_bundles_sixty_drills_with_every_level_and_topic_counted() -> None:
+    assert len(DRILLS) >= 60
+    assert Counter(d.difficulty for d in DRILLS.values()).keys() == {"easy", "medium", "hard"}

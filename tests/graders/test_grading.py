@@ -85,12 +85,82 @@ def test_it_rejects_oversized_and_unparsable_code() -> None:
     assert violations("def f(:\n") == ["line 1: syntax error: invalid syntax"]
 
 
-# ------------------------------------------------------------------------------------ verdicts
-
-
 @pytest.fixture(scope="module")
 def runner() -> LocalRunner:
     return LocalRunner()
+
+
+PUZZLE_RULES = Constraints(no_loops=True, allow=("torch.arange", "torch.where"), single_expression=True)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\ndef f(n):\n    return torch.arange(n) * 0 + 1\n",
+        "from torch import arange as a, where as w\ndef f(n):\n    'Ones.'\n    return w(a(n) >= 0, 1, 0)\n",
+        "import torch as t\ndef f(n):\n    return t.arange(n)[:, None] == t.arange(n)\n",
+        "import torch\ndef eye(n):\n    return torch.where(torch.arange(n)[:, None] == torch.arange(n), 1, 0)\n"
+        "def f(n):\n    return eye(n) @ eye(n)\n",
+        "import torch\ndef f(a):\n    return a[a.shape[0] - 1 - torch.arange(a.shape[0])] if a.shape[0] else a\n",
+    ],
+)
+def test_an_allow_list_lets_through_its_calls_operators_indexing_and_own_helpers(code: str) -> None:
+    assert violations(code, PUZZLE_RULES) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("import torch\ndef f(a):\n    return torch.cumsum(a, 0)\n", "line 3: calls torch.cumsum"),
+        ("import torch as t\ndef f(a):\n    return t.sum(a)\n", "line 3: calls torch.sum"),
+        ("from torch import cumsum as c\ndef f(a):\n    return c(a, 0)\n", "line 3: calls torch.cumsum"),
+        (
+            "import torch.nn.functional as G\ndef f(a, k):\n    return G.one_hot(a, k)\n",
+            "line 3: calls torch.nn.functional.one_hot",
+        ),
+        ("def f(a):\n    return a.sum()\n", "line 2: calls .sum"),
+        ("def f(a):\n    return (a + 1).cumsum(0)\n", "line 2: calls .cumsum"),
+        ("import torch\ndef f(a, c=torch.cumsum):\n    return c(a, 0)\n", "line 3: calls c"),
+        ("import torch\ndef f(a):\n    return getattr(torch, 'cumsum')(a, 0)\n", "line 3: calls getattr"),
+        (
+            "import torch\ndef f(a):\n    return (lambda: torch.cumsum)()(a, 0)\n",
+            "line 3: calls (lambda: torch.cumsum)()",
+        ),
+        ("import torch\ndef f(a):\n    return [torch.cumsum][0](a, 0)\n", "line 3: calls [torch.cumsum][0]"),
+        ("def f(a):\n    return len(a)\n", "line 2: calls len"),
+        ("import torch\n@torch.no_grad()\ndef f(a):\n    return a\n", "line 2: a decorator"),
+    ],
+)
+def test_an_allow_list_refuses_every_other_call_however_aliased(code: str, found: str) -> None:
+    messages = violations(code, PUZZLE_RULES)
+    assert any(m.startswith(found) for m in messages), messages
+    assert all(v.rule == "allow" for v in check_constraints(code, PUZZLE_RULES))
+
+
+@pytest.mark.parametrize(
+    ("code", "found"),
+    [
+        ("import torch\ndef f(a):\n    b = a + 1\n    return b\n", "line 3: f() has 2 statements, not a single return"),
+        ("def f(a):\n    pass\n", "line 2: f() has 1 statements, not a single return"),
+        ("def f(a):\n    return\n", "line 2: f() has 1 statements, not a single return"),
+        ("import torch\nONE = 1\ndef f(a):\n    return a\n", "line 2: an assignment outside a function"),
+        ("import torch\nclass A:\n    pass\n", "line 2: a class outside a function"),
+    ],
+)
+def test_single_expression_asks_for_one_return_per_function(code: str, found: str) -> None:
+    messages = violations(code, Constraints(single_expression=True))
+    assert [m.split(";")[0] for m in messages] == [found], messages
+
+
+def test_a_broken_puzzle_rule_is_a_rejected_verdict_naming_the_rule_and_line(runner: LocalRunner) -> None:
+    drill = DRILLS["puzzle-cumsum"]
+    code = "import torch\n\ndef cumsum(a):\n    return a.cumsum(0)\n"
+    verdict = grade(drill, code, seed=0, runner=runner, cache=ReferenceCache())
+    assert verdict["status"] == "rejected"
+    assert verdict["message"] == "line 4: calls .cumsum; this drill allows only torch.arange, torch.where"
+
+
+# ------------------------------------------------------------------------------------ verdicts
 
 
 def test_it_accepts_the_reference_with_full_counts(runner: LocalRunner) -> None:
