@@ -117,6 +117,8 @@ def _same(a: object, b: object) -> bool:
         )
     if isinstance(a, list | tuple):
         return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
 
 
