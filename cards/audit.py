@@ -7,27 +7,15 @@ which the ``outputs`` app adds (``manage.py audit_cards`` lives there, so ``card
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from cards.ingest.blocks import is_substantive, top_level_blocks
-from cards.ingest.parser import PATH_SEPARATOR
+from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_paths
 from cards.ingest.sections import split_sections
 from cards.models import Card, Note
 
-# One card, one fact: a back of at most about 150 characters of prose (code blocks not counted),
-# a front short enough to read at a glance. Issue 11's size rule.
-BACK_PROSE_LIMIT = 150
-FRONT_PROSE_LIMIT = 200
 GENERIC_FRONT = "要点是什么"
-_FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.DOTALL | re.MULTILINE)
-
-
-def prose_length(markdown: str) -> int:
-    """Characters of a face outside fenced code blocks, whitespace runs counted once."""
-    return len(re.sub(r"\s+", " ", _FENCE.sub("", markdown)).strip())
 
 
 @dataclass
@@ -61,14 +49,7 @@ class Audit:
 
 def substantive_headings(text: str) -> list[str]:
     """Heading paths (plain text, as cards store them) whose own section teaches something."""
-    sections, _ = split_sections(text)
-    paths = []
-    for section in sections:
-        if section.heading is None:
-            continue
-        if any(is_substantive(section.tokens, block) for block in top_level_blocks(section.tokens)):
-            paths.append(PATH_SEPARATOR.join(h.text for h in section.path))
-    return paths
+    return substantive_paths(split_sections(text)[0])
 
 
 def audit_cards() -> Audit:

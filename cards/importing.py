@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from cards.ingest import CardSpec, ParsedNote, note_slug, parse_note
+from cards.ingest.curated import CuratedError, curated_file_path
 from cards.models import Card, Note
 from cards.rendering import render_markdown
 
@@ -47,6 +48,8 @@ class NoteSource:
     display_path: str
     slug: str
     text: str
+    curated: str | None = None  # the hand-written cards file beside the note, if there is one
+    curated_path: str = ""
 
 
 @dataclass
@@ -62,6 +65,7 @@ class NoteReport:
     reactivated: list[str] = field(default_factory=list)
     unchanged: int = 0
     retired: list[str] = field(default_factory=list)
+    cards: int = 0  # what the note gives now; 0 means no section had an atomic fact to ask
 
     @property
     def writes(self) -> bool:
@@ -108,7 +112,12 @@ def load_sources(paths: Sequence[str]) -> tuple[list[NoteSource], list[str]]:
         if text is None:
             warnings.append(f"{shown}: the file is empty, skipped.")
             continue
-        sources.append(NoteSource(resolved, _display_path(resolved), note_slug(resolved), text))
+        try:
+            curated, curated_path = _curated_file(resolved)
+        except NoteFileError as exc:
+            errors.append(str(exc))
+            continue
+        sources.append(NoteSource(resolved, _display_path(resolved), note_slug(resolved), text, curated, curated_path))
     errors.extend(_slug_clashes(sources))
     if errors:
         raise NoteFileError("\n".join(errors))
@@ -135,6 +144,15 @@ def read_note_file(path: Path, shown: str) -> str | None:
     return text if text.strip() else None
 
 
+def _curated_file(note: Path) -> tuple[str | None, str]:
+    """The text of the note's curated cards file (``""`` when empty: no questions) and its shown path."""
+    path = curated_file_path(note)
+    if not path.is_file():
+        return None, ""
+    shown = _display_path(path)
+    return read_note_file(path, shown) or "", shown
+
+
 def _slug_clashes(sources: list[NoteSource]) -> Iterable[str]:
     by_slug: dict[str, NoteSource] = {}
     for source in sources:
@@ -159,11 +177,20 @@ def import_notes(
     ``on_note`` is called with each note's report as soon as that note is done, so a long import
     can show its progress.
 
+    Raises ``NoteFileError`` before anything is written when a curated cards file has mistakes.
+
     Steps: 1. parse every note (nothing written yet); 2. read the stored notes and their cards'
     keys and hashes in two queries; 3. for each note whose plan writes something, re-plan inside
     its transaction with the note row locked, then write with bulk operations.
     """
-    parsed = [(source, parse_note(source.text, source.slug)) for source in sources]
+    parsed, errors = [], []
+    for source in sources:
+        try:
+            parsed.append((source, parse_note(source.text, source.slug, source.curated, source.curated_path)))
+        except CuratedError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise NoteFileError("\n".join(errors))
     notes = {n.slug: n for n in Note.objects.filter(slug__in=[p.slug for _, p in parsed]).defer("content")}
     cards_by_note = _cards_by_note([n.pk for n in notes.values()])
     reports = []
@@ -198,7 +225,7 @@ def _locked_plan(source: NoteSource, spec: ParsedNote) -> _Plan:
 
 
 def _plan(source: NoteSource, spec: ParsedNote, note: Note | None, cards: list[Card]) -> _Plan:
-    report = NoteReport(slug=spec.slug, path=source.display_path)
+    report = NoteReport(slug=spec.slug, path=source.display_path, cards=len(spec.cards))
     report.note_created = note is None
     report.note_changed = note is not None and (
         note.content_hash != spec.content_hash or note.path != source.display_path or note.title != spec.title

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from markdown_it.token import Token
 
 from cards.ingest.blocks import Block, block_source, is_substantive, list_item_source, top_level_blocks
+from cards.ingest.curated import CLOZE_BLANK, KINDS, CuratedCard, parse_curated
 from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
 from cards.ingest.markdown import normalize_newlines, split_front_matter
 from cards.ingest.outputs import Exchange, is_output_fence, is_output_label, split_session
-from cards.ingest.sections import Heading, Section, split_sections
+from cards.ingest.sections import PATH_SEPARATOR, Heading, Section, split_sections
 
-PATH_SEPARATOR = " › "
 BLANK = r"\[...\]"
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
@@ -35,6 +35,7 @@ _TAG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}")
 _MAX_TAGS = 8
 _TERM_MAX = 80
 MAX_ANSWER = 300  # characters of a card's back: more is a passage to read, not a fact to recall
+_CURATED = "\x1dcurated:"  # the identity prefix of a hand-written card (no text cut from a note has \x1d)
 _BLOCK_START = re.compile(r"^(\d{1,9})?([.)>#+*-])(?=\s)")
 
 
@@ -67,6 +68,7 @@ class _Draft:
     front: str
     back: str
     section: Section = field(repr=False)
+    tags: tuple[str, ...] = ()  # a curated card's own tags, added to those from its heading path
 
 
 @dataclass(frozen=True)
@@ -81,24 +83,40 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def parse_note(text: str, slug: str) -> ParsedNote:
-    """Every card a note gives, in reading order, with stable keys and unique fronts."""
+def parse_note(text: str, slug: str, curated: str | None = None, curated_name: str = "") -> ParsedNote:
+    """Every card a note gives, in reading order, with stable keys and unique fronts.
+
+    ``curated`` is the text of the note's hand-written cards file (see ``cards.ingest.curated``):
+    given, its cards replace the question and cloze cards cut from the note's sentences.
+    Raises ``CuratedError`` when that file has mistakes.
+    """
     text = normalize_newlines(text)
     meta, body = split_front_matter(text)
     sections, title_heading = split_sections(body)
     headings = [s.heading for s in sections if s.heading]
     title = meta.get("title") or (title_heading.text if title_heading else "") or _first_text(headings) or slug
+    written = parse_curated(curated, sections, curated_name or f"{slug} cards") if curated is not None else None
     drafts: list[_Draft] = []
     for section in sections:
-        drafts.extend(_section_drafts(section, _context(section, title_heading, title)))
+        ctx = _context(section, title_heading, title)
+        if written is None:
+            drafts.extend(_section_drafts(section, ctx))
+            continue
+        drafts += [_curated_draft(card) for card in written if card.section is section]
+        drafts += [d for d in _section_drafts(section, ctx) if d.kind not in KINDS]
     cards = _finalize(drafts, slug, title_heading, title)
     return ParsedNote(
         slug=slug,
         title=title[:300],
-        content_hash=text_hash(text),
+        content_hash=text_hash(text + (curated or "")),
         cards=cards,
         anchors=[h.anchor for h in headings],
     )
+
+
+def _curated_draft(card: CuratedCard) -> _Draft:
+    front = card.front.replace(CLOZE_BLANK, BLANK) if card.kind == "cloze" else card.front
+    return _Draft(card.kind, f"{_CURATED}{card.id}", front, card.back, card.section, card.tags)
 
 
 def _first_text(headings: list[Heading]) -> str:
@@ -320,7 +338,7 @@ def _finalize(drafts: list[_Draft], slug: str, title_heading: Heading | None, ti
             front, number = f"{base} ({number})", number + 1
         fronts.add(front)
         plain = path_key.split("\x1e")[0]
-        tags = _tags(slug, plain)
+        tags = list(dict.fromkeys([*_tags(slug, plain), *draft.tags]))
         payload = [draft.kind, front, back, plain, draft.section.anchor, tags, len(cards)]
         content_hash = text_hash(json.dumps(payload, ensure_ascii=False))
         cards.append(
@@ -348,6 +366,12 @@ def _path_keys(drafts: list[_Draft], title_heading: Heading | None, title: str) 
 
 
 def _unique_key(slug: str, path_key: str, draft: _Draft, keys: set[str]) -> str:
+    """A curated card's key is its note and id alone (ids are unique per file), so moving it to another
+    section or changing its kind keeps its history; other cards are keyed by where they were cut from."""
+    if draft.identity.startswith(_CURATED):
+        key = text_hash("\x1f".join([slug, draft.identity]))
+        keys.add(key)
+        return key
     identity, number = draft.identity, 1
     while True:
         key = text_hash("\x1f".join([slug, path_key, draft.kind, identity]))

@@ -13,6 +13,8 @@ from markdown_it.token import Token
 
 from cards.ingest.markdown import inline_plain_text, shared_parser
 
+PATH_SEPARATOR = " › "  # between the levels of a heading path, as cards store and show it
+
 
 @dataclass(frozen=True)
 class Heading:

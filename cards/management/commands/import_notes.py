@@ -9,11 +9,13 @@ unchanged note costs two reads and no writes. Every file is checked before anyth
 from __future__ import annotations
 
 from argparse import ArgumentParser
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
 from cards.importing import NoteFileError, NoteReport, import_notes, load_sources
+from cards.ingest.curated import curated_file_path
 
 _PREVIEW = 70
 _BAR_WIDTH = 20
@@ -50,7 +52,10 @@ class Command(BaseCommand):
             done += 1
             self._report(report, verbosity, dry_run, f"{progress_bar(done, len(sources))} ")
 
-        reports = import_notes(sources, dry_run=dry_run, on_note=progress)
+        try:
+            reports = import_notes(sources, dry_run=dry_run, on_note=progress)
+        except NoteFileError as exc:
+            raise CommandError(f"Nothing was imported:\n{exc}") from exc
         if verbosity >= 1:
             total = sum(len(r.created) + len(r.updated) + len(r.retired) for r in reports)
             prefix = "Dry run, nothing written: " if dry_run else ""
@@ -65,7 +70,18 @@ class Command(BaseCommand):
             f"{progress}{report.path} ({report.slug}){mode}: {len(report.created)} created, "
             f"{len(report.updated)} updated{reactivated}, {report.unchanged} unchanged, {len(report.retired)} retired"
         )
+        if report.cards == 0:
+            self.stdout.write(
+                self.style.WARNING(
+                    f"  {report.path} yields no cards: no section has a term list, a bold key sentence, a table "
+                    f"or a printed output to ask about. Write the questions in {_curated_hint(report.path)}."
+                )
+            )
         if verbosity >= 2:
             for label, fronts in (("+", report.created), ("~", report.updated), ("-", report.retired)):
                 for front in fronts:
                     self.stdout.write(f"  {label} {' '.join(front.split())[:_PREVIEW]}")
+
+
+def _curated_hint(note_path: str) -> str:
+    return str(curated_file_path(Path(note_path)))
