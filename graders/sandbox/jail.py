@@ -16,8 +16,11 @@ from typing import Any
 
 try:  # imported here, before any chroot, so install_seccomp never has to import
     import pyseccomp as seccomp
-except ImportError:  # pragma: no cover - pinned in requirements.txt
+
+    SECCOMP_ERROR = ""
+except Exception as exc:  # not installed, or libseccomp's shared library missing (RuntimeError from pyseccomp)
     seccomp = None
+    SECCOMP_ERROR = f"{type(exc).__name__}: {exc}"[:300]
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -28,6 +31,8 @@ CLONE_THREAD = 0x00010000
 PR_SET_PDEATHSIG = 1
 MIB = 1024 * 1024
 CUDA_ADDRESS_SPACE = 64 * 1024 * MIB  # CUDA reserves ~18 GB of address space; below 32 GiB it breaks
+
+RUNNER_UID = 65534  # "nobody": what a runner of a root fork server without a user namespace becomes
 
 CLEAN_ENV = {
     "PATH": "/usr/bin:/bin",
@@ -40,6 +45,33 @@ CLEAN_ENV = {
     "PYTHONHASHSEED": "0",
     "TORCH_CPP_LOG_LEVEL": "ERROR",
 }
+
+# Passed from the parent to a GPU fork server and its runners (nothing secret): which GPU, where the driver's
+# libraries are (read by the dynamic loader at start, so it must be in the fork server's own environment),
+# and the MPS daemon's pipes where the host runs one.
+GPU_ENV_PASSTHROUGH = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "LD_LIBRARY_PATH",
+    "CUDA_MPS_PIPE_DIRECTORY",
+    "CUDA_MPS_LOG_DIRECTORY",
+)
+
+
+def process_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a fork server and its runners: ``CLEAN_ENV`` plus the device's part.
+
+    A CPU runner sees no GPU even on a GPU host (``CUDA_VISIBLE_DEVICES`` empty), so a submission graded on
+    the CPU cannot open the GPU outside the GPU runners' memory cap.
+    """
+    env = dict(CLEAN_ENV)
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    else:
+        env["CUDA_MODULE_LOADING"] = "LAZY"  # kernels load on first use: a context costs less memory and time
+        env.update(extra or {})
+    return env
+
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -94,18 +126,32 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
-def enter_namespaces() -> dict[str, bool]:
-    """New user + network + PID namespaces (the next fork becomes PID 1); falls back to less.
+_USER_NET_PID = (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, {"userns": True, "netns": True, "pidns": True})
+_USER_NET = (CLONE_NEWUSER | CLONE_NEWNET, {"userns": True, "netns": True, "pidns": False})
+_NET = (CLONE_NEWNET, {"userns": False, "netns": True, "pidns": False})
 
-    Each tier also asks for an IPC namespace of its own (no System V objects or POSIX queues shared
-    with the host); the seccomp filter denies the IPC calls to the runners anyway, so two submissions
-    cannot meet there even where the host refuses the namespace.
+# The namespaces a fork server asks for, best first, per device. Each tier is tried with an IPC namespace
+# of its own first (CLONE_NEWIPC), then without.
+# - cpu: a user namespace (so chroot works unprivileged) and a PID namespace (each runner is PID 1 of its own).
+# - cuda: a network namespace only. Measured on an H100 (driver 580, torch 2.11, as root): cuInit fails with
+#   error 304 ("OS call failed or operation not supported on this OS") inside user + network + PID
+#   namespaces and inside network + PID namespaces, and works inside a network namespace alone. What the
+#   missing namespaces gave is kept by other means: chroot and an unprivileged uid where the fork server is
+#   root, a seccomp filter that confines signals to the runner itself, PR_SET_PDEATHSIG for the clean-up.
+NAMESPACE_RECIPES: dict[str, tuple[tuple[int, dict[str, bool]], ...]] = {
+    "cpu": (_USER_NET_PID, _USER_NET, _NET),
+    "cuda": (_NET,),
+}
+
+
+def enter_namespaces(device: str = "cpu") -> dict[str, bool]:
+    """The device's namespace recipe (``NAMESPACE_RECIPES``), the first tier the host allows.
+
+    With a PID namespace, the next fork becomes its PID 1. The IPC namespace means no System V objects or
+    POSIX queues are shared with the host; the seccomp filter denies the IPC calls to the runners anyway,
+    so two submissions cannot meet there even where the host refuses the namespace.
     """
-    for flags, got in (
-        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, {"userns": True, "netns": True, "pidns": True}),
-        (CLONE_NEWUSER | CLONE_NEWNET, {"userns": True, "netns": True, "pidns": False}),
-        (CLONE_NEWNET, {"userns": False, "netns": True, "pidns": False}),
-    ):
+    for flags, got in NAMESPACE_RECIPES[device]:
         if unshare(flags | CLONE_NEWIPC):
             return {**got, "ipcns": True}
         if unshare(flags):
@@ -113,17 +159,36 @@ def enter_namespaces() -> dict[str, bool]:
     return {"userns": False, "netns": False, "pidns": False, "ipcns": False}
 
 
-def enter_directory(path: str, can_chroot: bool) -> bool:
-    """chroot into the empty per-child directory when we hold CAP_SYS_CHROOT in our user namespace."""
-    if can_chroot:
-        try:
-            os.chroot(path)
-            os.chdir("/")
-            return True
-        except OSError:
-            pass
-    os.chdir(path)
-    return False
+def enter_directory(path: str) -> bool:
+    """chroot into the empty per-child directory wherever we hold CAP_SYS_CHROOT.
+
+    That is root in the runner's own user namespace, and also real root without one (a GPU runner, or a
+    host that refuses user namespaces): the attempt costs one system call where it is refused.
+    """
+    try:
+        os.chroot(path)
+        os.chdir("/")
+        return True
+    except OSError:
+        os.chdir(path)
+        return False
+
+
+def drop_privileges(uid: int) -> bool:
+    """Real root (no user namespace): become ``uid`` with no groups, after chroot and before seccomp.
+
+    Without a PID namespace a root runner could otherwise signal or read any process of the host; as an
+    unprivileged user the kernel's permission checks stop that, and nothing in its root is its own.
+    """
+    if os.geteuid() != 0:
+        return False
+    try:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    except OSError:
+        return False
+    return os.geteuid() == uid
 
 
 def static_limits(threads_allowed: bool) -> None:
@@ -224,6 +289,25 @@ def install_seccomp() -> bool:
     return True
 
 
+def install_signal_filter() -> bool:
+    """A second seccomp filter for a runner without a PID namespace of its own: signals only to itself.
+
+    In its own PID namespace a runner sees no other process; without one (a GPU runner) it could
+    otherwise kill the fork server, its worker or another runner of the same user. Built here, in the
+    runner, because the rule names the runner's own pid; filters stack, so this only narrows the first.
+    """
+    if seccomp is None:
+        return False
+    me = os.getpid()
+    filt = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"):
+        filt.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(0, seccomp.NE, me))
+    for name in ("tkill", "pidfd_send_signal"):  # a thread id alone, or a pidfd (pidfd_open is denied anyway)
+        filt.add_rule(seccomp.ERRNO(errno.EPERM), name)
+    filt.load()
+    return True
+
+
 def redirect_stdio() -> None:
     """fd 0-2 to /dev/null: prints are captured by the collector; C-level chatter goes nowhere."""
     null = os.open(os.devnull, os.O_RDWR)
@@ -243,8 +327,17 @@ def close_other_fds(keep: set[int]) -> None:
                 pass
 
 
-def lock_down(workdir: str, userns: bool, threads_allowed: bool) -> dict[str, Any]:
-    """The last steps before untrusted code: empty root directory, static limits, seccomp."""
-    chrooted = enter_directory(workdir, userns)
+def lock_down(
+    workdir: str, userns: bool, threads_allowed: bool, *, own_pidns: bool = True, runner_uid: int = RUNNER_UID
+) -> dict[str, Any]:
+    """The last steps before untrusted code: empty root directory, an unprivileged uid where we are real
+    root, static limits, seccomp (and, without a PID namespace of its own, signals confined to itself)."""
+    chrooted = enter_directory(workdir)
+    dropped = False if userns else drop_privileges(runner_uid)
     static_limits(threads_allowed)
-    return {"chroot": chrooted, "seccomp": install_seccomp()}
+    locked: dict[str, Any] = {"chroot": chrooted, "seccomp": install_seccomp(), "uid": os.geteuid()}
+    locked["uid_dropped"] = dropped
+    locked["signals_confined"] = own_pidns or (locked["seccomp"] and install_signal_filter())
+    if SECCOMP_ERROR:
+        locked["seccomp_error"] = SECCOMP_ERROR
+    return locked

@@ -3,6 +3,11 @@
 The zygote is a fresh interpreter started with a cleared environment (no SECRET_KEY, no database URL), so
 no child's memory ever held a secret or a reference answer: the parent sends inputs only.  A background
 thread keeps ``size`` children warm (torch imported, warmed up, jailed, waiting for one job).
+
+A GPU pool (``device="cuda"`` on a host with an NVIDIA GPU) has a zygote of its own that never touches
+CUDA; its runners create their contexts in parallel, ahead of demand (``graders.sandbox.gpu``). A GPU pool
+whose runners cannot get CUDA says so (``health()``) and refuses jobs as an infrastructure error instead
+of grading them on the CPU; on a host with no GPU at all, a ``cuda`` pool is a CPU pool and says that.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import io
 import json
 import marshal
 import math
@@ -28,12 +34,16 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from graders.sandbox import jail, wire
+from graders.sandbox import gpu, jail, wire
 from graders.sandbox.results import STATUSES, CaseResult, Limits, RunResult
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BOOT = "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import main; main(int(sys.argv[1]))"
+BOOT = (
+    "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import main; "
+    "main(int(sys.argv[1]), sys.argv[3])"
+)
 SPAWN_TIMEOUT = 120.0  # first child waits for the zygote to import torch
+REFILL_POLL = 0.02  # a GPU pool's refill looks for finished runners and new demand this often (seconds)
 RESULT_GRACE = 1.0  # seconds past the wall limit before the parent gives up on the zygote
 CHILD_STATUSES = frozenset(STATUSES) - {"time_limit", "internal_error"}
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # a bigger result is refused (the child is killed with its namespace)
@@ -41,6 +51,10 @@ MAX_RESULT_BYTES = 64 * 1024 * 1024  # a bigger result is refused (the child is 
 
 class SandboxError(RuntimeError):
     """Infrastructure failure (zygote gone, child never ready): an internal_error, never the learner's."""
+
+
+class ForkServerFailed(SandboxError):
+    """The zygote exited before it was ready (a missing module or library): jobs fail at once with why."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,32 @@ class _Child:
         self.ctl = ctl
         self.zygote = zygote
         self.ready: dict[str, Any] = {}
+        self.started = False
+        self.deadline = time.monotonic() + SPAWN_TIMEOUT
+
+    def awaited(self) -> socket.socket:
+        """The socket its next handshake message comes on: "started" from the warden, then "ready"."""
+        return self.job if self.started else self.ctl
+
+    def advance(self) -> bool:
+        """Read the message that arrived (its socket is readable); True once the child is ready."""
+        deadline = time.monotonic() + 5.0  # the message is there or the peer is gone: no real wait
+        if not self.started:
+            started = _recv(self.ctl, deadline, 1 << 16)
+            if started is None or started[0].get("kind") != "started":
+                raise SandboxError("the sandbox child did not start")
+            self.started = True
+            return False
+        ready = _recv(self.job, deadline, 1 << 16)
+        if ready is None or ready[0].get("kind") != "ready":
+            raise SandboxError("the sandbox child did not become ready")
+        self._accept(ready[0])
+        return True
+
+    def _accept(self, ready: dict[str, Any]) -> None:
+        self.ready = ready
+        if ready.get("warm_error"):
+            sys.stderr.write(f"sandbox child warm-up failed: {ready['warm_error']}\n")
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -73,9 +113,8 @@ class _Child:
         ready = _recv(self.job, deadline, 1 << 16)
         if ready is None or ready[0].get("kind") != "ready":
             raise SandboxError("the sandbox child did not become ready")
-        self.ready = ready[0]
-        if self.ready.get("warm_error"):
-            sys.stderr.write(f"sandbox child warm-up failed: {self.ready['warm_error']}\n")
+        self.started = True
+        self._accept(ready[0])
 
     def alive(self) -> bool:
         """A warm child has nothing to say; anything readable (EOF included) means it died.
@@ -112,21 +151,43 @@ def _recv(sock: socket.socket, deadline: float, max_bytes: int) -> tuple[dict[st
 
 
 class SandboxPool:
-    """Runs submissions, each in a fresh jailed process taken from a warm pool."""
+    """Runs submissions, each in a fresh jailed process taken from a warm pool.
+
+    ``device="cuda"`` asks for GPU runners: on a host with an NVIDIA GPU (``host_gpu``, detected from the
+    driver's device node unless given) ``device`` stays ``cuda`` and ``size``/``concurrency`` default to
+    ``gpu.plan``; on a host without one it becomes ``cpu``. ``python`` is the fork server's interpreter.
+    """
 
     def __init__(
         self,
-        size: int = 2,
+        size: int | None = None,
         device: str = "cpu",
         limits: Limits = Limits(),  # noqa: B008 - frozen dataclass
         *,
         refill: bool = True,
-        gpu_memory_fraction: float = 0.25,
+        gpu_memory_mb: int | None = None,
+        concurrency: int | None = None,
+        host_gpu: bool | None = None,
+        python: str = sys.executable,
+        runner_uid: int = jail.RUNNER_UID,
     ) -> None:
-        self.size = max(1, size)
-        self.device = device
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+        self.requested_device = device
+        self.host_gpu = gpu.host_has_gpu() if host_gpu is None else host_gpu
+        self.device = "cuda" if device == "cuda" and self.host_gpu else "cpu"
+        plan = gpu.plan(os.cpu_count() or 1) if self.device == "cuda" else None
+        self._auto_size = size is None and plan is not None
+        self.size = max(1, size if size is not None else plan.size if plan else 2)
+        # CPU: all missing children at once, and none while a job runs and a warm one is left (a fork takes
+        # CPU from the job). GPU: a pipeline, ``concurrency`` contexts in creation while jobs run.
+        self.concurrency = max(1, concurrency or (min(plan.concurrency, self.size) if plan else self.size))
+        self.gpu_memory_mb = gpu_memory_mb or (plan.memory_mb if plan else gpu.DEFAULT_MEMORY_MB)
         self.limits = limits
-        self.gpu_memory_fraction = gpu_memory_fraction
+        self.python = python
+        self.runner_uid = runner_uid
+        self._pipelined = self.device == "cuda"
+        self._gpu_env = self._gpu_environment() if self.device == "cuda" else {}
         self._refill = refill
         self._base = tempfile.mkdtemp(prefix="quizsite-sandbox-")
         self._cond = threading.Condition()
@@ -136,10 +197,16 @@ class SandboxPool:
         self._running = 0  # jobs in flight: a refill waits for them while a warm child is left
         self._closed = False
         self._failure: str | None = None
+        self._fatal = False  # the fork server could not start: jobs fail at once until one does
+        self._child_failures = 0  # in a row
         self._last_ready: dict[str, Any] = {}
         self._zlock = threading.Lock()
+        self._hello_lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
         self._zsock: socket.socket | None = None
+        self._greeted: subprocess.Popen[bytes] | None = None  # the zygote whose hello arrived
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self._relay: threading.Thread | None = None
         self._thread = threading.Thread(target=self._keep_warm, name="sandbox-pool", daemon=True)
         self._thread.start()
 
@@ -172,6 +239,11 @@ class SandboxPool:
                     child = self._take(SPAWN_TIMEOUT if timeout is None else timeout)
                 except SandboxError as exc:
                     return RunResult(status="internal_error", message=str(exc), wall_ms=_ms(started))
+                if self.device == "cuda" and child.ready.get("device") != "cuda":
+                    child.close()  # never grade a GPU job on the CPU while the host has a GPU: ours to fix
+                    reason = child.ready.get("cuda_error") or "unknown reason"
+                    message = f"the GPU sandbox cannot use CUDA: {reason}"
+                    return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
                     job = _Job(code, compiled, entry_point, cases, limits, grad, tuple(silent_cases))
                     result = self._run_in(child, job, started)
@@ -222,6 +294,29 @@ class SandboxPool:
     def isolation(self) -> dict[str, Any]:
         """What the newest child reported about its jail (userns, netns, pidns, chroot, seccomp, device)."""
         return dict(self._last_ready)
+
+    def health(self) -> dict[str, Any]:
+        """The pool's state for the worker's heartbeat (and so ``/healthz``): ``starting``, ``ok``,
+        ``degraded`` (runners lack something the pool promises: CUDA on a GPU host, seccomp) or ``failed``
+        (the fork server cannot start, or no child does), with the reason in ``error``."""
+        with self._cond:
+            ready, failure, fatal = dict(self._last_ready), self._failure, self._fatal
+            failing = self._child_failures >= 3 and not self._ready
+        report: dict[str, Any] = {"state": "starting", "device": self.device, "requested": self.requested_device}
+        if self.requested_device == "cuda" and not self.host_gpu:
+            report["note"] = "no GPU on this host: cuda drills run on the CPU"
+        if ready:
+            report["isolation"] = {k: ready.get(k) for k in ISOLATION_KEYS if k in ready}
+            if "gpu" in ready:
+                report["gpu"] = ready["gpu"]
+        if fatal or failing:
+            report.update(state="failed", error=failure or "the sandbox cannot start a child")
+        elif ready:
+            problems = _problems(self.device, ready)
+            report["state"] = "degraded" if problems else "ok"
+            if problems:
+                report["error"] = "; ".join(problems)
+        return report
 
     def warm(self, timeout: float = SPAWN_TIMEOUT) -> None:
         """Block until at least one child is ready (tests and benchmarks use it to exclude start-up)."""
@@ -308,7 +403,7 @@ class SandboxPool:
             while not self._ready:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
-                if self._failure and not self._refill:
+                if self._failure and (self._fatal or not self._refill):
                     raise SandboxError(self._failure)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -322,44 +417,104 @@ class SandboxPool:
         return child
 
     def _keep_warm(self) -> None:
-        """Background thread: ask for every missing child at once (their set-up overlaps), then collect.
+        """Background thread: ask for the missing children (their set-up overlaps), then collect them.
 
-        While a job runs and a warm child is left, the refill waits: forking a child costs milliseconds
-        of CPU, and on a small machine it would take them from the job being graded.
+        CPU: every missing child at once, collected before the next round; while a job runs and a warm
+        child is left, the refill waits (forking costs milliseconds of CPU that a small machine would take
+        from the job being graded). GPU: a pipeline that keeps ``size`` runners ready or in creation, up to
+        ``concurrency`` creating at once, while jobs run (a context takes about a second to create).
         """
+        pending: list[_Child] = []
         failures = 0
-        while True:
-            with self._cond:
-                while not self._closed and (self._missing() == 0 or self._running and self._ready):
-                    self._cond.wait()
-                if self._closed:
-                    return
-                missing = self._missing()
-            pending: list[_Child] = []
+        try:
+            while True:
+                with self._cond:
+                    while not self._closed and not pending and self._to_request(0) == 0:
+                        self._cond.wait()
+                    if self._closed:
+                        return
+                    count = self._to_request(len(pending))
+                try:
+                    for _ in range(count):
+                        pending.append(self._request_child())
+                    self._collect(pending)
+                    failures = 0
+                except (SandboxError, OSError) as exc:
+                    for child in pending:
+                        child.close()
+                    pending.clear()
+                    failures += 1
+                    self._note_failure(str(exc), fatal=isinstance(exc, ForkServerFailed))
+                    self._stop_zygote()
+                    if not self._refill:
+                        return
+                    time.sleep(min(0.1 * 2**failures, 30.0 if isinstance(exc, ForkServerFailed) else 5.0))
+                if self._child_failures:  # children die during set-up with a live zygote: do not spin
+                    time.sleep(min(0.05 * 2**self._child_failures, 5.0))
+        finally:
+            for child in pending:
+                child.close()
+
+    def _to_request(self, pending: int) -> int:
+        """How many spawn requests to send now (called with the condition held)."""
+        if not self._refill:  # run_once: exactly ``size`` children over the pool's life
+            return max(0, self.size - self._spawned)
+        if not self._pipelined and self._running and self._ready:
+            return 0
+        missing = self.size - len(self._ready) - pending
+        return max(0, min(missing, self.concurrency - pending))
+
+    def _collect(self, pending: list[_Child]) -> None:
+        """Advance the pending children's handshakes as their messages arrive.
+
+        CPU: until every one is ready. GPU: for ``REFILL_POLL`` at most, so the caller can ask for more
+        while the rest are still creating their contexts. A child that dies during set-up is dropped (its
+        zygote lives on); a zygote that exits fails them all.
+        """
+        until = time.monotonic() + (REFILL_POLL if self._pipelined else SPAWN_TIMEOUT + 1)
+        while pending and not self._closed:
+            waiting = {child.awaited(): child for child in pending}
+            now = time.monotonic()
+            timeout = max(0.0, min(until, *(c.deadline for c in pending)) - now)
             try:
-                for _ in range(missing):
-                    pending.append(self._request_child())
-                for child in list(pending):
-                    child.wait_ready(SPAWN_TIMEOUT)
+                readable, _, _ = select.select(list(waiting), [], [], min(timeout, 0.05))
+            except (OSError, ValueError):
+                readable = list(waiting)  # a closed socket: advance() says so
+            for sock in readable:
+                child = waiting[sock]
+                try:
+                    done = child.advance()
+                except SandboxError as exc:
+                    self._zygote_alive_or_raise(exc)
+                    self._drop_child(child, pending, str(exc))
+                    continue
+                if done:
                     pending.remove(child)
                     self._add_ready(child)
-                failures = 0
-            except (SandboxError, OSError) as exc:
-                for child in pending:
-                    child.close()
-                failures += 1
-                with self._cond:
-                    self._failure = f"the sandbox could not start a child: {exc}"
-                    self._cond.notify_all()
-                self._stop_zygote()
-                if not self._refill:
-                    return
-                time.sleep(min(0.1 * 2**failures, 5.0))
+            self._zygote_alive_or_raise(None)
+            now = time.monotonic()
+            for child in [c for c in pending if c.deadline <= now]:
+                self._drop_child(child, pending, "no sandbox child became ready in time")
+            if now >= until:
+                return
 
-    def _missing(self) -> int:
-        if not self._refill:
-            return max(0, self.size - self._spawned)
-        return max(0, self.size - len(self._ready))
+    def _drop_child(self, child: _Child, pending: list[_Child], reason: str) -> None:
+        child.close()
+        pending.remove(child)
+        with self._cond:
+            self._child_failures += 1
+        self._note_failure(f"the sandbox could not start a child: {reason}", fatal=False)
+
+    def _zygote_alive_or_raise(self, cause: BaseException | None) -> None:
+        zygote = self._zygote
+        if zygote is not None and zygote.poll() is not None:
+            raise SandboxError(f"the sandbox fork server exited: {self._stderr_reason(zygote)}") from cause
+
+    def _note_failure(self, message: str, *, fatal: bool) -> None:
+        with self._cond:
+            self._failure = message
+            self._fatal = self._fatal or fatal
+            self._cond.notify_all()
 
     def _add_ready(self, child: _Child) -> None:
         with self._cond:
@@ -368,6 +523,15 @@ class SandboxPool:
                 return
             self._ready.append(child)
             self._last_ready = {k: v for k, v in child.ready.items() if k not in ("kind", "timings")}
+            self._failure = None
+            self._fatal = False
+            self._child_failures = 0
+            reported = child.ready.get("gpu")
+            total = reported.get("total_mb") if isinstance(reported, dict) else None
+            if self._auto_size and isinstance(total, int) and total > 0:  # no more runners than the GPU holds
+                plan = gpu.plan(os.cpu_count() or 1, total)
+                self.size = min(self.size, plan.size)
+                self.concurrency = min(self.concurrency, self.size)
             self._cond.notify_all()
 
     def _request_child(self) -> _Child:
@@ -379,7 +543,9 @@ class SandboxPool:
         config = {
             "device": self.device,
             "workdir": os.path.join(self._base, f"c{self._spawned}"),
-            "gpu_memory_fraction": self.gpu_memory_fraction,
+            "gpu_memory_mb": self.gpu_memory_mb,
+            "runner_uid": self.runner_uid,
+            "env": self._gpu_env,
         }
         try:
             with self._zlock:
@@ -404,27 +570,81 @@ class SandboxPool:
         return child
 
     def _ensure_zygote(self) -> tuple[socket.socket, subprocess.Popen[bytes]]:
-        """The live zygote's socket and process, starting a new zygote if the last one died."""
+        """The live zygote's socket and process, starting a new zygote if the last one died; returns once
+        it said hello (raises ``ForkServerFailed`` with its last stderr line if it exits first)."""
         with self._zlock:
-            if self._zygote is not None and self._zygote.poll() is None and self._zsock is not None:
-                return self._zsock, self._zygote
-            if self._zsock is not None:  # the previous zygote died
-                self._zsock.close()
-            if self._zygote is not None:
-                self._zygote.wait()
-            parent_end, zygote_end = socket.socketpair()
-            self._zygote = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT],
-                pass_fds=[zygote_end.fileno()],
-                env=dict(jail.CLEAN_ENV),
-                cwd=self._base,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            zygote_end.close()
-            self._zsock = parent_end
-            return parent_end, self._zygote
+            if self._zygote is None or self._zygote.poll() is not None or self._zsock is None:
+                self._start_zygote()
+            zsock, zygote = self._zsock, self._zygote
+        assert zsock is not None and zygote is not None
+        self._await_hello(zsock, zygote)
+        return zsock, zygote
+
+    def _start_zygote(self) -> None:
+        """Called with ``_zlock`` held. Its stderr is relayed to ours, and its tail kept for the reason."""
+        if self._zsock is not None:  # the previous zygote died
+            self._zsock.close()
+        if self._zygote is not None:
+            self._zygote.wait()
+        parent_end, zygote_end = socket.socketpair()
+        self._stderr_tail.clear()
+        self._zygote = subprocess.Popen(
+            [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, self.device],
+            pass_fds=[zygote_end.fileno()],
+            env=jail.process_env(self.device, self._gpu_env),
+            cwd=self._base,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        zygote_end.close()
+        self._zsock = parent_end
+        assert self._zygote.stderr is not None
+        self._relay = threading.Thread(
+            target=_relay_stderr, args=(self._zygote.stderr, self._stderr_tail), name="sandbox-stderr", daemon=True
+        )
+        self._relay.start()
+
+    def _await_hello(self, zsock: socket.socket, zygote: subprocess.Popen[bytes]) -> None:
+        """Wait (outside ``_zlock``, so ``close`` is never held up) until the zygote is ready to fork."""
+        with self._hello_lock:
+            if self._greeted is zygote:
+                return
+            deadline = time.monotonic() + SPAWN_TIMEOUT
+            while True:
+                if self._closed:
+                    raise SandboxError("the sandbox pool is closed")
+                if zygote.poll() is not None:
+                    raise ForkServerFailed(f"the sandbox fork server could not start: {self._stderr_reason(zygote)}")
+                try:
+                    readable, _, _ = select.select([zsock], [], [], 0.05)
+                except (OSError, ValueError):
+                    raise SandboxError("the sandbox pool is closed") from None
+                if readable:
+                    hello = _recv(zsock, time.monotonic() + 5.0, 1 << 16)
+                    if hello is None or hello[0].get("kind") != "hello":
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            zygote.wait(timeout=2)
+                        reason = self._stderr_reason(zygote)
+                        raise ForkServerFailed(f"the sandbox fork server could not start: {reason}")
+                    break
+                if time.monotonic() > deadline:
+                    raise ForkServerFailed(f"the sandbox fork server did not start within {SPAWN_TIMEOUT:g} s")
+            self._greeted = zygote
+        with self._cond:
+            self._fatal = False
+
+    def _stderr_reason(self, zygote: subprocess.Popen[bytes]) -> str:
+        """The zygote's last stderr line (a traceback ends with the exception), or how it ended."""
+        relay = self._relay
+        if relay is not None:
+            relay.join(timeout=2.0)  # the pipe's end: every line read
+        lines = [line for line in list(self._stderr_tail) if line.strip()]
+        if lines:
+            return lines[-1].strip()[:500]
+        code = zygote.poll()
+        return "it exited without a message" if code is None else f"it exited with status {code}"
 
     def _stop_zygote(self) -> None:
         with self._zlock:
@@ -440,7 +660,53 @@ class SandboxPool:
                 self._zygote = None
 
     def _device_name(self) -> str:
-        return str(self._last_ready.get("device", "cpu"))
+        return str(self._last_ready.get("device") or self.device)
+
+    def _gpu_environment(self) -> dict[str, str]:
+        """What a GPU fork server and its runners get beyond ``CLEAN_ENV``: the parent's GPU selection and
+        driver paths, and the MPS memory limit (a hard cap where the host runs an MPS daemon)."""
+        env = {name: os.environ[name] for name in jail.GPU_ENV_PASSTHROUGH if name in os.environ}
+        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={self.gpu_memory_mb}M"
+        return env
+
+
+ISOLATION_KEYS = (
+    "device",
+    "userns",
+    "netns",
+    "pidns",
+    "ipcns",
+    "chroot",
+    "uid",
+    "uid_dropped",
+    "seccomp",
+    "signals_confined",
+)
+
+
+def _problems(device: str, ready: dict[str, Any]) -> list[str]:
+    """What a ready runner lacks that the pool promises (the heartbeat shows these as degraded)."""
+    problems = []
+    if device == "cuda" and ready.get("device") != "cuda":
+        problems.append(f"CUDA is not available in the sandbox runners: {ready.get('cuda_error') or 'no reason given'}")
+    if ready.get("seccomp") is False:
+        problems.append(f"seccomp is not available in the sandbox runners ({ready.get('seccomp_error') or 'off'})")
+    return problems
+
+
+def _relay_stderr(stream: io.BufferedReader, tail: collections.deque[str]) -> None:
+    """Copy the zygote's stderr to ours line by line (as before: warm-up failures show in the worker's log)
+    and keep the last lines, whose final one says why a fork server that could not start stopped."""
+    try:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            tail.append(line.rstrip("\n"))
+            sys.stderr.write(line)
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            stream.close()
 
 
 def _verdict(
@@ -528,7 +794,7 @@ def default_pool(device: str = "cpu") -> SandboxPool:
     with _DEFAULT_LOCK:
         pool = _DEFAULT.get(key)
         if pool is None:
-            size = int(os.environ.get("SANDBOX_POOL_SIZE", "2"))
+            size = int(os.environ.get("SANDBOX_POOL_SIZE", "2")) if device == "cpu" else None
             pool = _DEFAULT[key] = SandboxPool(size=size, device=device)
         return pool
 

@@ -1,22 +1,26 @@
-"""The fork server: one fork per submission, each child PID 1 of its own PID namespace.
+"""The fork server: one fork per submission, each child a single-use runner.
 
 Processes (the parent only talks to the zygote and to each child's two sockets):
 
     parent (Celery worker) --spawn requests, fds passed over a Unix socket--> zygote launcher
-    launcher: a fresh interpreter in a cleared environment; enters new user + network + PID namespaces
-      while still single-threaded, forks the zygote and waits for it
-      '-- zygote Z (PID 1 of the pool's namespace): imports torch/numpy/RestrictedPython once and runs a
-           warm-up job; never sees a secret or a reference answer.  For each request it calls
-           unshare(CLONE_NEWPID), forks, and setns() back, so every runner gets a PID namespace of its own.
+    launcher: a fresh interpreter in a cleared environment; enters the device's namespaces
+      (``jail.NAMESPACE_RECIPES``) while still single-threaded, forks the zygote and waits for it
+      '-- zygote Z: imports torch/numpy/RestrictedPython once (``prepare``), says "hello" to the parent,
+           never sees a secret or a reference answer. A CPU zygote is PID 1 of the pool's namespace and
+           runs a warm-up job; for each request it calls unshare(CLONE_NEWPID), forks, and setns() back, so
+           every CPU runner gets a PID namespace of its own.
            Its event loop is every runner's warden: it enforces the wall limit, reports exit status and
            CPU time on the runner's control socket, kills the runner when the parent goes away, and
            removes the runner's directory.
-           '-- runner R (PID 1 of its own namespace, so killing it kills anything it could start):
-                chroots into an empty directory, rlimits, seccomp, sends "ready", runs exactly one job,
-                sends the result, exits
+           '-- runner R (PID 1 of its own namespace on the CPU, so killing it kills anything it could start):
+                (on a GPU: creates its CUDA context and warms up there), chroots into an empty directory,
+                drops to an unprivileged uid where it is real root, rlimits, seccomp, sends "ready", runs
+                exactly one job, sends the result, exits
 
-Never call CUDA in the zygote: a process cannot fork usefully after CUDA init, so each runner initialises
-CUDA itself after the fork, before it says ready.
+A CUDA zygote touches no CUDA at all, not even ``torch.cuda.is_available()``: torch registers a fork handler
+the first time it asks the driver anything (a CPU optimizer step asks), and every child forked after that
+fails with "Cannot re-initialize CUDA in forked subprocess". So it imports and does not warm up; each runner
+creates its context after its fork, before it says ready, and the pool creates runners ahead of demand.
 """
 
 from __future__ import annotations
@@ -77,22 +81,22 @@ def solution(x):
 """
 
 
-def main(fd: int) -> None:
-    """Launcher: namespaces while single-threaded (before torch), then the zygote as their PID 1.
+def main(fd: int, device: str = "cpu") -> None:
+    """Launcher: the device's namespaces while single-threaded (before torch), then the zygote in them
+    (as their PID 1 where there is a PID namespace).
 
     The launcher starts in the pool's directory; if the parent dies without closing the pool (SIGKILL),
     the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
     """
     jail.set_parent_death_signal()
-    isolation = jail.enter_namespaces()
-    if isolation["pidns"]:
-        base = os.getcwd()
-        pid = os.fork()
-        if pid:
-            os.close(fd)
-            _launcher_wait(pid, base)
+    isolation = jail.enter_namespaces(device)
+    base = os.getcwd()
+    pid = os.fork()
+    if pid:
+        os.close(fd)
+        _launcher_wait(pid, base)
     jail.set_parent_death_signal()
-    Zygote(socket.socket(fileno=fd), isolation).serve()
+    Zygote(socket.socket(fileno=fd), isolation, device).serve()
 
 
 def _launcher_wait(zygote_pid: int, base: str) -> None:
@@ -116,8 +120,13 @@ def _launcher_wait(zygote_pid: int, base: str) -> None:
 _MODULES: dict[str, Any] = {}
 
 
-def _preload() -> None:
-    """Import everything a job touches, so a child forks with it loaded and never imports after chroot."""
+def prepare(device: str) -> None:
+    """Everything runners share with their fork server: imports, proxies, (CPU only) a warm-up job, the
+    seccomp filter, frozen and huge-paged memory. Imported once, so a child never imports after chroot.
+
+    For ``cuda`` nothing here may call into CUDA (see the module docstring): the warm-up job is the CPU
+    path's and runs in each GPU runner instead, on the GPU, after its context exists.
+    """
     import copy  # noqa: F401
     import linecache  # noqa: F401
     import math  # noqa: F401
@@ -131,9 +140,10 @@ def _preload() -> None:
 
     torch.set_num_threads(1)
     _MODULES.update(proxies.build_modules())
-    error = _warm_up("cpu")
-    if error:
-        sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
+    if device == "cpu":
+        error = _warm_up("cpu")
+        if error:
+            sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
     gc.collect()
     jail.seccomp_filter()  # built once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
@@ -153,14 +163,26 @@ class _Runner:
 class Zygote:
     """Forks runners on request and watches them (the warden of every runner)."""
 
-    def __init__(self, sock: socket.socket, isolation: dict[str, bool]) -> None:
+    def __init__(self, sock: socket.socket, isolation: dict[str, bool], device: str = "cpu") -> None:
         self.sock = sock
         self.isolation = isolation
+        self.device = device
         self.runners: dict[int, _Runner] = {}  # by pidfd
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if isolation["pidns"] else -1
 
     def serve(self) -> None:
-        _preload()
+        """Prepare, say hello (the parent waits for it: a fork server that cannot start says why on its
+        stderr and exits, and the pool reports that line at once), then serve requests forever."""
+        try:
+            prepare(self.device)
+        except BaseException:  # noqa: BLE001 - a missing module or library: the last stderr line says which
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        hello = {"kind": "hello", "device": self.device, "isolation": self.isolation}
+        if jail.SECCOMP_ERROR:
+            hello["seccomp_error"] = jail.SECCOMP_ERROR
+        _send(self.sock, hello)
         while True:
             ctls = [r.ctl for r in self.runners.values() if r.ctl is not None]
             waiting: list[Any] = [self.sock, *ctls, *self.runners]
@@ -196,12 +218,13 @@ class Zygote:
         os.makedirs(workdir, mode=0o755, exist_ok=True)
         os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
         fresh_pidns = self.own_pidns >= 0 and jail.unshare(jail.CLONE_NEWPID)
+        warden = os.getpid()
         pid = os.fork()
         if pid == 0:
             code = 70
             try:
                 isolation = {**self.isolation, "pidns": fresh_pidns}
-                code = runner(job_fd, workdir, config, isolation)
+                code = runner(job_fd, workdir, config, isolation, warden)
             finally:
                 os._exit(code)
         if fresh_pidns:
@@ -297,28 +320,36 @@ def _remove_tree(path: str) -> None:
         pass
 
 
-def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[str, bool]) -> int:
-    """R: PID 1 of the new namespace (its death kills the namespace).
+def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[str, bool], warden: int = 0) -> int:
+    """R: PID 1 of the new namespace where it has one (its death kills the namespace).
 
     Steps: 1. clean fds/env; 2. device; 3. jail; 4. ready; 5. one job; 6. result, exit.
     """
     t0 = time.perf_counter()
     os.setsid()  # without a PID namespace, the warden kills the session instead
+    if not isolation["pidns"]:  # nothing kills it with its warden's namespace: it dies with its warden
+        jail.set_parent_death_signal()
+        if os.getppid() != warden:
+            return 71
     jail.close_other_fds({job_fd})
     jail.redirect_stdio()
+    requested = str(config.get("device", "cpu"))
     os.environ.clear()
-    os.environ.update(jail.CLEAN_ENV)
+    os.environ.update(jail.process_env(requested, config.get("env")))
     sock = socket.socket(fileno=job_fd)
     import torch
 
-    device = _init_device(config.get("device", "cpu"), float(config.get("gpu_memory_fraction", 0.25)))
+    device, gpu = _init_device(requested, int(config.get("gpu_memory_mb", 1024)))
     t1 = time.perf_counter()
-    warm_error = _warm_up(device) if device != "cpu" else ""  # the zygote warmed up the CPU path
+    warm_error = _warm_up_gpu() if device == "cuda" else ""  # the zygote warmed up the CPU path
     t2 = time.perf_counter()
-    locked = jail.lock_down(workdir, isolation["userns"], threads_allowed=device != "cpu")
+    uid = int(config.get("runner_uid", jail.RUNNER_UID))
+    locked = jail.lock_down(
+        workdir, isolation["userns"], threads_allowed=requested != "cpu", own_pidns=isolation["pidns"], runner_uid=uid
+    )
     t3 = time.perf_counter()
     timings = {"setup_ms": (t1 - t0) * 1000, "warm_ms": (t2 - t1) * 1000, "jail_ms": (t3 - t2) * 1000}
-    ready = {"kind": "ready", "device": device, **locked, **isolation}
+    ready = {"kind": "ready", "device": device, **locked, **isolation, **gpu}
     ready["timings"] = timings
     if warm_error:
         ready["warm_error"] = warm_error
@@ -383,17 +414,65 @@ def _run(
     return result, out_values
 
 
-def _init_device(requested: str, gpu_memory_fraction: float) -> str:
-    """CUDA only when asked and present (is_available does not create a context; init does)."""
+def _init_device(requested: str, gpu_memory_mb: int) -> tuple[str, dict[str, Any]]:
+    """The runner's device and what it learned: a CUDA context under a memory cap, or why there is none.
+
+    ``torch.cuda.init()``, not ``is_available()``: the latter turns the driver's error (304 in a user or
+    PID namespace, or torch's fork poison) into a warning and False; the pool must be told the reason.
+    """
     import torch
 
-    if requested != "cuda" or not torch.cuda.is_available():
-        return "cpu"
-    torch.cuda.init()
-    a = torch.ones(64, 64, device="cuda")
-    (a @ a).sum().item()  # creates the context and the cuBLAS handle
-    torch.cuda.set_per_process_memory_fraction(gpu_memory_fraction)
-    return "cuda"
+    if requested != "cuda":
+        return "cpu", {}
+    if not torch.backends.cuda.is_built():
+        return "cpu", {"cuda_error": f"this torch ({torch.__version__}) is built without CUDA"}
+    try:
+        torch.cuda.init()
+        total = int(torch.cuda.get_device_properties(0).total_memory)
+        # The caching allocator refuses to reserve more than this share of the device (its cuBLAS workspace
+        # included); the submission cannot reach torch.cuda to change it (layer 2 exposes is_available only).
+        torch.cuda.set_per_process_memory_fraction(min(1.0, gpu_memory_mb * jail.MIB / total))
+        a = torch.ones(64, 64, device="cuda")
+        (a @ a).sum().item()  # creates the context and the cuBLAS handle
+    except Exception as exc:  # noqa: BLE001 - any failure is the reason this runner has no GPU
+        return "cpu", {"cuda_error": f"{type(exc).__name__}: {exc}"[:500]}
+    gpu = {"name": torch.cuda.get_device_name(0), "total_mb": total // jail.MIB, "cap_mb": gpu_memory_mb}
+    return "cuda", {"gpu": gpu}
+
+
+GPU_WARMUP_CODE = """
+import torch
+import torch.nn.functional as F
+
+def solution(x):
+    y = (x.reshape(3, 1) * x + 1) ** 2
+    z = torch.cat([y, y.T]).softmax(dim=1).argmax(dim=1)
+    w = torch.where(y > 2, y, -y)[[0, 2]].index_select(1, torch.tensor([0, 1], device=x.device))
+    loss = F.cross_entropy(y, z[:3]) + F.mse_loss(y, y * 0.5) + w.mean() + y.max() + x.cumsum(0)[-1]
+    return loss + x.to("cpu").to(x.device).norm()
+"""
+
+
+def _warm_up_gpu() -> str:
+    """The CPU path's warm-up job on the GPU, then the kernels drills use most, all before the jail: after
+    chroot the driver can no longer open a library, and a kernel loaded here is not loaded on the clock."""
+    import torch
+
+    from graders.sandbox import child, policy
+
+    error = _warm_up("cuda")
+    sink = policy.PrintSink(1000)
+    job = {"code": GPU_WARMUP_CODE, "entry_point": "solution", "max_source_bytes": 20000, "grad": True}
+    try:
+        result, _values = child.run_job(job, [(torch.arange(3.0),)], _MODULES, sink, "cuda")
+        error = error or ("" if result.get("status") == "ok" else str(result))
+    except Exception:
+        error = error or traceback.format_exc()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # a warm runner holds its context, not the warm-up's tensors
+    torch.cuda.reset_peak_memory_stats()
+    child.seed_everything(0)
+    return error[-2000:]
 
 
 def _warm_up(device: str) -> str:
