@@ -27,17 +27,19 @@ _pool_pid = 0
 
 @functools.cache
 def worker_device() -> str:
-    """The device this process grades on: a GPU when there is one, else the CPU.
+    """The device this process grades on: a GPU when the host has one, else the CPU.
 
     A worker without a GPU may consume ``grade_gpu`` too; GPU drills then run on the CPU and the
-    verdict records ``cpu`` as the device that ran them.
+    verdict records ``cpu`` as the device that ran them. On a host with a GPU the pool is a GPU pool
+    even when CUDA fails to start here: its health then says why, instead of a silent CPU fallback.
+    Decided from the driver's device node, not by asking CUDA, so this process holds no CUDA context.
     """
     forced = os.getenv("GRADER_DEVICE", "")
     if forced:
         return forced
-    import torch
+    from graders.sandbox.gpu import host_has_gpu
 
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return "cuda" if host_has_gpu() else "cpu"
 
 
 def get_pool() -> SandboxPool:
@@ -47,11 +49,11 @@ def get_pool() -> SandboxPool:
         if _pool is None or _pool_pid != os.getpid():
             from graders.sandbox import SandboxPool
 
-            _pool = SandboxPool(size=settings.GRADER_POOL_SIZE, device=worker_device())
+            device = worker_device()
+            # A GPU pool sizes itself from the cores and the GPU's memory (SANDBOX_GPU_POOL_SIZE overrides).
+            _pool = SandboxPool(size=settings.GRADER_POOL_SIZE if device == "cpu" else None, device=device)
             _pool_pid = os.getpid()
-            logger.info(
-                "sandbox pool of %d started on %s in pid %d", settings.GRADER_POOL_SIZE, _pool.device, _pool_pid
-            )
+            logger.info("sandbox pool of %d started on %s in pid %d", _pool.size, _pool.device, _pool_pid)
         return _pool
 
 

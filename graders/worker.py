@@ -5,8 +5,10 @@
 
 The heartbeat (a ``GraderHeartbeat`` row written every ``GRADER_HEARTBEAT_SECONDS``) is what lets the
 pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.heartbeat``
-reads it). It carries the sandbox pool's own health, so a GPU queue whose runners cannot get CUDA shows
-as degraded. On start the worker also asks the reaper to re-send jobs whose messages were lost.
+reads it). It carries the sandbox pool's own health (``SandboxPool.health``), so a GPU queue whose runners
+cannot get CUDA, or a fork server that cannot start, shows as degraded; the heartbeat also logs each
+change of that state, so the worker's log says at start what its pool got. On start the worker also asks
+the reaper to re-send jobs whose messages were lost.
 """
 
 from __future__ import annotations
@@ -49,12 +51,24 @@ def import_grading_modules() -> None:
 
 
 def pool_health() -> dict[str, Any]:
-    """The pool's own report (state, requested and actual device, error) or what we know without it."""
+    """The pool's own report (state, requested and actual device, isolation, error), or "starting"."""
     pool = current_pool()
     if pool is None:
         return {"state": "starting", "device": worker_device()}
-    report = getattr(pool, "health", None)
-    return dict(report()) if callable(report) else {"state": "ok", "device": pool.device}
+    return pool.health()
+
+
+def log_health_change(before: str | None, health: dict[str, Any]) -> str | None:
+    """Log the pool's state once it is known and whenever it changes (degraded or failed as an error);
+    returns the state to compare the next report with."""
+    state = str(health.get("state"))
+    if state in (before, "starting"):
+        return before
+    if state == "ok":
+        logger.info("sandbox pool ready on %s, isolation %s", health.get("device"), health.get("isolation", {}))
+    else:
+        logger.error("sandbox pool for %s is %s: %s", health.get("device"), state, health.get("error", ""))
+    return state
 
 
 def consumed_queues() -> list[str]:
@@ -70,11 +84,15 @@ class Heartbeat(threading.Thread):
         self.interval = interval
         self.name_key = f"{socket.gethostname()}:{os.getpid()}"
         self.stopped = threading.Event()
+        self.state: str | None = None  # the pool's last logged state
 
     def beat(self) -> None:
         close_old_connections()  # a database restart must not silence the heartbeat for good
         now = timezone.now()
-        values = {"queues": consumed_queues(), "device": worker_device(), "health": pool_health(), "seen_at": now}
+        health = pool_health()
+        self.state = log_health_change(self.state, health)
+        device = str(health.get("device") or worker_device())  # the pool's: cpu on a host without a GPU
+        values = {"queues": consumed_queues(), "device": device, "health": health, "seen_at": now}
         if not GraderHeartbeat.objects.filter(name=self.name_key).update(**values):
             GraderHeartbeat.objects.filter(seen_at__lt=now - FORGET_AFTER).delete()
             GraderHeartbeat.objects.create(name=self.name_key, started_at=now, **values)
@@ -98,10 +116,7 @@ def start_grading() -> None:
     _heartbeat = Heartbeat(settings.GRADER_HEARTBEAT_SECONDS)
     _heartbeat.start()
     import_grading_modules()
-    pool = get_pool()
-    health = pool_health()
-    if health.get("state") not in (None, "ok", "starting"):
-        logger.error("sandbox pool for %s is %s: %s", pool.device, health.get("state"), health.get("error", ""))
+    get_pool()  # starts in the background; the heartbeat logs its state once it is known
 
 
 def stop_grading() -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import time
+import venv
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -117,6 +121,42 @@ def test_it_reports_a_gpu_pool_without_cuda_as_degraded(client: Client) -> None:
     graders = response.json()["checks"]["graders"]
     assert response.status_code == 503 and graders["error"] == "grade_gpu: degraded"
     assert graders["queues"]["grade_gpu"]["degraded"] == ["CUDA is not available in the sandbox runners"]
+
+
+@pytest.mark.sandbox
+def test_it_shows_a_fork_server_that_cannot_start_through_the_workers_heartbeat(
+    client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real pool whose fork server cannot import numpy (as on a host where packages are reachable only
+    through PYTHONPATH): the worker logs it once, its heartbeat carries it and /healthz names it."""
+    from graders import pool as worker_pool
+    from graders.sandbox import SandboxPool
+    from graders.worker import Heartbeat
+
+    venv.create(tmp_path / "bare", with_pip=False)
+    failing = SandboxPool(size=1, python=str(tmp_path / "bare" / "bin" / "python"))
+    try:
+        monkeypatch.setattr(worker_pool, "_pool", failing)
+        monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
+        deadline = time.monotonic() + 10
+        while failing.health()["state"] == "starting" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        heartbeat = Heartbeat(60)
+        with caplog.at_level(logging.ERROR, logger="graders.worker"):
+            heartbeat.beat()
+            heartbeat.beat()
+    finally:
+        failing.close()
+    reason = "the sandbox fork server could not start: ModuleNotFoundError: No module named 'numpy'"
+    assert [r.getMessage() for r in caplog.records] == [f"sandbox pool for cpu is failed: {reason}"]
+    row = GraderHeartbeat.objects.get(name=heartbeat.name_key)
+    assert (row.device, row.health["state"], row.health["error"]) == ("cpu", "failed", reason)
+    row.queues = ["grade_cpu"]  # as a worker started with -Q grade_cpu writes it (no Celery worker here)
+    row.save(update_fields=["queues"])
+    response = client.get(reverse("healthz"), {"only": "graders"})
+    graders = response.json()["checks"]["graders"]
+    assert response.status_code == 503 and "grade_cpu: degraded" in graders["error"]
+    assert graders["queues"]["grade_cpu"]["degraded"] == [reason]
 
 
 def test_it_refuses_other_methods(client: Client) -> None:

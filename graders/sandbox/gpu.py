@@ -24,6 +24,16 @@ CONTEXT_MB = 600  # device memory one idle runner holds: its CUDA context, cuBLA
 DEFAULT_MEMORY_MB = 1024  # each runner's cap on what its caching allocator reserves
 MEMORY_SHARE = 0.8  # of the GPU's memory for runners; the rest for other processes and fragmentation
 MAX_SIZE = 64
+# Passed from the parent to a GPU fork server and its runners (nothing secret): which GPU, where the driver's
+# libraries are (read by the dynamic loader at start, so it must be in the fork server's own environment),
+# and the MPS daemon's pipes where the host runs one.
+PASSTHROUGH = (
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "LD_LIBRARY_PATH",
+    "CUDA_MPS_PIPE_DIRECTORY",
+    "CUDA_MPS_LOG_DIRECTORY",
+)
 
 
 def host_has_gpu() -> bool:
@@ -72,3 +82,12 @@ def plan(cores: int, gpu_total_mb: int | None = None, env: Mapping[str, str] = o
         size = min(size, max(1, int(gpu_total_mb * MEMORY_SHARE // (memory_mb + CONTEXT_MB))))
     concurrency = _env_int(env, "SANDBOX_GPU_SPAWN_CONCURRENCY", size, 1)
     return GpuPlan(size=size, concurrency=min(concurrency, size), memory_mb=memory_mb)
+
+
+def runner_environment(memory_mb: int, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """What a GPU fork server and its runners get beyond ``jail.CLEAN_ENV``: the parent's GPU selection and
+    driver paths, and MPS's per-client memory limit (a hard cap, enforced by the MPS server, wherever the
+    host runs an MPS control daemon; without one the variable is ignored)."""
+    env = {name: environ[name] for name in PASSTHROUGH if name in environ}
+    env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={memory_mb}M"
+    return env

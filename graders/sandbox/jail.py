@@ -46,17 +46,6 @@ CLEAN_ENV = {
     "TORCH_CPP_LOG_LEVEL": "ERROR",
 }
 
-# Passed from the parent to a GPU fork server and its runners (nothing secret): which GPU, where the driver's
-# libraries are (read by the dynamic loader at start, so it must be in the fork server's own environment),
-# and the MPS daemon's pipes where the host runs one.
-GPU_ENV_PASSTHROUGH = (
-    "CUDA_VISIBLE_DEVICES",
-    "CUDA_DEVICE_ORDER",
-    "LD_LIBRARY_PATH",
-    "CUDA_MPS_PIPE_DIRECTORY",
-    "CUDA_MPS_LOG_DIRECTORY",
-)
-
 
 def process_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The whole environment of a fork server and its runners: ``CLEAN_ENV`` plus the device's part.

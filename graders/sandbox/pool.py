@@ -187,7 +187,7 @@ class SandboxPool:
         self.python = python
         self.runner_uid = runner_uid
         self._pipelined = self.device == "cuda"
-        self._gpu_env = self._gpu_environment() if self.device == "cuda" else {}
+        self._gpu_env = gpu.runner_environment(self.gpu_memory_mb) if self.device == "cuda" else {}
         self._refill = refill
         self._base = tempfile.mkdtemp(prefix="quizsite-sandbox-")
         self._cond = threading.Condition()
@@ -661,13 +661,6 @@ class SandboxPool:
 
     def _device_name(self) -> str:
         return str(self._last_ready.get("device") or self.device)
-
-    def _gpu_environment(self) -> dict[str, str]:
-        """What a GPU fork server and its runners get beyond ``CLEAN_ENV``: the parent's GPU selection and
-        driver paths, and the MPS memory limit (a hard cap where the host runs an MPS daemon)."""
-        env = {name: os.environ[name] for name in jail.GPU_ENV_PASSTHROUGH if name in os.environ}
-        env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] = f"0={self.gpu_memory_mb}M"
-        return env
 
 
 ISOLATION_KEYS = (

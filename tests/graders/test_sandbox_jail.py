@@ -20,20 +20,20 @@ sys.path.insert(0, sys.argv[1])
 from graders.sandbox import jail
 import torch
 
-workdir, out_fd = sys.argv[2], int(sys.argv[3])
+workdir, out_fd, device, outsider = sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 if os.fork():  # like the zygote: the warden is a single-threaded fork of a torch-loaded process
     os.wait()
     sys.exit(0)
-iso = jail.enter_namespaces()
+iso = jail.enter_namespaces(device)
 if os.fork():
     os.wait()
     os._exit(0)
 jail.close_other_fds({out_fd})
 os.environ.clear()
-os.environ.update(jail.CLEAN_ENV)
-locked = jail.lock_down(workdir, iso["userns"], threads_allowed=False)
+os.environ.update(jail.process_env(device))
+locked = jail.lock_down(workdir, iso["userns"], threads_allowed=device != "cpu", own_pidns=iso["pidns"])
 jail.job_limits(2, 1024, cuda=False)
-report = {"isolation": iso, **locked, "pid": os.getpid()}
+report = {"isolation": iso, **locked, "pid": os.getpid(), "env": dict(os.environ)}
 
 def attempt(name, fn):
     try:
@@ -68,6 +68,8 @@ attempt("chmod_own_root", lambda: os.chmod(".", 0o755))
 attempt("create_empty_file", lambda: os.close(os.open("empty", os.O_CREAT | os.O_WRONLY, 0o600)))
 attempt("xattr_on_own_root", lambda: os.setxattr(".", "user.note", b"x"))
 attempt("posix_mq", lambda: ipc(lambda: libc.mq_open(b"/quizsite-probe", 0o100 | 0o2, 0o600, None)))
+attempt("signal_outsider", lambda: os.kill(outsider, 0))  # the test's own process: no signal may reach it
+attempt("signal_itself", lambda: os.kill(os.getpid(), 0))
 report["env_has_secret"] = any("SECRET" in k for k in os.environ)
 report["torch_works"] = float((torch.ones(3) * 2).sum())
 os.write(out_fd, json.dumps(report).encode())
@@ -79,11 +81,14 @@ IPC = ("sysv_shm", "sysv_msg", "sysv_sem", "posix_mq")  # channels between submi
 OWN_ROOT = ("mkdir_in_own_root", "chmod_own_root", "create_empty_file", "xattr_on_own_root")
 
 
-def test_it_blocks_files_network_processes_and_ipc_even_for_unrestricted_code() -> None:
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_it_blocks_files_network_processes_and_ipc_even_for_unrestricted_code(device: str) -> None:
+    """Both recipes: a CPU runner's (user, network, PID namespaces) and a GPU runner's (network only, the
+    rest made up by chroot as root, an unprivileged uid and signals confined by seccomp)."""
     workdir = tempfile.mkdtemp(prefix="quizsite-jail-test-")
     os.chmod(workdir, 0o555)  # as the zygote does for each runner
     try:
-        _probe(workdir)
+        _probe(workdir, device)
     finally:
         os.chmod(workdir, 0o755)
         for name in os.listdir(workdir):
@@ -91,11 +96,11 @@ def test_it_blocks_files_network_processes_and_ipc_even_for_unrestricted_code() 
         os.rmdir(workdir)
 
 
-def _probe(workdir: str) -> None:
+def _probe(workdir: str, device: str) -> None:
     read_end, write_end = os.pipe()
     env = {**os.environ, "SECRET_KEY": "jail-probe-secret"}
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, PROJECT_ROOT, workdir, str(write_end)],
+        [sys.executable, "-c", PROBE, PROJECT_ROOT, workdir, str(write_end), device, str(os.getpid())],
         pass_fds=[write_end],
         env=env,
         capture_output=True,
@@ -109,14 +114,24 @@ def _probe(workdir: str) -> None:
     report = json.loads(raw)
 
     assert report["seccomp"] is True
-    for name in ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", *IPC, *OWN_ROOT):
+    blocked = ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", "signal_outsider", *IPC, *OWN_ROOT)
+    for name in blocked:
         assert report[name].startswith("blocked"), (name, report[name])
-    if report["isolation"]["userns"]:
+    assert report["signal_itself"].startswith("allowed")
+    assert report["signals_confined"] is True
+    if report["isolation"]["userns"] or os.geteuid() == 0:  # chroot needs root, in a user namespace or not
         assert report["chroot"] is True
         for name in ("read_passwd", "read_settings", "read_proc_environ"):
             assert report[name].startswith("blocked"), (name, report[name])
+    if not report["isolation"]["userns"] and os.geteuid() == 0:
+        assert report["uid_dropped"] is True and report["uid"] == 65534  # root without a user namespace
     if report["isolation"]["pidns"]:
         assert report["pid"] == 1
+    if device == "cpu":
+        assert report["env"]["CUDA_VISIBLE_DEVICES"] == ""  # a CPU runner never sees a GPU
+    else:  # the GPU recipe: CUDA's init fails inside user or PID namespaces (error 304, measured on an H100)
+        assert (report["isolation"]["userns"], report["isolation"]["pidns"]) == (False, False)
+        assert "CUDA_VISIBLE_DEVICES" not in report["env"]
     assert report["env_has_secret"] is False
     assert report["torch_works"] == 6.0
     assert os.listdir(workdir) == [], report
