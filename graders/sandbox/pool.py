@@ -79,7 +79,8 @@ class _Child:
         self.zygote = zygote
         self.ready: dict[str, Any] = {}
         self.started = False
-        self.deadline = time.monotonic() + SPAWN_TIMEOUT
+        self.requested_at = time.monotonic()
+        self.deadline = self.requested_at + SPAWN_TIMEOUT
 
     def awaited(self) -> socket.socket:
         """The socket its next handshake message comes on: "started" from the warden, then "ready"."""
@@ -200,6 +201,7 @@ class SandboxPool:
         self._fatal = False  # the fork server could not start: jobs fail at once until one does
         self._child_failures = 0  # in a row
         self._last_ready: dict[str, Any] = {}
+        self._setups: collections.deque[dict[str, float]] = collections.deque(maxlen=512)
         self._zlock = threading.Lock()
         self._hello_lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
@@ -294,6 +296,13 @@ class SandboxPool:
     def isolation(self) -> dict[str, Any]:
         """What the newest child reported about its jail (userns, netns, pidns, chroot, seccomp, device)."""
         return dict(self._last_ready)
+
+    def setup_timings(self) -> list[dict[str, float]]:
+        """How long the newest runners took to get ready, in ms: by step as each reported it (setup: from its
+        fork to its device, a CUDA context included; warm: warm-up; jail: lock-down) and in all (total:
+        from the spawn request to "ready", queueing at the zygote included). For benchmarks."""
+        with self._cond:
+            return list(self._setups)
 
     def health(self) -> dict[str, Any]:
         """The pool's state for the worker's heartbeat (and so ``/healthz``): ``starting``, ``ok``,
@@ -523,6 +532,9 @@ class SandboxPool:
                 return
             self._ready.append(child)
             self._last_ready = {k: v for k, v in child.ready.items() if k not in ("kind", "timings")}
+            timings = child.ready.get("timings")
+            if isinstance(timings, dict):  # plus the whole wait, from the request to "ready", as we saw it
+                self._setups.append({**timings, "total_ms": (time.monotonic() - child.requested_at) * 1000})
             self._failure = None
             self._fatal = False
             self._child_failures = 0

@@ -125,8 +125,18 @@ def _runner_pids(pool: SandboxPool) -> list[int]:
 
 @pytest.fixture(scope="module")
 def gpu_pool_without_cuda() -> Iterator[SandboxPool]:
-    """A GPU pool on a host that looks like a GPU host, with this CPU-only torch: runners cannot get CUDA."""
-    with SandboxPool(size=1, device="cuda", host_gpu=True) as pool:
+    """A GPU pool whose runners cannot get CUDA: here because this torch has none, on a GPU host because
+    the parent hides every device from them (``CUDA_VISIBLE_DEVICES`` is passed through)."""
+    before = os.environ.get("CUDA_VISIBLE_DEVICES")
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
+    try:
+        pool = SandboxPool(size=1, device="cuda", host_gpu=True)
+    finally:
+        if before is None:
+            del os.environ["CUDA_VISIBLE_DEVICES"]
+        else:
+            os.environ["CUDA_VISIBLE_DEVICES"] = before
+    with pool:
         pool.warm()
         yield pool
 
@@ -147,8 +157,9 @@ def test_cuda_runners_get_the_documented_namespaces(gpu_pool_without_cuda: Sandb
 @pytest.mark.sandbox
 def test_a_gpu_pool_whose_runners_lack_cuda_refuses_jobs_and_says_why(gpu_pool_without_cuda: SandboxPool) -> None:
     result = gpu_pool_without_cuda.run(DOUBLE, "solution", [(torch.ones(2),)])
-    assert result.status == "internal_error" and "cannot use CUDA" in result.message
-    assert "built without CUDA" in result.message
+    assert result.status == "internal_error" and "the GPU sandbox cannot use CUDA: " in result.message
+    reason = "built without CUDA" if not torch.backends.cuda.is_built() else "No CUDA GPUs are available"
+    assert reason in result.message
     health = gpu_pool_without_cuda.health()
     assert health["state"] == "degraded" and health["device"] == "cuda"
     assert health["error"].startswith("CUDA is not available in the sandbox runners")

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The whole GPU grading path, checked in one go on a GPU host, ending with one table.
+#
+#   scripts/gpu-proof.sh --fetch-wheels   # where pip reaches PyPI: the sandbox's pure-Python wheels into .whl/
+#   scripts/gpu-proof.sh                  # on the GPU host, from the repository's root
+#
+# The GPU host needs Python 3.12+ with torch (2.11 was measured) and numpy; no Django (graders/sandbox, the
+# drill loader, bench/gpu.py and the GPU tests import none). The wheels in .whl/ (RestrictedPython and
+# pyseccomp, pinned in requirements.txt) are installed into that interpreter itself, never with --target or
+# PYTHONPATH: the fork server starts as `python -I` in a clean environment and would not see them.
+# With the device tool: run(command="bash scripts/gpu-proof.sh", carry=[".whl"]); $OUT gets the table.
+#
+# Steps: 1. what the host is  2. wheels  3. imports as the fork server sees them  4. pytest (the GPU module,
+# the GPU path's CPU tests, the jail, the CPU sandbox under this Python)  5. bench/gpu.py --proof: CUDA per
+# namespace set, the cuda drills, the attack suite on GPU runners, the runners' isolation, the bench.
+# Exit status: 0 when every step passed, 1 otherwise.
+
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+WHEELS=.whl
+REPORT=${OUT:-/tmp/gpu-proof}
+mkdir -p "$REPORT"
+failed=()
+
+pin() { grep -i "^$1==" requirements.txt | head -n 1; }
+
+if [[ "${1:-}" == "--fetch-wheels" ]]; then
+    grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >>.git/info/exclude
+    mkdir -p "$WHEELS"
+    exec python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation py \
+        -d "$WHEELS" "$(pin RestrictedPython)" "$(pin pyseccomp)"
+fi
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "1. the host"
+"$PY" - <<'EOF'
+import os, platform, sys
+import torch
+print(f"python {platform.python_version()} ({sys.executable}), torch {torch.__version__}, CUDA build {torch.version.cuda}")
+print(f"uid {os.geteuid()}, cores {os.cpu_count()}, kernel {platform.release()}")
+EOF
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
+ls -l /dev/nvidia* 2>&1 | head -n 8
+ls /proc/driver/nvidia 2>&1 | head -n 4
+[[ -e /dev/nvidiactl ]] || failed+=("no NVIDIA GPU on this host: the rest is a dry run")
+
+step "2. wheels from $WHEELS into $PY itself"
+if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile "$WHEELS"/*.whl 2>"$REPORT/pip.log" ||
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --break-system-packages "$WHEELS"/*.whl ||
+        failed+=("wheels")
+else
+    echo "no wheels in $WHEELS (run scripts/gpu-proof.sh --fetch-wheels where PyPI is reachable)"
+fi
+
+step "3. imports in the fork server's environment (python -I, a clean environment)"
+env -i PATH=/usr/bin:/bin "$PY" -I - <<'EOF' || failed+=("imports")
+import importlib
+for name in ("numpy", "torch", "RestrictedPython"):
+    importlib.import_module(name)
+try:
+    import pyseccomp  # a ctypes binding: it needs libseccomp.so.2 on the host
+    print("pyseccomp loads libseccomp")
+except Exception as exc:  # the pool will run, and report itself degraded: no seccomp layer
+    print(f"DEGRADED: pyseccomp cannot be used here ({type(exc).__name__}: {exc}); install libseccomp2")
+print("RestrictedPython, numpy and torch import")
+EOF
+
+step "4. pytest (the GPU module alone: its pool holds many CUDA contexts)"
+pytest_args=(-q -rfEs --noconftest -p no:cacheprovider -c /dev/null --rootdir . -W ignore::pytest.PytestUnknownMarkWarning)
+"$PY" -m pytest "${pytest_args[@]}" tests/graders/test_gpu.py 2>&1 | tee "$REPORT/pytest-gpu.log" | tail -n 25
+[[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=("tests/graders/test_gpu.py")
+parallel=()
+"$PY" -c "import xdist" 2>/dev/null && parallel=(-n "${PYTEST_JOBS:-8}")
+"$PY" -m pytest "${pytest_args[@]}" "${parallel[@]}" tests/graders/test_gpu_path.py tests/graders/test_sandbox_jail.py \
+    tests/graders/test_sandbox.py tests/graders/test_wire.py 2>&1 | tee "$REPORT/pytest-cpu.log" | tail -n 25
+[[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=("the CPU sandbox tests")
+
+step "5. bench/gpu.py --proof"
+"$PY" bench/gpu.py --proof 2>"$REPORT/proof-stderr.log" | tee "$REPORT/gpu-proof.md"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=("bench/gpu.py --proof")
+
+if ((${#failed[@]})); then
+    printf '\nGPU PROOF: FAIL (%s)\n' "${failed[*]}"
+    exit 1
+fi
+printf '\nGPU PROOF: PASS\n'
