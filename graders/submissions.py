@@ -47,17 +47,20 @@ class RateDecision:
 
 
 def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> RateDecision:
-    """Allowed while fewer than ``limit`` submissions were queued in the last ``window_seconds``."""
+    """Allowed while fewer than ``limit`` submissions were queued in the last ``window_seconds``.
+
+    Reads one row whatever the limit: the ``limit``-th newest in the window. If there is one, the window
+    is full, and it is the oldest that counts, so its age says when a place frees up.
+    """
     rule = rule or RateLimit.from_settings()
+    if rule.limit <= 0:
+        return RateDecision(False, rule.window_seconds)
     since = now - timedelta(seconds=rule.window_seconds)
-    recent = list(
-        Submission.objects.filter(user_id=user_id, queued_at__gt=since)
-        .order_by("-queued_at")
-        .values_list("queued_at", flat=True)[: rule.limit]
-    )
-    if len(recent) < rule.limit:
+    counted = Submission.objects.filter(user_id=user_id, queued_at__gt=since).order_by("-queued_at")
+    full = list(counted.values_list("queued_at", flat=True)[rule.limit - 1 : rule.limit])
+    if not full:
         return RateDecision(True, 0)
-    oldest = recent[-1]
+    oldest = full[0]
     wait = (oldest + timedelta(seconds=rule.window_seconds) - now).total_seconds()
     return RateDecision(False, max(1, int(wait) + 1))
 

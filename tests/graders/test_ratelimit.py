@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graders.models import Drill, Submission
@@ -48,3 +51,26 @@ def test_it_counts_each_learner_separately(learner: User, drill: Drill) -> None:
         submit_at(other, drill, ago)
     assert check_rate(learner.pk, timezone.now(), RULE).allowed
     assert not check_rate(other.pk, timezone.now(), RULE).allowed
+
+
+def test_it_waits_for_the_limit_th_newest_when_the_window_holds_more(learner: User, drill: Drill) -> None:
+    for ago in (55, 50, 40, 20, 5):  # five in the window, limit three: room again once the 40 s one leaves
+        submit_at(learner, drill, ago)
+    decision = check_rate(learner.pk, timezone.now(), RULE)
+    assert not decision.allowed
+    assert 20 <= decision.retry_after <= 21
+
+
+def test_it_refuses_everything_when_the_limit_is_zero(learner: User, drill: Drill) -> None:
+    decision = check_rate(learner.pk, timezone.now(), RateLimit(limit=0, window_seconds=60))
+    assert not decision.allowed
+    assert decision.retry_after == 60
+
+
+def test_it_reads_one_row_however_large_the_limit(learner: User, drill: Drill) -> None:
+    for ago in range(1, 40):
+        submit_at(learner, drill, ago)
+    with CaptureQueriesContext(connection) as queries:
+        assert check_rate(learner.pk, timezone.now(), RateLimit(limit=1_000_000, window_seconds=60)).allowed
+    assert len(queries) == 1
+    assert re.search(r"LIMIT 1\b", queries[0]["sql"]), queries[0]["sql"]  # one row, not up to a million
