@@ -189,8 +189,27 @@ def static_limits(threads_allowed: bool) -> None:
         _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))  # not enforced for root; seccomp covers fork
 
 
-def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool) -> None:
-    """Per-job limits: CPU seconds counted from now, address space, open files."""
+def data_bytes() -> int:
+    """This process's data size (VmData: heap, private writable mappings, thread stacks); 0 if unknown."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool, data_base: int = 0) -> None:
+    """Per-job limits: CPU seconds counted from now, address space (CPU) or data size (GPU), open files.
+
+    A GPU runner's address space cannot be capped below CUDA's reservations (about 18 GB of it; under
+    32 GiB CUDA breaks), so it keeps 64 GiB of address space and its host memory is capped by RLIMIT_DATA
+    instead: ``memory_mb`` on top of ``data_base``, its data size when it got ready. That limit counts
+    what a job can fill (heap, private writable mappings, thread stacks) and not the driver's
+    inaccessible reservations or its device mappings.
+    """
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = used.ru_utime + used.ru_stime
     soft = int(math.ceil(spent + max(cpu_seconds, 0.01)))
@@ -198,6 +217,9 @@ def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft))
     address_space = max(memory_mb * MIB, CUDA_ADDRESS_SPACE if cuda else 0)
     _try_setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    if cuda and data_base:
+        data = data_base + memory_mb * MIB
+        _try_setrlimit(resource.RLIMIT_DATA, (data, data))
     open_fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
     nofile = 32 if not cuda else max(256, open_fds + 64)  # the CUDA driver keeps many fds open
     _try_setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))

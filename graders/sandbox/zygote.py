@@ -19,12 +19,15 @@ Processes (the parent only talks to the zygote and to each child's two sockets):
 
 A CUDA zygote touches no CUDA at all, not even ``torch.cuda.is_available()``: torch registers a fork handler
 the first time it asks the driver anything (a CPU optimizer step asks), and every child forked after that
-fails with "Cannot re-initialize CUDA in forked subprocess". So it imports and does not warm up; each runner
-creates its context after its fork, before it says ready, and the pool creates runners ahead of demand.
+fails with "Cannot re-initialize CUDA in forked subprocess". So it runs the CPU warm-up (the lazy imports
+it triggers cost each runner half a second otherwise) while torch.cuda answers "no GPU" without asking the
+driver; each runner creates its context after its fork, warms up on the GPU and only then says ready, and
+the pool creates runners ahead of demand.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import marshal
@@ -36,6 +39,7 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,11 +62,11 @@ class Net(nn.Module):
         return F.relu(self.fc(x)).sum() + math.sqrt(4.0) + float(np.ones(2).sum())
 
 def solution(x):
-    out = torch.zeros(3)
+    out = torch.zeros(3, device=x.device)
     out[0] = x.sum()
     out[1] += 1
     print("warm", torch.tensor(1.0), f"{out[0].item():.2f}")
-    net = Net()
+    net = Net().to(x.device)
     for opt in (torch.optim.SGD(net.parameters(), lr=0.1), torch.optim.Adam(net.parameters())):
         sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)
         for (xb,) in DataLoader(TensorDataset(x.reshape(1, 3)), batch_size=1):
@@ -124,8 +128,8 @@ def prepare(device: str) -> None:
     """Everything runners share with their fork server: imports, proxies, (CPU only) a warm-up job, the
     seccomp filter, frozen and huge-paged memory. Imported once, so a child never imports after chroot.
 
-    For ``cuda`` nothing here may call into CUDA (see the module docstring): the warm-up job is the CPU
-    path's and runs in each GPU runner instead, on the GPU, after its context exists.
+    For ``cuda`` nothing here may reach the driver (see the module docstring): the CPU warm-up runs while
+    torch.cuda says there is no GPU; each runner warms up again on the GPU once its context exists.
     """
     import copy  # noqa: F401
     import linecache  # noqa: F401
@@ -140,14 +144,42 @@ def prepare(device: str) -> None:
 
     torch.set_num_threads(1)
     _MODULES.update(proxies.build_modules())
-    if device == "cpu":
+    with _no_cuda() if device == "cuda" else contextlib.nullcontext():
         error = _warm_up("cpu")
-        if error:
-            sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
+    if error:
+        sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
     gc.collect()
     jail.seccomp_filter()  # built once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
     jail.share_in_huge_pages()
+
+
+CUDA_ENTRY_POINTS = ("is_available", "device_count", "init", "_lazy_init")  # what reaches the driver
+
+
+@contextlib.contextmanager
+def _no_cuda() -> Iterator[None]:
+    """torch.cuda's entry points answer "no GPU" (or refuse) without asking the driver, while this lasts.
+
+    Each of them, on a CUDA build, makes torch call cudaGetDeviceCount or cuInit, which registers its
+    fork handler (the poison) and starts the driver in this process. Code that asks whether a GPU is
+    there (Adam's step does) gets False and takes its CPU path. Restored afterwards: runners get torch
+    as it was.
+    """
+    import torch
+
+    def refuse() -> None:
+        raise RuntimeError("the GPU fork server must not initialise CUDA")
+
+    saved = {name: getattr(torch.cuda, name) for name in CUDA_ENTRY_POINTS}
+    stand_ins = {"is_available": lambda: False, "device_count": lambda: 0, "init": refuse, "_lazy_init": refuse}
+    for name, stand_in in stand_ins.items():
+        setattr(torch.cuda, name, stand_in)
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            setattr(torch.cuda, name, original)
 
 
 @dataclass
@@ -344,6 +376,7 @@ def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[st
     warm_error = _warm_up_gpu() if device == "cuda" else ""  # the zygote warmed up the CPU path
     t2 = time.perf_counter()
     uid = int(config.get("runner_uid", jail.RUNNER_UID))
+    data_base = jail.data_bytes() if device == "cuda" else 0  # /proc is gone after chroot
     locked = jail.lock_down(
         workdir, isolation["userns"], threads_allowed=requested != "cpu", own_pidns=isolation["pidns"], runner_uid=uid
     )
@@ -359,7 +392,7 @@ def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[st
     _, values = wire.unpack(wire.recv_message(sock))  # the cases: a message of their own (see pool)
     t4 = time.perf_counter()
     cpu_before = _cpu_seconds()
-    jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda")
+    jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda", data_base)
     result, out_values = _run(header, values, device, sock, code)
     if device == "cuda":
         result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())

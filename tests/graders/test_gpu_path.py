@@ -30,7 +30,8 @@ DOUBLE = "def solution(x):\n    return x * 2\n"
 # those functions do not exist, so the script stands in for them: the Python entry points that reach them
 # on a CUDA build (is_available, device_count, init, _lazy_init) register the same at-fork handler, and
 # torch reports CUDA as its build's accelerator, as a CUDA build does (optimizers ask it whether a device
-# is available). Prints {"calls": [...], "child_in_bad_fork": bool, "simulated": bool}.
+# is available). Prints {"calls": [...], "child_in_bad_fork": bool, "simulated": bool, "restored": bool,
+# "warmed": bool}: whether torch.cuda is as it was after preparation, and whether the warm-up ran.
 PREPARATION = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
@@ -50,6 +51,8 @@ if simulated:
     torch._C._accelerator_getAccelerator = lambda: torch.device("cuda")
     torch.cuda._is_in_bad_fork = lambda: state["bad"]
 
+recorders = {}
+
 def record(name):
     original = getattr(torch.cuda, name)
     def recorder(*args, **kwargs):
@@ -58,6 +61,7 @@ def record(name):
             arm()
         return original(*args, **kwargs)
     setattr(torch.cuda, name, recorder)
+    recorders[name] = recorder
 
 for name in (*ARMING, "current_device", "get_device_properties", "mem_get_info", "synchronize",
              "set_per_process_memory_fraction", "empty_cache", "manual_seed_all"):
@@ -65,13 +69,17 @@ for name in (*ARMING, "current_device", "get_device_properties", "mem_get_info",
 
 from graders.sandbox import zygote
 zygote.prepare(sys.argv[2])
+restored = all(getattr(torch.cuda, name) is recorder for name, recorder in recorders.items())
+warmed = "torch._dynamo" in sys.modules  # the warm-up's lazy imports (an optimizer's) happened here
 read_end, write_end = os.pipe()
 pid = os.fork()
 if pid == 0:
     os.write(write_end, b"1" if torch.cuda._is_in_bad_fork() else b"0")
     os._exit(0)
 os.waitpid(pid, 0)
-print(json.dumps({"calls": calls, "child_in_bad_fork": os.read(read_end, 1) == b"1", "simulated": simulated}))
+child_in_bad_fork = os.read(read_end, 1) == b"1"
+print(json.dumps({"calls": calls, "child_in_bad_fork": child_in_bad_fork, "simulated": simulated,
+                  "restored": restored, "warmed": warmed}))
 """
 ARMING = {"is_available", "device_count", "init", "_lazy_init"}
 
@@ -91,9 +99,12 @@ def prepared(device: str) -> dict[str, object]:
 
 @pytest.mark.sandbox
 def test_it_prepares_a_cuda_fork_server_without_calling_into_cuda() -> None:
+    """It warms up on the CPU all the same (the lazy imports are shared with every runner), while torch.cuda
+    answers for the driver, and leaves torch.cuda as it found it."""
     report = prepared("cuda")
     assert not ARMING & set(report["calls"]), report  # type: ignore[arg-type]
     assert report["child_in_bad_fork"] is False, report
+    assert report["restored"] is True and report["warmed"] is True, report
 
 
 @pytest.mark.sandbox

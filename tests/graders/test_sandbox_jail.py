@@ -135,3 +135,54 @@ def _probe(workdir: str, device: str) -> None:
     assert report["env_has_secret"] is False
     assert report["torch_works"] == 6.0
     assert os.listdir(workdir) == [], report
+
+
+GPU_MEMORY_PROBE = r"""
+import ctypes, json, sys
+sys.path.insert(0, sys.argv[1])
+from graders.sandbox import jail
+import torch
+
+# What CUDA does at context creation: reserve ~18 GB of address space, inaccessible until it maps memory
+# there (PROT_NONE; MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE).
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+reservation = libc.mmap(None, 20 * 1024 ** 3, 0, 0x02 | 0x20 | 0x4000, -1, 0)
+assert reservation not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+before = jail.data_bytes()
+jail.job_limits(2, 256, cuda=True, data_base=before)
+report = {"reserved_counted": before > 10 * 1024 ** 3}
+def attempt(name, fn):
+    try:
+        fn()
+        report[name] = "allowed"
+    except MemoryError:
+        report[name] = "blocked: MemoryError"
+    except RuntimeError as exc:
+        report[name] = "blocked: " + str(exc)[:300]
+attempt("bytes_64mb", lambda: bytearray(64 * 1024 ** 2))
+attempt("tensor_64mb", lambda: torch.ones(16 * 1024 ** 2))
+attempt("bytes_1gb", lambda: bytearray(1024 ** 3))
+attempt("tensor_1gb", lambda: torch.ones(256 * 1024 ** 2))
+attempt("growing", lambda: [bytearray(10 * 1024 ** 2) for _ in range(200)])
+print(json.dumps(report))
+"""
+
+
+def test_a_gpu_runners_host_memory_is_capped_by_its_data_size_not_its_address_space() -> None:
+    """A GPU runner keeps 64 GiB of address space for CUDA's reservations; RLIMIT_DATA caps what a job fills."""
+    done = subprocess.run(
+        [sys.executable, "-c", GPU_MEMORY_PROBE, PROJECT_ROOT], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {
+        "reserved_counted": False,
+        "bytes_64mb": "allowed",
+        "tensor_64mb": "allowed",
+        "bytes_1gb": "blocked: MemoryError",
+        "tensor_1gb": report["tensor_1gb"],
+        "growing": "blocked: MemoryError",
+    }, report
+    assert report["tensor_1gb"].startswith("blocked") and "can't allocate memory" in report["tensor_1gb"]
