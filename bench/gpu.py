@@ -82,6 +82,7 @@ VARIANTS: list[tuple[str, int, bool]] = [
     ("net + pid", jail.CLONE_NEWNET | jail.CLONE_NEWPID, False),
     ("net + pid + mnt, /proc remounted", jail.CLONE_NEWNET | jail.CLONE_NEWPID | jail.CLONE_NEWNS, True),
     ("user", jail.CLONE_NEWUSER, False),
+    ("user + net (what an unprivileged worker could have)", jail.CLONE_NEWUSER | jail.CLONE_NEWNET, False),
     ("user + net + pid (the CPU runners' recipe)", jail.CLONE_NEWUSER | jail.CLONE_NEWNET | jail.CLONE_NEWPID, False),
 ]
 

@@ -29,6 +29,8 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 CLONE_THREAD = 0x00010000
 PR_SET_PDEATHSIG = 1
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
 MIB = 1024 * 1024
 CUDA_ADDRESS_SPACE = 64 * 1024 * MIB  # CUDA reserves ~18 GB of address space; below 32 GiB it breaks
 
@@ -113,6 +115,20 @@ def share_in_huge_pages() -> int:
 
 def set_parent_death_signal(sig: int = signal.SIGKILL) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+
+def set_undumpable() -> None:
+    """Make /proc/<pid>/mem, environ, maps and the like of this process root's, and ptrace need root.
+
+    A runner without chroot (an unprivileged GPU worker cannot have one) runs as the same user as its
+    worker and the other runners; without this it could read their memory and the worker's secrets
+    through /proc, since the kernel lets a process of the same user read a dumpable one's.
+    """
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def is_dumpable() -> bool:
+    return bool(_libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0))
 
 
 _USER_NET_PID = (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID, {"userns": True, "netns": True, "pidns": True})
@@ -344,6 +360,8 @@ def lock_down(
     """The last steps before untrusted code: empty root directory, an unprivileged uid where we are real
     root, static limits, seccomp (and, without a PID namespace of its own, signals confined to itself)."""
     chrooted = enter_directory(workdir)
+    if not own_pidns:  # the other runners can see it: they must not read it
+        set_undumpable()
     dropped = False if userns else drop_privileges(runner_uid)
     static_limits(threads_allowed)
     locked: dict[str, Any] = {"chroot": chrooted, "seccomp": install_seccomp(), "uid": os.geteuid()}

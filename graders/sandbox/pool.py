@@ -188,6 +188,8 @@ class SandboxPool:
         self.python = python
         self.runner_uid = runner_uid
         self._pipelined = self.device == "cuda"
+        jail.set_undumpable()  # this process holds references and secrets; runners share our user where
+        # they cannot have a user namespace, and must not read our memory or environment through /proc
         self._gpu_env = gpu.runner_environment(self.gpu_memory_mb) if self.device == "cuda" else {}
         self._refill = refill
         self._base = tempfile.mkdtemp(prefix="quizsite-sandbox-")

@@ -262,3 +262,17 @@ def test_the_gpu_environment_carries_the_parents_gpu_choice_and_the_mps_cap() ->
     assert env["CUDA_VISIBLE_DEVICES"] == "GPU-1234" and env["CUDA_MODULE_LOADING"] == "LAZY"
     assert "SECRET_KEY" not in env and "PYTHONPATH" not in env
     assert jail.process_env("cpu", extra)["CUDA_VISIBLE_DEVICES"] == ""  # a CPU fork server ignores GPU extras
+
+
+def test_a_process_that_holds_a_pool_is_not_readable_by_its_user() -> None:
+    """Its memory holds references and secrets; a runner without chroot runs as the same user."""
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from graders.sandbox import SandboxPool, jail\n"
+        "before = jail.is_dumpable()\n"
+        "pool = SandboxPool(size=1, refill=False)\n"
+        "print(before, jail.is_dumpable())\n"
+        "pool.close()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, PROJECT_ROOT], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "False"]

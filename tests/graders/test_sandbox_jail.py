@@ -33,7 +33,7 @@ os.environ.clear()
 os.environ.update(jail.process_env(device))
 locked = jail.lock_down(workdir, iso["userns"], threads_allowed=device != "cpu", own_pidns=iso["pidns"])
 jail.job_limits(2, 1024, cuda=False)
-report = {"isolation": iso, **locked, "pid": os.getpid(), "env": dict(os.environ)}
+report = {"isolation": iso, **locked, "pid": os.getpid(), "env": dict(os.environ), "dumpable": jail.is_dumpable()}
 
 def attempt(name, fn):
     try:
@@ -127,6 +127,8 @@ def _probe(workdir: str, device: str) -> None:
         assert report["uid_dropped"] is True and report["uid"] == 65534  # root without a user namespace
     if report["isolation"]["pidns"]:
         assert report["pid"] == 1
+    else:  # the other runners see it: its /proc entries are root's
+        assert report["dumpable"] is False
     if device == "cpu":
         assert report["env"]["CUDA_VISIBLE_DEVICES"] == ""  # a CPU runner never sees a GPU
     else:  # the GPU recipe: CUDA's init fails inside user or PID namespaces (error 304, measured on an H100)
