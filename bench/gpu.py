@@ -24,7 +24,6 @@ import threading
 import time
 import tomllib
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -152,49 +151,30 @@ def drill_rows(pool: SandboxPool) -> list[dict[str, Any]]:
 
 
 def attack_rows(pool: SandboxPool) -> tuple[dict[str, Counter[str]], list[str]]:
-    """The attack suite's checks (tests/graders/test_sandbox_attacks.py) on GPU runners, 8 at a time."""
+    """The attack suite on GPU runners, one attack at a time, each checked by the suite's own test
+    (tests/graders/test_sandbox_attacks.py: contained, nothing leaked or left, the fork server alive, the
+    next correct submission graded right), so the GPU is held to exactly the CPU's checks."""
     from tests.graders.attacks import ATTACKS
-    from tests.graders.test_sandbox_attacks import (
-        CORRECT,
-        all_correct,
-        expected_for,
-        leaked_files,
-        make_cases,
-        prepare,
-        run_attack,
-    )
+    from tests.graders.test_sandbox_attacks import prepare
+    from tests.graders.test_sandbox_attacks import test_it_contains_the_attack as check
 
     env = prepare()
     counts: dict[str, Counter[str]] = {}
     failures: list[str] = []
-    lock = threading.Lock()
-
-    def one(attack: Any) -> None:
-        cases = make_cases()
-        originals = [c[0].clone() for c in cases]
-        result = run_attack(pool, attack, env, cases)
-        problems = []
-        if all_correct(result, expected_for(originals)):
-            problems.append("got through")
-        if result.status == "internal_error":
-            problems.append(f"internal_error: {result.message[:120]}")
-        if env.canary_text in repr(result):
-            problems.append("leaked the canary")
-        if leaked_files(env):
-            problems.append("left a file")
-        with lock:
-            counts.setdefault(attack.category, Counter())["total"] += 1
-            counts[attack.category]["contained" if not problems else "failed"] += 1
-            failures.extend(f"{attack.category}/{attack.name}: {p}" for p in problems)
-
     try:
-        with ThreadPoolExecutor(8) as executor:
-            list(executor.map(one, ATTACKS))
-        after = pool.run(CORRECT, "solution", make_cases())
-        if not all_correct(after, expected_for(make_cases())) or after.device != "cuda":
-            failures.append(f"after the suite a correct submission got {after.status} on {after.device}")
+        for attack in ATTACKS:
+            counts.setdefault(attack.category, Counter())["total"] += 1
+            try:
+                check(pool, env, attack)
+            except Exception as exc:  # an assertion, or anything the check itself tripped on
+                counts[attack.category]["failed"] += 1
+                first = (str(exc).splitlines() or [""])[0][:200]
+                failures.append(f"{attack.category}/{attack.name}: {type(exc).__name__}: {first}")
+            else:
+                counts[attack.category]["contained"] += 1
     finally:
         os.unlink(env.canary_file)
+        os.environ.pop(env.canary_env, None)
     return counts, failures
 
 

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from graders.sandbox import SandboxPool, gpu
+from tests.graders.attacks import ATTACKS
 
 pytestmark = [
     pytest.mark.sandbox,
@@ -92,12 +93,22 @@ def test_it_grades_each_cuda_drill_on_the_gpu(slug: str, pool: SandboxPool) -> N
         assert verdict(alternative["code"])["status"] == "accepted"
 
 
-def test_it_contains_the_attack_suite_on_gpu_runners(pool: SandboxPool) -> None:
-    from bench import gpu as gpu_bench
+@pytest.fixture(scope="module")
+def attack_env() -> Iterator[Any]:
+    from tests.graders.test_sandbox_attacks import prepare
 
-    counts, failures = gpu_bench.attack_rows(pool)
-    assert not failures, failures
-    assert sum(c["total"] for c in counts.values()) >= 100
+    env = prepare()
+    yield env
+    os.unlink(env.canary_file)
+    os.environ.pop(env.canary_env, None)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
+def test_it_contains_each_attack_on_gpu_runners(pool: SandboxPool, attack_env: Any, attack: Any) -> None:
+    """The attack suite's own check (tests/graders/test_sandbox_attacks.py), on GPU runners."""
+    from tests.graders.test_sandbox_attacks import test_it_contains_the_attack as contained
+
+    contained(pool, attack_env, attack)
 
 
 def test_bench_gpu_prints_its_figures() -> None:
