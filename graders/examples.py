@@ -13,7 +13,7 @@ from typing import Any, ClassVar, TypedDict
 
 from graders import tasks
 from graders.jobs import Finished, Infrastructure, register
-from graders.models import Drill, DrillExamples
+from graders.models import Drill, DrillExamples, grading_drill
 from graders.status import Status
 
 OUTPUT_CHARS = 800
@@ -53,6 +53,10 @@ class ExamplesKind:
 
     def load(self, pk: int) -> DrillExamples:
         return DrillExamples.objects.select_related("drill").get(pk=pk)
+
+    def attach(self, job: DrillExamples) -> DrillExamples:
+        job.drill = grading_drill(job.drill_id)
+        return job
 
     def run(self, job: DrillExamples, pool: Any, *, worker: str) -> Finished:
         """The reference on the examples (seed 0: examples never depend on the seed)."""

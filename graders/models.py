@@ -8,12 +8,14 @@ can never both record a result.
 from __future__ import annotations
 
 import functools
+import threading
 import uuid
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import ClassVar
 
 from django.conf import settings
-from django.db import models
+from django.db import connections, models, router
 from django.utils import timezone
 
 from cards.models import Card
@@ -42,6 +44,43 @@ class DrillQuerySet(models.QuerySet["Drill"]):
 def _parsed_definition(definition: str, source_path: str) -> DrillSpec:
     """Frozen and equal across calls, so the grading module's reference cache hits for every submission."""
     return parse_drill(definition, source_path)
+
+
+_GRADING_DRILLS: OrderedDict[tuple[int, str], Drill] = OrderedDict()
+_GRADING_DRILLS_LOCK = threading.Lock()
+
+
+def grading_drill(pk: int) -> Drill:
+    """The stored drill a worker grades with, kept per process while its version is current.
+
+    Reading the drill's one ``version`` column (the hash of its whole file) costs far less than reading
+    and building the row, and says whether the kept row is still the stored one; drill rows are never
+    deleted (their card and submissions protect them; ``import_drills`` retires a drill instead).
+    """
+    connection = connections[router.db_for_read(Drill)]
+    table, column, key = (connection.ops.quote_name(n) for n in (Drill._meta.db_table, "version", "id"))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column} FROM {table} WHERE {key} = %s", [pk])
+        found = cursor.fetchone()
+    if found is None:
+        raise Drill.DoesNotExist(f"no drill {pk}")
+    with _GRADING_DRILLS_LOCK:
+        drill = _GRADING_DRILLS.get((pk, found[0]))
+        if drill is not None:
+            _GRADING_DRILLS.move_to_end((pk, found[0]))
+            return drill
+    drill = Drill.objects.get(pk=pk)
+    with _GRADING_DRILLS_LOCK:
+        _GRADING_DRILLS[(pk, drill.version)] = drill
+        while len(_GRADING_DRILLS) > 256:
+            _GRADING_DRILLS.popitem(last=False)
+    return drill
+
+
+def forget_grading_drills() -> None:
+    """Empty the cache (tests: a rolled-back database reuses ids, so an id and version can name another row)."""
+    with _GRADING_DRILLS_LOCK:
+        _GRADING_DRILLS.clear()
 
 
 class Drill(models.Model):

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from graders import reviews
 from graders.jobs import Finished, Infrastructure, register
-from graders.models import Submission
+from graders.models import Submission, grading_drill
 from graders.signals import verdict_recorded
 from graders.status import VERDICTS, Status
 
@@ -39,6 +39,10 @@ class SubmissionKind:
 
     def load(self, pk: int) -> Submission:
         return Submission.objects.select_related("drill").get(pk=pk)
+
+    def attach(self, job: Submission) -> Submission:
+        job.drill = grading_drill(job.drill_id)
+        return job
 
     def run(self, job: Submission, pool: Any, *, worker: str) -> Finished:
         """Grade against the stored drill version with the submission's seed; our own failures raise."""

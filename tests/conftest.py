@@ -59,6 +59,14 @@ def _fresh_producer_pool() -> None:
     publish_to_configured_broker()
 
 
+@pytest.fixture(autouse=True)
+def _no_drills_kept_between_tests() -> None:
+    """Workers keep drill rows by (id, version); a rolled-back test database reuses ids."""
+    from graders.models import forget_grading_drills
+
+    forget_grading_drills()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_broker_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path | None]:
     """Point the filesystem broker at folders of this session that do not exist yet."""

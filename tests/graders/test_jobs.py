@@ -342,3 +342,32 @@ def test_it_rates_the_drill_card_in_the_same_transaction_as_the_verdict(learner:
     log = ReviewLog.objects.get(card=drill.card, user=learner)
     assert (log.quality, log.source) == (5, "grader")
     assert CardState.objects.get(card=drill.card, user=learner).repetitions == 1
+
+
+def test_it_claims_a_queued_row_in_one_statement_that_returns_it_with_its_kept_drill(
+    learner: User, drill: Drill, django_assert_num_queries: Any
+) -> None:
+    sub = queued(learner, drill)
+    claimed(queued(learner, drill))  # the worker now keeps this drill version
+    now = timezone.now()
+    with django_assert_num_queries(2):  # the claim returning the row, the drill's version
+        claim = jobs.claim(SUBMISSIONS, sub.pk, now)
+    job = claim.job
+    assert isinstance(job, Submission)
+    assert (job.pk, job.status, job.attempts, job.claim_token) == (sub.pk, Status.RUNNING, 1, claim.token)
+    assert (job.claimed_at, job.queued_at) == (now, sub.queued_at)  # aware datetimes, as the ORM reads them
+    assert (job.code, job.seed, job.uuid, job.verdict) == (sub.code, sub.seed, sub.uuid, None)
+    assert job.drill.spec == drill.spec
+    sub.refresh_from_db()
+    assert (sub.status, sub.claim_token, sub.attempts) == (Status.RUNNING, claim.token, 1)
+
+
+def test_it_grades_against_the_stored_drill_once_the_drill_has_moved_on(learner: User, drill: Drill) -> None:
+    first, second = queued(learner, drill), queued(learner, drill, code=RIGHT)
+    assert grade(first) == Outcome("accepted")  # this worker now keeps the drill's first version
+    Drill.objects.filter(pk=drill.pk).update(
+        definition=drill.definition.replace("return x + 1", "return x + 2"), version="v2"
+    )
+    assert grade(second) == Outcome("wrong_answer")  # graded against v2, not the v1 row this worker kept
+    second.refresh_from_db()
+    assert second.drill_version == "v2"
