@@ -263,12 +263,37 @@ def _finish(
 ) -> bool:
     """``from_status -> final`` for the holder of ``token``, with the kind's ``on_finish``, in one transaction."""
     with transaction.atomic():
-        changed = kind.model.objects.filter(pk=pk, status=from_status, claim_token=token).update(
-            status=finished.status, finished_at=now, **finished.fields
+        changed = _update_held(
+            kind.model, pk, from_status, token, {"status": finished.status, "finished_at": now, **finished.fields}
         )
         if changed == 1:
             kind.on_finish(job if job is not None else kind.load(pk), finished, now)
     return changed == 1
+
+
+def _update_held(model: type[Job], pk: int, status: str, token: str, values: dict[str, Any]) -> int:
+    """``UPDATE ... SET values WHERE pk AND status AND claim_token``: the rows changed (0 or 1).
+
+    The statement is built once per model, database and set of columns; each value goes through its
+    field's own conversion (JSON, datetimes), as ``QuerySet.update`` would, without building a query.
+    """
+    connection = connections[router.db_for_write(model)]
+    sql, fields = _held_statement(model, connection.alias, tuple(values))
+    params = [f.get_db_prep_save(values[f.name], connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, pk, status, token])
+        return cursor.rowcount
+
+
+@functools.cache
+def _held_statement(model: type[Model], alias: str, names: tuple[str, ...]) -> tuple[str, list[Any]]:
+    quote = connections[alias].ops.quote_name
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
+    keys = (meta.pk, meta.get_field("status"), meta.get_field("claim_token"))
+    where = " AND ".join(f"{quote(f.column)} = %s" for f in keys)
+    return f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {where}", fields
 
 
 def finish(kind: JobKind, job: Job, token: str, finished: Finished, now: datetime | None = None) -> bool:
