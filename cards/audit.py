@@ -42,9 +42,11 @@ class Audit:
     rows: list[KindRow]
     uncovered: dict[str, list[str]]  # note slug -> heading paths with substance and no active card
     headings: dict[str, int]  # note slug -> headings with substance
-    output_cards: int = 0
-    output_flagged: list[str] = field(default_factory=list)  # "<note> › <heading>: <problem>"
-    output_unchecked: int = 0
+    output_cards: int = 0  # active output cards
+    output_verified: int = 0  # active, and the back is what the card's qualifying sandbox run printed
+    output_flagged: list[str] = field(default_factory=list)  # active but not verified: "<note> › <heading>: why"
+    output_kept_out: int = 0  # in their notes, kept out of review by the notes check
+    output_unchecked: int = 0  # in their notes, no final run yet
 
 
 def substantive_headings(text: str) -> list[str]:

@@ -7,6 +7,11 @@ Three properties matter more than speed here, and the design follows from them:
 2. Re-importing unchanged notes writes nothing, so the whole comparison is done on two reads
    (notes by slug, their cards' keys and hashes) before any transaction is opened.
 3. Bad input changes nothing: every file is read and checked before the first write.
+
+Some kinds are reviewed only once another app vouches for them: an output card only once the sandbox
+has run its code (the ``outputs`` app registers itself with ``register_verifier``; cards never imports
+it). The importer writes those cards inactive, never activates them, and hands the verifier the cards
+each changed note has now.
 """
 
 from __future__ import annotations
@@ -36,6 +41,16 @@ _BATCH = 200
 # The kinds this importer owns; drill cards hang off the same notes but come from import_drills,
 # so they are never retired here.
 IMPORTED_KINDS = [Card.Kind.QA, Card.Kind.MAPPING, Card.Kind.CLOZE, Card.Kind.OUTPUT]
+
+
+# kind -> verify(ids of the changed notes, [(card id, spec) of their cards of that kind]) -> a report line.
+Verifier = Callable[[list[int], list[tuple[int, CardSpec]]], str]
+_VERIFIERS: dict[str, Verifier] = {}
+
+
+def register_verifier(kind: str, verify: Verifier) -> None:
+    """Cards of ``kind`` reach review only when ``verify`` activates them (see the module docstring)."""
+    _VERIFIERS[kind] = verify
 
 
 class NoteFileError(Exception):
@@ -170,18 +185,23 @@ def _display_path(path: Path) -> str:
 
 
 def import_notes(
-    sources: Sequence[NoteSource], *, dry_run: bool = False, on_note: Callable[[NoteReport], None] | None = None
+    sources: Sequence[NoteSource],
+    *,
+    dry_run: bool = False,
+    on_note: Callable[[NoteReport], None] | None = None,
+    on_verified: Callable[[str], None] | None = None,
 ) -> list[NoteReport]:
     """Bring the database in line with ``sources``: one transaction per note that changed.
 
     ``on_note`` is called with each note's report as soon as that note is done, so a long import
-    can show its progress.
+    can show its progress; ``on_verified`` with each verifier's report line (see ``register_verifier``).
 
     Raises ``NoteFileError`` before anything is written when a curated cards file has mistakes.
 
     Steps: 1. parse every note (nothing written yet); 2. read the stored notes and their cards'
     keys and hashes in two queries; 3. for each note whose plan writes something, re-plan inside
-    its transaction with the note row locked, then write with bulk operations.
+    its transaction with the note row locked, then write with bulk operations; 4. hand the notes
+    written to the verifiers.
     """
     parsed, errors = [], []
     for source in sources:
@@ -194,6 +214,7 @@ def import_notes(
     notes = {n.slug: n for n in Note.objects.filter(slug__in=[p.slug for _, p in parsed]).defer("content")}
     cards_by_note = _cards_by_note([n.pk for n in notes.values()])
     reports = []
+    written: list[ParsedNote] = []
     for source, note_spec in parsed:
         note = notes.get(note_spec.slug)
         plan = _plan(source, note_spec, note, cards_by_note.get(note.pk, []) if note else [])
@@ -201,10 +222,29 @@ def import_notes(
             with transaction.atomic():
                 plan = _locked_plan(source, note_spec)
                 _apply(plan, source, note_spec)
+            written.append(note_spec)
         reports.append(plan.report)
         if on_note is not None:
             on_note(plan.report)
+    for line in _verify(written):
+        if on_verified is not None:
+            on_verified(line)
     return reports
+
+
+def _verify(written: list[ParsedNote]) -> list[str]:
+    """Hand each verifier the current cards of its kind in the notes this import wrote."""
+    if not written or not _VERIFIERS:
+        return []
+    specs = {(n.slug, spec.key): spec for n in written for spec in n.cards if spec.kind in _VERIFIERS}
+    rows = Card.objects.filter(note__slug__in=[n.slug for n in written], kind__in=list(_VERIFIERS))
+    note_ids = sorted(set(Note.objects.filter(slug__in=[n.slug for n in written]).values_list("pk", flat=True)))
+    current: dict[str, list[tuple[int, CardSpec]]] = {kind: [] for kind in _VERIFIERS}
+    for pk, key, kind, slug in rows.values_list("pk", "key", "kind", "note__slug").order_by("note__slug", "position"):
+        spec = specs.get((slug, key))
+        if spec is not None:
+            current[kind].append((pk, spec))
+    return [verify(note_ids, current[kind]) for kind, verify in _VERIFIERS.items()]
 
 
 def _cards_by_note(note_ids: list[int]) -> dict[int, list[Card]]:
@@ -234,13 +274,14 @@ def _plan(source: NoteSource, spec: ParsedNote, note: Note | None, cards: list[C
     existing = {card.key: card for card in cards}
     for card_spec in spec.cards:
         card = existing.pop(card_spec.key, None)
+        verified = card_spec.kind in _VERIFIERS  # inactive until its verifier says otherwise
         if card is None:
             plan.create.append(card_spec)
             report.created.append(card_spec.front)
-        elif card.content_hash != card_spec.content_hash or not card.active:
+        elif card.content_hash != card_spec.content_hash or not (card.active or verified):
             plan.update.append((card, card_spec))
             report.updated.append(card_spec.front)
-            if not card.active:
+            if not card.active and not verified:
                 report.reactivated.append(card_spec.front)
         else:
             report.unchanged += 1
@@ -274,6 +315,6 @@ def _fill(card: Card, spec: CardSpec, now: datetime) -> Card:
     card.front_html, card.back_html = render_markdown(spec.front), render_markdown(spec.back)
     card.heading_path, card.anchor = spec.heading_path[:500], spec.anchor[:200]
     card.tags, card.position, card.content_hash = list(spec.tags), spec.position, spec.content_hash
-    card.active = True
+    card.active = spec.kind not in _VERIFIERS
     card.updated_at = now
     return card

@@ -63,3 +63,35 @@ class SnippetRun(Job):
     def graded_output(self) -> str:
         """The output a typed answer is compared with."""
         return self.context_output if self.outcome == "needs_context" else self.output
+
+
+class OutputCheck(models.Model):
+    """Whether an output card may be reviewed, kept by this app (``outputs.verify``) beside the card.
+
+    The importer writes output cards inactive and never activates them; it says which cards each note
+    has now (``in_note``) and what the note shows. A card is active only while it is in its note and the
+    sandbox's run of its code qualifies (``snippets.verdict``); its back is then what the sandbox printed.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for the sandbox"
+        VERIFIED = "verified", "Verified"
+        EXCLUDED = "excluded", "Kept out of review"
+
+    card = models.OneToOneField(Card, on_delete=models.CASCADE, primary_key=True, related_name="output_check")
+    in_note = models.BooleanField(default=True, help_text="The last import found the card in its note.")
+    note_output = models.TextField(blank=True, help_text="What the note shows it prints (the notes check compares).")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    problem = models.CharField(max_length=32, blank=True, help_text="Why it is kept out of review.")
+    detail = models.TextField(blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "verified", "excluded"]), name="outputcheck_state_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"output card {self.card_id}: {self.state}"

@@ -13,33 +13,19 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
+from django.db.models import Q
+
 from cards.models import Card
-from graders import tasks
 from graders.jobs import Finished, register
 from graders.status import Status
 from outputs import snippets
-from outputs.models import SnippetRun
+from outputs.models import OutputCheck, SnippetRun
+from outputs.verify import after_run, snippet_for
 
 if TYPE_CHECKING:
     from graders.sandbox import SandboxPool
 
 CONTEXT_BUDGET = 12_000  # bytes of earlier code; the sandbox refuses programs over 20,000
-
-
-def snippet_for(card: Card) -> snippets.Snippet | None:
-    """The runnable snippet of an output card (None for any other card, or a card without code)."""
-    if card.kind != Card.Kind.OUTPUT:
-        return None
-    return snippets.snippet_from_card(card.front, card.back)
-
-
-def current_run(card: Card, snippet: snippets.Snippet) -> SnippetRun | None:
-    return SnippetRun.objects.filter(card=card, content_hash=snippet.content_hash).first()
-
-
-def request_run(card: Card, snippet: snippets.Snippet) -> SnippetRun:
-    """The card's run for this snippet version; a missing one is created queued and sent to a worker."""
-    return tasks.request(SnippetRun, card=card, content_hash=snippet.content_hash)
 
 
 class SnippetKind:
@@ -82,7 +68,12 @@ class SnippetKind:
         return Finished(Status.INTERNAL_ERROR, {"outcome": "failed", "error": message[:2000]})
 
     def on_finish(self, job: SnippetRun, finished: Finished, now: datetime) -> None:
-        return None
+        """The card is activated with what the sandbox printed, or kept out of review (``outputs.verify``).
+
+        ``job`` is the row as claimed (still running in memory): the finished row is read again.
+        """
+        job.refresh_from_db()
+        after_run(job)
 
 
 SNIPPETS = register(SnippetKind())
@@ -116,7 +107,11 @@ def _allowed(cells: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class FindingRow(TypedDict):
-    """One finding of the notes check, as the page, the command and its ``--json`` show it."""
+    """One finding of the notes check, as the page, the command and its ``--json`` show it.
+
+    ``error``: the snippet is kept out of review until its note is fixed; ``warning``: the card is in
+    review with what torch prints now, but the note shows another output.
+    """
 
     note: str
     heading: str
@@ -131,48 +126,68 @@ class FindingRow(TypedDict):
 
 class CheckReport(TypedDict):
     findings: list[FindingRow]
-    checked: int  # output cards with a final run
-    unchecked: int  # output cards without one yet
+    checked: int  # output cards in their notes with a final run
+    unchecked: int  # those without one yet
+    active: int  # output cards in review
 
 
 def output_cards() -> list[tuple[Card, snippets.Snippet]]:
-    """Every active output card with a snippet, in note order."""
+    """Every output card its note has now (and an active one imported before the checks), in note order."""
+    in_note = Q(output_check__in_note=True) | Q(output_check__isnull=True, active=True)
     cards = (
-        Card.objects.active().filter(kind=Card.Kind.OUTPUT).select_related("note").order_by("note__slug", "position")
+        Card.objects.filter(in_note, kind=Card.Kind.OUTPUT)
+        .select_related("note", "output_check")
+        .order_by("note__slug", "position")
     )
     pairs = [(card, snippet_for(card)) for card in cards]
     return [(card, snippet) for card, snippet in pairs if snippet is not None]
 
 
-def check_report(include_info: bool = False) -> CheckReport:
-    """The notes check from the stored runs: one row per snippet whose note shows the wrong thing."""
+def check_report() -> CheckReport:
+    """The notes check from the stored runs: each snippet kept out of review, and each note that shows
+    another output than torch prints (the card asks the real one)."""
     pairs = output_cards()
-    runs = {
+    found = {
         (run.card_id, run.content_hash): run for run in SnippetRun.objects.filter(card__in=[card for card, _ in pairs])
     }
     findings: list[FindingRow] = []
     checked = 0
     for card, snippet in pairs:
-        run = runs.get((card.pk, snippet.content_hash))
+        run = found.get((card.pk, snippet.content_hash))
         if run is None or not run.is_final:
             continue
         checked += 1
-        found = snippets.check_finding(
-            snippet.shown, run.outcome, run.output, run.error, run.context_outcome, run.context_output
-        )
-        if found is None or (found.severity == "info" and not include_info):
+        shown = _note_output(card, snippet)
+        code = snippet.code
+        judged = snippets.verdict(code, run.outcome, run.output, run.error, run.context_outcome, run.context_output)
+        if not judged.qualifies:
+            row = _row(card, "error", judged.problem, judged.detail, shown, judged.output)
+        elif snippets.note_is_stale(shown, judged.output):
+            detail = "the note shows another output; the card asks what torch prints now"
+            row = _row(card, "warning", "mismatch", detail, shown, judged.output)
+        else:
             continue
-        findings.append(
-            FindingRow(
-                note=card.note.path,
-                heading=card.heading_path,
-                anchor=card.anchor,
-                card=str(card.uuid),
-                severity=found.severity,
-                problem=found.problem,
-                detail=found.detail,
-                shown=snippet.shown,
-                real_output=found.real_output,
-            )
-        )
-    return CheckReport(findings=findings, checked=checked, unchecked=len(pairs) - checked)
+        findings.append(row)
+    active = sum(1 for card, _ in pairs if card.active)
+    return CheckReport(findings=findings, checked=checked, unchecked=len(pairs) - checked, active=active)
+
+
+def _note_output(card: Card, snippet: snippets.Snippet) -> str:
+    try:
+        return card.output_check.note_output
+    except OutputCheck.DoesNotExist:
+        return snippet.shown
+
+
+def _row(card: Card, severity: str, problem: str, detail: str, shown: str, real: str) -> FindingRow:
+    return FindingRow(
+        note=card.note.path,
+        heading=card.heading_path,
+        anchor=card.anchor,
+        card=str(card.uuid),
+        severity=severity,
+        problem=problem,
+        detail=detail,
+        shown=shown,
+        real_output=real,
+    )

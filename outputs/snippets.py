@@ -1,12 +1,12 @@
 """ "What does this print?" cards, graded: a runnable program from the card, and a tolerant comparison.
 
 Pure (no Django, no torch): the web process builds programs and compares answers, a worker runs the
-programs in the sandbox (``graders.output_tasks``).
+programs in the sandbox (``outputs.runs``).
 
-An ``output`` card (``cards.ingest``) stores the transcript as a fenced block in its front and the shown
-output as a fenced block in its back. The transcript may be an IPython session (``In [3]:`` / ``Out[3]:``),
-a ``>>>`` session, the notes' own style (``>>>tensor(...)`` marks printed output) or a plain script.
-``snippet_from_card`` turns it into *cells*: the code between two shown outputs. ``build_program``
+An ``output`` card (``cards.ingest.outputs``) shows code that runs alone (prompts and shown outputs
+stripped, its set-up included) as a fenced block in its front; its back is the note's output until the
+sandbox has run it, then what the sandbox printed (``outputs.verify``). ``snippet_from_card`` reads the
+code as *cells* (older cards hold whole transcripts: the code between two shown outputs). ``build_program``
 then writes a module the sandbox accepts:
 
 1. a prelude with the aliases the notes assume (``torch``, ``nn``, ``F``, ``np``, ``math``, ``t``) and a
@@ -15,7 +15,8 @@ then writes a module the sandbox accepts:
    behind a marker so the parent can tell "needs an earlier block" (NameError) from the rest;
 3. a marker, then the last cell, whose final expression is printed with ``repr`` as a REPL would.
 
-What the last cell printed (plus the error line when it raised) is the real output.
+What the last cell printed (plus the error line when it raised) is the real output; ``verdict`` says
+whether it makes a card.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from cards.ingest.outputs import answer_in_code, transcript_cells
+
 # Bump when build_program changes, so every cached run is redone (it is part of the cache key).
 ADAPTER_VERSION = "1"
 ENTRY_POINT = "snippet_done"
@@ -39,16 +42,7 @@ SEEDS = (0, 1)
 WITHHELD_NAMES = ("DataLoader", "SummaryWriter", "DistributedSampler")
 
 _FENCE = re.compile(r"^(?P<fence>`{3,})[^\n`]*\n(?P<body>.*?)\n?(?P=fence)[ \t]*$", re.DOTALL | re.MULTILINE)
-_OUT = re.compile(r"^Out\[\d+\]:\s?(.*)$")
-_IN = re.compile(r"^In \[\d+\]:\s?(.*)$")
-_IN_CONTINUATION = re.compile(r"^\s+\.\.\.:\s?(.*)$")
-_PROMPT = re.compile(r"^>>>\s?(.*)$")
-_PROMPT_CONTINUATION = re.compile(r"^\.\.\.(?: (.*))?$")
-_OUTPUTISH = re.compile(
-    r"^(tensor\(|Traceback\b|torch\.Size|array\(|Parameter|[-+]?\d|\[|\{|\(|True\b|False\b|None\b|['\"<])"
-)
 _ERROR_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit))\b:?\s*(?P<msg>.*)$")
-_MAGIC = re.compile(r"^\s*(%|!|from\s+__future__\s+import\b)")
 _USES_T = re.compile(r"(?<![\w.])t\.[A-Za-z]")
 _BINDS_T = re.compile(r"(?<![\w.])t\s*=(?!=)|\bas\s+t\b|\bfor\s+t\b|\bdef\s+\w+\([^)]*\bt\b")
 
@@ -110,85 +104,12 @@ def snippet_from_card(front: str, back: str) -> Snippet | None:
 
 
 def split_cells(transcript: str) -> list[str]:
-    """Code between shown outputs, prompts stripped; outputs shown inside the transcript dropped."""
-    lines = transcript.split("\n")
-    first = next((line for line in lines if line.strip()), "")
-    repl_mode = bool(_PROMPT.match(first))
-    cells: list[list[str]] = [[]]
-    index = 0
-    after_prompt = False
-    while index < len(lines):
-        line = lines[index]
-        kind, code = _classify(line, repl_mode, after_prompt)
-        if kind == "output":
-            index = _skip_output(lines, index, line)
-            cells.append([])
-            after_prompt = False
-            continue
-        if kind == "prompt" and cells[-1] and repl_mode:
-            cells.append([])  # every >>> statement is its own REPL cell
-        if kind == "ipython" and cells[-1]:
-            cells.append([])
-        if code is not None and not _MAGIC.match(code):
-            cells[-1].append(code)
-        after_prompt = kind in ("prompt", "continuation") or (after_prompt and not line.strip())
-        index += 1
-    joined = [textwrap.dedent("\n".join(cell)).strip("\n") for cell in cells]
-    return [cell for cell in joined if cell.strip()]
+    """Code between shown outputs, prompts stripped; outputs shown inside the transcript dropped.
 
-
-def _classify(line: str, repl_mode: bool, after_prompt: bool) -> tuple[str, str | None]:
-    """("output" | "prompt" | "continuation" | "ipython" | "code", the code on the line)."""
-    if _OUT.match(line) or line.startswith("Traceback (most recent call last)"):
-        return "output", None
-    prompt = _PROMPT.match(line)
-    if prompt:
-        if not line.startswith(">>> ") and _OUTPUTISH.match(prompt.group(1)):
-            return "output", None  # the notes' own ">>>tensor(...)": what was printed
-        return "prompt", prompt.group(1)
-    match = _IN.match(line)
-    if match:
-        return "ipython", match.group(1)
-    match = _IN_CONTINUATION.match(line)
-    if match:
-        return "code", match.group(1)
-    if repl_mode:
-        continuation = _PROMPT_CONTINUATION.match(line)
-        if continuation:
-            return "continuation", continuation.group(1) or ""
-        if after_prompt and line.strip():
-            return "output", None  # a standard REPL: unprompted lines after a prompt were printed
-    return "code", line
-
-
-def _skip_output(lines: list[str], index: int, line: str) -> int:
-    """The index after one shown output: a traceback to its error line, else until brackets balance."""
-    out = _OUT.match(line)
-    prompt = _PROMPT.match(line)
-    first = out.group(1) if out else prompt.group(1) if prompt else line
-    index += 1
-    if not first.strip() and index < len(lines):
-        first = lines[index]
-        index += 1
-    if first.startswith("Traceback"):
-        while index < len(lines):
-            index += 1
-            if _ERROR_LINE.match(lines[index - 1]):
-                break
-        return index
-    if not out and not prompt:  # a standard REPL's printed lines: up to the next prompt
-        while index < len(lines) and lines[index].strip() and not _PROMPT.match(lines[index]):
-            index += 1
-        return index
-    depth = _depth(first)
-    while depth > 0 and index < len(lines):
-        depth += _depth(lines[index])
-        index += 1
-    return index
-
-
-def _depth(text: str) -> int:
-    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+    A card the importer wrote shows plain code (one cell); older transcripts are read the same way the
+    importer reads them (``cards.ingest.outputs``), so both halves agree on what a cell is.
+    """
+    return [cell.code for cell in transcript_cells(transcript) if cell.code.strip()]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -538,44 +459,45 @@ def _parses(cell: str) -> bool:
     return True
 
 
-Severity = Literal["error", "info"]
+Severity = Literal["error", "warning"]
+SILENT = "silent"
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One line of the notes check: what an author should look at, and how urgent it is."""
+class Verdict:
+    """Whether a snippet may be an output card, from its run: it runs alone, prints the same under two
+    seeds, prints something on a CPU, and the answer is not already in its code. ``output`` is then the
+    card's back; otherwise ``problem`` and ``detail`` tell the author why the card is kept out of review."""
 
-    severity: Severity
-    problem: str  # mismatch | fails | undefined | random | unsupported | gpu
+    qualifies: bool
+    problem: str  # fails | undefined | random | unsupported | silent | answer_in_front
     detail: str
-    real_output: str
+    output: str
 
 
-def check_finding(
-    shown: str, kind: str, output: str, error: str, context_kind: str = "", context_output: str = ""
-) -> Finding | None:
-    """What the notes check reports for one snippet, or None when the note shows the real output.
-
-    A snippet that only runs after the note's earlier code is checked with that code (``context_*``).
-    """
-    if kind == "needs_context" and context_kind:
-        if context_kind in GRADABLE_KINDS:
-            kind, output, error = context_kind, context_output, ""
-        elif context_kind in ("random", "unsupported"):
-            kind, error = context_kind, f"after the note's earlier code: {context_output or context_kind}"
-        elif context_kind == "needs_context":
-            return Finding("error", "undefined", f"uses a name the note never defines: {error}", "")
+def verdict(code: str, kind: str, output: str, error: str, context_kind: str = "", context_output: str = "") -> Verdict:
+    """Judge one run of the card's code (``interpret_run``'s kind, output, error; ``context_*`` from the
+    diagnostic run after the note's earlier code, for a snippet that does not run alone)."""
     if kind in GRADABLE_KINDS:
-        if outputs_match(shown, output, strict_errors=True):
-            return None
-        if kind == "raised" and not error_of(shown):
-            return Finding("error", "fails", f"raises {error}", output)
-        if not output.strip() and "cuda" in shown:
-            return Finding("error", "gpu", "prints nothing on a CPU: the shown output needs a GPU", output)
-        return Finding("error", "mismatch", "the shown output differs from what torch prints", output)
-    if kind == "failed":
-        return Finding("error", "fails", error.split("\n", 1)[0], output)
-    labels = {"random": "output depends on randomness", "unsupported": "uses what the sandbox withholds"}
-    return Finding(
-        "info", kind if kind in labels else "undefined", f"{labels.get(kind, 'not runnable alone')}: {error}", ""
-    )
+        if not output.strip():
+            where = " (the note's output needs a GPU)" if "cuda" in code else ""
+            return Verdict(False, SILENT, f"prints nothing on a CPU{where}", output)
+        if answer_in_code(code, output):
+            return Verdict(False, "answer_in_front", "the code shows what it prints", output)
+        return Verdict(True, "", "", output)
+    if kind == "needs_context":
+        detail = f"does not run alone: {error}"
+        if context_kind in GRADABLE_KINDS and context_output.strip():
+            detail += "; after the note's earlier code it runs: put the set-up it needs in its code block"
+        return Verdict(False, "undefined", detail, "")
+    if kind == "random":
+        detail = "prints something else with another seed: seed it, or print no random values"
+        return Verdict(False, "random", detail, output)
+    if kind == "unsupported":
+        return Verdict(False, "unsupported", f"uses what the sandbox withholds: {error}", "")
+    return Verdict(False, "fails", f"does not run: {error.split(chr(10), 1)[0]}", output)
+
+
+def note_is_stale(shown: str, output: str) -> bool:
+    """The note shows another output than torch prints now (the card asks what torch prints)."""
+    return not outputs_match(shown, output, strict_errors=True)

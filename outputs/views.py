@@ -25,7 +25,7 @@ from cards import review as reviewing
 from cards.models import Card, ReviewLog
 from graders.heartbeat import grader_status
 from graders.status import PENDING
-from outputs import runs, snippets
+from outputs import runs, snippets, verify
 from outputs.models import SnippetRun
 
 RIGHT_QUALITY = 4
@@ -42,7 +42,7 @@ class OutputAnswerForm(forms.Form):
 def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
     """The active card (404 otherwise) and its snippet; 400 for a card that is not an output card."""
     card = get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
-    snippet = runs.snippet_for(card)
+    snippet = verify.snippet_for(card)
     if snippet is None:
         return HttpResponseBadRequest("Only output cards take a typed answer.", content_type="text/plain")
     return card, snippet
@@ -60,7 +60,7 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     context: dict[str, Any] = {"card": card, "form": form}
     if not form.is_valid():
         return render(request, "outputs/snippets/output_answer.html", context)
-    run = runs.request_run(card, snippet)
+    run = verify.request_run(card, snippet)
     context.update(run=run, shown=snippet.shown, poll_seconds=POLL_SECONDS)
     if not run.is_final:
         grader = grader_status(runs.SNIPPETS.queue(run))
@@ -94,21 +94,22 @@ def prepare(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     found = _get_output_card(card_uuid)
     if isinstance(found, HttpResponse):
         return found
-    runs.request_run(*found)
+    verify.request_run(*found)
     return HttpResponse(status=204)
 
 
 @staff_member_required
 @require_http_methods(["GET", "POST"])
 def notes_check(request: HttpRequest) -> HttpResponse:
-    """Findings for authors from the stored runs; POST sends every missing run to a worker."""
+    """Findings for authors from the stored runs; POST sends every missing run to a worker (each result
+    then activates its card, or keeps it out of review)."""
     if request.method == "POST":
         for card, snippet in runs.output_cards():
-            runs.request_run(card, snippet)
+            verify.request_run(card, snippet)
         return redirect("outputs:notes_check")
-    report = runs.check_report(include_info=True)
+    report = runs.check_report()
     errors = [row for row in report["findings"] if row["severity"] == "error"]
-    infos = [row for row in report["findings"] if row["severity"] == "info"]
+    warnings = [row for row in report["findings"] if row["severity"] == "warning"]
     pending = SnippetRun.objects.filter(status__in=PENDING).count()
-    context = {"report": report, "errors": errors, "infos": infos, "pending": pending}
+    context = {"report": report, "errors": errors, "warnings": warnings, "pending": pending}
     return render(request, "outputs/notes_check.html", context)

@@ -24,7 +24,17 @@ from cards.ingest.blocks import Block, block_source, is_substantive, list_item_s
 from cards.ingest.curated import CLOZE_BLANK, KINDS, CuratedCard, parse_curated
 from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
 from cards.ingest.markdown import normalize_newlines, split_front_matter
-from cards.ingest.outputs import Exchange, is_output_fence, is_output_label, split_session
+from cards.ingest.outputs import (
+    CODE_INFOS,
+    Exchange,
+    answer_in_code,
+    block_code,
+    ends_in_expression,
+    is_output_fence,
+    is_output_label,
+    split_session,
+    with_setup,
+)
 from cards.ingest.sections import PATH_SEPARATOR, Heading, Section, split_sections
 
 BLANK = r"\[...\]"
@@ -97,13 +107,14 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
     title = meta.get("title") or (title_heading.text if title_heading else "") or _first_text(headings) or slug
     written = parse_curated(curated, sections, curated_name or f"{slug} cards") if curated is not None else None
     drafts: list[_Draft] = []
+    earlier: list[list[str]] = []  # the note's code so far, where an output card's missing set-up is found
     for section in sections:
         ctx = _context(section, title_heading, title)
         if written is None:
-            drafts.extend(_section_drafts(section, ctx))
+            drafts.extend(_section_drafts(section, ctx, earlier))
             continue
         drafts += [_curated_draft(card) for card in written if card.section is section]
-        drafts += [d for d in _section_drafts(section, ctx) if d.kind not in KINDS]
+        drafts += [d for d in _section_drafts(section, ctx, earlier) if d.kind not in KINDS]
     cards = _finalize(drafts, slug, title_heading, title)
     return ParsedNote(
         slug=slug,
@@ -133,14 +144,14 @@ def _context(section: Section, title_heading: Heading | None, title: str) -> _Co
     )
 
 
-def _section_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+def _section_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) -> list[_Draft]:
     tokens = section.tokens
     blocks = top_level_blocks(tokens)
     mapping_drafts, consumed = _mapping_drafts(section, blocks)
     kept = [b for i, b in enumerate(blocks) if i not in consumed]
     drafts = _qa_drafts(section, kept, ctx)
     drafts += _cloze_drafts(section, ctx)
-    drafts += _output_drafts(section, ctx)
+    drafts += _output_drafts(section, ctx, earlier)
     return drafts + mapping_drafts
 
 
@@ -261,7 +272,12 @@ def _bold_spans(inline: Token) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _output_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+def _output_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) -> list[_Draft]:
+    """One card per shown output, its code runnable alone (see ``cards.ingest.outputs``).
+
+    ``earlier`` is the cleaned code of the note's code blocks so far (this section's are added), where
+    a snippet's missing set-up is looked up.
+    """
     leaves = _leaves(section.tokens)
     drafts = []
     used: set[int] = set()
@@ -271,17 +287,23 @@ def _output_drafts(section: Section, ctx: _Context) -> list[_Draft]:
             continue
         code_number += 1
         exchanges = split_session(token.content)
-        question = "下面代码最后一行的输出是什么?"
         if not exchanges:
             exchanges, output_at = _following_output(leaves, position, token)
             used.update(output_at)
-            question = "运行下面的代码会输出什么?"
         lang = (token.info.split() or ["python"])[0]
         for number, exchange in enumerate(exchanges, start=1):
-            front = f"{ctx.markdown}: {question}\n\n{_fenced(exchange.code, lang)}"
+            code = with_setup(exchange.code, earlier)
+            if answer_in_code(code, exchange.output):
+                continue
+            question = "运行下面的代码会输出什么?"
+            if ends_in_expression(code):
+                question += "(最后一行的值按 Python 交互环境的方式显示)"
+            front = f"{ctx.markdown}: {question}\n\n{_fenced(code, lang)}"
             drafts.append(
                 _Draft("output", f"code{code_number}:{number}", front, _fenced(exchange.output, "text"), section)
             )
+        if lang.lower() in CODE_INFOS:
+            earlier.append(block_code(token.content))
     return drafts
 
 
@@ -309,7 +331,7 @@ def _following_output(leaves: list[Token], position: int, code: Token) -> tuple[
     output = leaves[nxt]
     if not (labelled or is_output_fence(output.info)) or not output.content.strip() or not code.content.strip():
         return [], []
-    return [Exchange(code=code.content.rstrip(), output=output.content.rstrip())], [nxt]
+    return [Exchange(code=code.content.strip("\n"), output=output.content.rstrip())], [nxt]
 
 
 def _fenced(code: str, lang: str) -> str:

@@ -9,6 +9,7 @@ not with the note's text, tolerating spacing but not values.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,14 @@ def runner(shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.
 
 
 def import_output_cards() -> dict[str, Card]:
-    """The note's two output cards by heading; its section cards are retired so only those are due."""
+    """The note's two output cards by heading, once the worker has run their code (an output card enters
+    review only then); its section cards are retired so only those are due."""
     import_notes([NoteSource(path=Path("notes/ops.md"), display_path="notes/ops.md", slug="ops", text=NOTE)])
     Card.objects.exclude(kind=Card.Kind.OUTPUT).update(active=False)
+    deadline = time.monotonic() + VERDICT_TIMEOUT_MS / 1000
+    while Card.objects.filter(kind=Card.Kind.OUTPUT, active=True).count() < len(ANSWERS):
+        assert time.monotonic() < deadline, "the worker never brought the output cards into review"
+        time.sleep(0.1)
     cards = {card.heading_path: card for card in Card.objects.filter(active=True)}
     assert sorted(cards) == sorted(ANSWERS) and all(c.kind == Card.Kind.OUTPUT for c in cards.values())
     return cards

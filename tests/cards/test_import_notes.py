@@ -57,8 +57,18 @@ class BundledNotesTests(TestCase):
         self.assertEqual(Note.objects.count(), 5)
         self.assertGreaterEqual(active.count(), 150)
         kinds = set(active.values_list("kind", flat=True))
-        self.assertLessEqual({"qa", "mapping", "cloze", "output"}, kinds)
+        self.assertLessEqual({"qa", "mapping", "cloze"}, kinds)
         self.assertIn("notes/pytorch-basics.md (pytorch-basics): ", self.output)
+
+    def test_it_keeps_output_cards_out_of_review_until_the_sandbox_has_run_them(self) -> None:
+        outputs = Card.objects.filter(kind="output")
+        self.assertGreaterEqual(outputs.count(), 30)
+        self.assertFalse(outputs.filter(active=True).exists())
+        self.assertIn(
+            f"output cards: 0 verified by the sandbox, 0 kept out of review (see manage.py check_notes), "
+            f"{outputs.count()} waiting for a sandbox run\n",
+            self.output,
+        )
 
     def test_it_stores_unique_nonempty_fronts_and_rendered_html(self) -> None:
         fronts = list(Card.objects.values_list("front", flat=True))
@@ -120,18 +130,32 @@ class ImportNotesTests(TestCase):
 
     def test_it_retires_a_card_whose_section_is_gone_and_revives_it_when_it_returns(self) -> None:
         run_import(self.note)
-        card = self.card("设备", "output")
-        self.write("tensors.md", NOTE.split("## 设备")[0])
+        card = self.card("形状")
+        without = NOTE.split("## 形状")[0] + "## 设备" + NOTE.split("## 设备")[1]
+        self.write("tensors.md", without)
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 0 updated, 1 unchanged, 1 retired", output)
+        self.assertIn("0 created, 1 updated, 0 unchanged, 1 retired", output)  # the output card moved up
         card.refresh_from_db()
         self.assertFalse(card.active)
         self.write("tensors.md", NOTE)
         output, _ = run_import(self.note)
-        self.assertIn("1 updated (1 reactivated)", output)
+        self.assertIn("2 updated (1 reactivated)", output)
         card.refresh_from_db()
         self.assertTrue(card.active)
         self.assertEqual(Card.objects.count(), 2)
+
+    def test_it_never_activates_an_output_card_itself(self) -> None:
+        run_import(self.note)
+        card = self.card("设备", "output")
+        self.assertFalse(card.active)
+        self.write("tensors.md", NOTE.split("## 设备")[0])
+        output, _ = run_import(self.note)
+        self.assertIn("0 created, 0 updated, 1 unchanged, 0 retired", output)  # it was not in review
+        self.write("tensors.md", NOTE)
+        output, _ = run_import(self.note)
+        self.assertIn("0 created, 0 updated, 2 unchanged, 0 retired", output)
+        card.refresh_from_db()
+        self.assertFalse(card.active)
 
     def test_it_leaves_drill_cards_on_the_same_note_alone(self) -> None:
         run_import(self.note)
@@ -152,16 +176,16 @@ class ImportNotesTests(TestCase):
         before = db_state()
         self.write("tensors.md", "## 只剩这一节\n\n张量类似于 **ndarray**。\n")
         output, _ = run_import(self.note, dry_run=True)
-        self.assertIn("1 created, 0 updated, 0 unchanged, 2 retired", output)
+        self.assertIn("1 created, 0 updated, 0 unchanged, 1 retired", output)  # the output card was not in review
         self.assertEqual(db_state(), before)
 
     def test_it_prints_nothing_at_verbosity_zero_and_each_card_at_two(self) -> None:
         output, _ = run_import(self.note, verbosity=0)
         self.assertEqual(output, "")
-        self.write("tensors.md", NOTE.replace("## 设备", "## 设备和类型"))
+        self.write("tensors.md", NOTE.replace("## 形状", "## 形状和大小"))
         output, _ = run_import(self.note, verbosity=2)
-        self.assertIn("  + 设备和类型: 下面代码最后一行的输出是什么?", output)
-        self.assertIn("  - 设备: 下面代码最后一行的输出是什么?", output)
+        self.assertIn("  + 形状和大小: 张量的形状用 `x.shape` 查看，\\[...\\]。", output)
+        self.assertIn("  - 形状: 张量的形状用 `x.shape` 查看，\\[...\\]。", output)
 
     def test_it_reads_markdown_files_in_a_folder_without_recursing(self) -> None:
         self.write("drills/drill.md", "## 不该导入\n\n这一节在子文件夹里。\n")

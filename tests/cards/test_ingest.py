@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from cards.ingest import AnchorAllocator, CardSpec, ParsedNote, heading_anchor, note_slug, parse_note
-from cards.ingest.outputs import split_session
+from cards.ingest.outputs import split_session, unbound_names
 from cards.rendering import render_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,7 +205,15 @@ def test_it_finds_output_in_a_following_block_and_in_transcripts() -> None:
         "```text\ntorch.Size([2])\n```",
     ]
     second = of_kind(kinds_fixture(), "output")[2]
-    assert second.front.endswith("a.sum()\n>>>tensor(2.)\nb = a * 3\nb\n```")
+    # The answer to the card before (">>>tensor(2.)") and the echo it came from are not in this front.
+    assert second.front.endswith(
+        "(最后一行的值按 Python 交互环境的方式显示)\n\n```python\na = torch.ones(2)\nb = a * 3\nb\n```"
+    )
+
+
+def test_it_asks_about_a_script_without_the_repl_hint() -> None:
+    first = of_kind(kinds_fixture(), "output")[0]
+    assert first.front == "输出: 运行下面的代码会输出什么?\n\n```python\nx = torch.arange(3)\nprint(x)\n```"
 
 
 def test_it_reads_output_after_an_output_label_but_not_after_plain_code() -> None:
@@ -237,33 +245,159 @@ def test_it_reads_output_after_an_output_label_but_not_after_plain_code() -> Non
     assert [(c.heading_path, c.back) for c in of_kind(note, "output")] == [("A", "```text\n1\n```")]
 
 
-def test_it_reads_a_standard_repl_session() -> None:
-    exchanges = split_session(">>> x = 1\n>>> x + 1\n2\n>>> [x,\n... x]\n[1, 1]")
-    assert [(e.code, e.output) for e in exchanges] == [
-        (">>> x = 1\n>>> x + 1", "2"),
-        (">>> x = 1\n>>> x + 1\n2\n>>> [x,\n... x]", "[1, 1]"),
+def lines(*parts: str) -> str:
+    return "\n".join(parts)
+
+
+def exchanges(block: str) -> list[tuple[str, str]]:
+    return [(e.code, e.output) for e in split_session(block)]
+
+
+def test_it_strips_the_prompts_and_earlier_outputs_of_a_standard_repl_session() -> None:
+    assert exchanges(">>> x = 1\n>>> x + 1\n2\n>>> [x,\n... x]\n[1, 1]") == [
+        ("x = 1\nx + 1", "2"),
+        ("x = 1\n[x,\nx]", "[1, 1]"),
     ]
 
 
 def test_it_reads_ipython_out_cells_spanning_several_lines() -> None:
-    code = "In [1]: t\nOut[1]:\ntensor([[1, 2],\n        [3, 4]])\nIn [2]: 1 + 1\nOut[2]: 2"
-    exchanges = split_session(code)
-    assert [(e.code, e.output) for e in exchanges] == [
-        ("In [1]: t", "tensor([[1, 2],\n        [3, 4]])"),
-        ("In [1]: t\nOut[1]:\ntensor([[1, 2],\n        [3, 4]])\nIn [2]: 1 + 1", "2"),
+    code = lines(
+        "In [1]: t = torch.tensor([[1, 2], [3, 4]])",
+        "In [2]: t",
+        "Out[2]:",
+        "tensor([[1, 2],",
+        "        [3, 4]])",
+        "In [3]: 1 + 1",
+        "Out[3]: 2",
+    )
+    assert exchanges(code) == [("1 + 1", "2")]  # the echo of `t` shows its own value: no card
+    shown = "In [1]: x = torch.ones(2)\nIn [2]: x.sum()\nOut[2]:\ntensor(2.)\nIn [3]: x * 2\nOut[3]:\ntensor([2., 2.])"
+    assert exchanges(shown) == [
+        ("x = torch.ones(2)\nx.sum()", "tensor(2.)"),
+        ("x = torch.ones(2)\nx * 2", "tensor([2., 2.])"),
     ]
 
 
-def test_it_reads_a_traceback_up_to_its_error_line() -> None:
-    exchanges = split_session('>>>torch.cat([t])\n>>>Traceback (most recent call last):\n  File "x"\nRuntimeError: bad')
-    assert [(e.code, e.output) for e in exchanges] == [
-        (">>>torch.cat([t])", 'Traceback (most recent call last):\n  File "x"\nRuntimeError: bad')
+def test_it_reads_a_traceback_up_to_its_error_line_and_leaves_the_failed_cell_out_of_later_ones() -> None:
+    block = lines(
+        ">>>torch.cat([t])",
+        ">>>Traceback (most recent call last):",
+        '  File "x"',
+        "RuntimeError: bad",
+        ">>>torch.stack([t])",
+        ">>>tensor([[1]])",
+    )
+    assert exchanges(block) == [
+        ("torch.cat([t])", 'Traceback (most recent call last):\n  File "x"\nRuntimeError: bad'),
+        ("torch.stack([t])", "tensor([[1]])"),
     ]
+
+
+def test_it_writes_out_a_random_value_the_transcript_shows_so_the_card_is_deterministic() -> None:
+    block = lines(
+        "In [1]: b = torch.randint(10, size=(2,)).float()",
+        "In [2]: b",
+        "Out[2]: tensor([3., 5.])",
+        "In [3]: b.sum()",
+        "Out[3]: tensor(8.)",
+    )
+    assert exchanges(block) == [("b = torch.tensor([3., 5.])\nb.sum()", "tensor(8.)")]
 
 
 def test_it_skips_echoes_of_random_values_nobody_could_predict() -> None:
     assert split_session("a = torch.randn(3)\na\nOut[1]: tensor([0.1, 0.2, 0.3])") == []
     assert len(split_session("a = torch.ones(3)\na\nOut[1]: tensor([1., 1., 1.])")) == 1
+
+
+def test_it_keeps_only_the_earlier_cells_a_cell_needs_and_silences_their_prints() -> None:
+    block = lines(
+        ">>> a = torch.ones(2)",
+        ">>> print(a)",
+        "tensor([1., 1.])",
+        ">>> c = 7",
+        ">>> a.add_(1)",
+        "tensor([2., 2.])",
+        ">>> a * 2",
+        "tensor([4., 4.])",
+    )
+    # `c` is not needed; `print(a)` printed its own output; `a.add_(1)` changes `a`, so it stays.
+    assert exchanges(block)[-1] == ("a = torch.ones(2)\na.add_(1)\na * 2", "tensor([4., 4.])")
+
+
+def test_it_puts_the_set_up_a_block_needs_from_an_earlier_block_in_front() -> None:
+    note = parse(
+        """
+        ## 准备
+
+        ```python
+        a = torch.tensor([1., 2.])
+        unused = torch.zeros(3)
+        ```
+
+        ## 使用
+
+        ```python
+        >>> a.sum()
+        tensor(3.)
+        ```
+        """
+    )
+    [card] = of_kind(note, "output")
+    assert "```python\na = torch.tensor([1., 2.])\nunused = torch.zeros(3)\na.sum()\n```" in card.front
+
+
+def test_it_does_not_borrow_set_up_that_needs_more_than_it_gives_or_imports_other_libraries() -> None:
+    note = parse(
+        """
+        ## 准备
+
+        ```python
+        a = torch.tensor([1., 2.])
+        ```
+
+        ```python
+        from torchvision import datasets
+        a = make_tensor(datasets)
+        ```
+
+        ## 使用
+
+        ```python
+        >>> a.sum()
+        tensor(3.)
+        >>> alpha.shape
+        torch.Size([2])
+        ```
+        """
+    )
+    first, second = of_kind(note, "output")
+    assert "```python\na = torch.tensor([1., 2.])\na.sum()\n```" in first.front
+    assert "```python\nalpha.shape\n```" in second.front  # nothing binds it: the sandbox will say so
+
+
+def test_it_makes_no_card_whose_code_shows_its_answer() -> None:
+    note = parse(
+        """
+        ## A
+
+        ```python
+        x = torch.tensor([1, 2, 3])
+        x
+        ```
+
+        ```
+        tensor([1, 2, 3])
+        ```
+        """
+    )
+    assert of_kind(note, "output") == []
+
+
+def test_it_finds_the_names_code_reads_before_binding_them() -> None:
+    assert unbound_names("dist = dist + dist.T\ndist") == {"dist"}
+    assert unbound_names("for i in range(3):\n    total = i + w") == {"w"}
+    assert unbound_names("def f(a):\n    return a + g\ng = 1\n[k for k in ks]") == {"ks"}
+    assert unbound_names("x += 1\nnp.ones(2)") == {"x"}
 
 
 # --- keys ----------------------------------------------------------------------------------------

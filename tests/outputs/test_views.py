@@ -158,7 +158,13 @@ def test_it_shows_the_notes_check_to_staff_only(client: Client, learner: User, c
     learner.save(update_fields=["is_staff"])
     response = client.get(reverse("outputs:notes_check"))
     assert response.status_code == 200
-    assert b"mismatch" in response.content and b"tensor([2., 5.])" in response.content
+    html = response.content.decode()
+    # The run qualifies (the card asks what torch prints); the note shows another output.
+    assert "The note shows another output (1)" in html and "tensor([2., 5.])" in html
+    assert "Kept out of review (0)" in html
+    SnippetRun.objects.filter(pk=ran.pk).update(outcome="random")
+    html = client.get(reverse("outputs:notes_check")).content.decode()
+    assert "Kept out of review (1)" in html and "<strong>random</strong>: prints something else" in html
 
 
 def test_it_asks_for_the_run_when_the_box_loads(

@@ -53,7 +53,9 @@ class Command(BaseCommand):
             self._report(report, verbosity, dry_run, f"{progress_bar(done, len(sources))} ")
 
         try:
-            reports = import_notes(sources, dry_run=dry_run, on_note=progress)
+            reports = import_notes(
+                sources, dry_run=dry_run, on_note=progress, on_verified=self.stdout.write if verbosity else None
+            )
         except NoteFileError as exc:
             raise CommandError(f"Nothing was imported:\n{exc}") from exc
         if verbosity >= 1:

@@ -12,20 +12,46 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from cards.audit import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, Audit, audit_cards
-from outputs import runs
+from cards.models import Card
+from outputs import runs, snippets, verify
+from outputs.models import SnippetRun
 
 
 def add_output_cards(audit: Audit) -> Audit:
-    """Active output cards the notes check flags (an error finding), and those it has not run yet."""
+    """Output cards from the notes check's stored runs, judged here again rather than trusted from the cards'
+    flags: an active card is verified only when its current code has a final run that qualifies and its back
+    is what that run printed; any other active card is flagged."""
     report = runs.check_report()
-    audit.output_cards = report["checked"] + report["unchecked"]
+    audit.output_kept_out = sum(1 for row in report["findings"] if row["severity"] == "error")
     audit.output_unchecked = report["unchecked"]
-    audit.output_flagged = [
-        f"{row['note']} › {row['heading']}: {row['problem']}"
-        for row in report["findings"]
-        if row["severity"] == "error"
-    ]
+    cards = (
+        Card.objects.active().filter(kind=Card.Kind.OUTPUT).select_related("note").order_by("note__slug", "position")
+    )
+    found = {(run.card_id, run.content_hash): run for run in SnippetRun.objects.filter(card__in=cards)}
+    for card in cards:
+        audit.output_cards += 1
+        problem = _unverified(card, found)
+        if problem:
+            audit.output_flagged.append(f"{card.note.path} › {card.heading_path}: {problem}")
+        else:
+            audit.output_verified += 1
     return audit
+
+
+def _unverified(card: Card, found: dict[tuple[int, str], SnippetRun]) -> str:
+    snippet = verify.snippet_for(card)
+    if snippet is None:
+        return "no code or no output block"
+    run = found.get((card.pk, snippet.content_hash))
+    if run is None or not run.is_final:
+        return "no sandbox run of its code"
+    code = snippet.code
+    judged = snippets.verdict(code, run.outcome, run.output, run.error, run.context_outcome, run.context_output)
+    if not judged.qualifies:
+        return f"{judged.problem}: {judged.detail}"
+    if card.back != verify.fenced(judged.output):
+        return "its back is not what the sandbox printed"
+    return ""
 
 
 class Command(BaseCommand):
@@ -54,8 +80,9 @@ class Command(BaseCommand):
             for path in paths:
                 out(f"  {slug}: {path}")
         out(
-            f"\noutput cards: {audit.output_cards} active, {len(audit.output_flagged)} flagged by check_notes, "
-            f"{audit.output_unchecked} not checked yet (run manage.py check_notes)"
+            f"\noutput cards: {audit.output_cards} active, {audit.output_verified} verified by the sandbox, "
+            f"{len(audit.output_flagged)} flagged; {audit.output_kept_out} kept out of review, "
+            f"{audit.output_unchecked} not checked yet (manage.py check_notes)"
         )
         for line in audit.output_flagged:
             out(f"  {line}")

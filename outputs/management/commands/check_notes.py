@@ -1,8 +1,13 @@
-"""Run every output card's snippet and list the notes whose shown output is not what torch prints.
+"""Run every output card's code in the sandbox, bring the cards that qualify into review, and list the rest.
 
-Why: the notes were written against older torch versions, often as excerpts of longer sessions. A
-learner graded against a wrong "shown output" is taught the wrong thing, so authors need the list.
-Runs are cached by snippet content (``SnippetRun``): a second check only runs what changed.
+Why: an output card is only worth reviewing when its code runs alone, prints the same twice, and its
+answer is what torch prints now (the notes were written against older torch versions, often as
+excerpts of longer sessions). Each result activates its card with what the sandbox printed, or keeps it
+out of review and lists it here for the author (``outputs.verify``). Runs are cached by what runs
+(``SnippetRun``): a second check only runs what changed.
+
+``--queue`` runs nothing here: it sends the missing runs to the workers (whose results apply as they
+finish), for ``make run``, which checks the notes before its worker starts.
 """
 
 from __future__ import annotations
@@ -14,32 +19,39 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from graders import jobs
+from graders import jobs, tasks
 from graders.status import Status
-from outputs import runs
+from outputs import runs, verify
 from outputs.models import SnippetRun
 
 
 class Command(BaseCommand):
     help = (
-        "Runs the snippet of every output card in the sandbox (cached by content) and prints one line per "
-        "snippet whose note shows an output that differs from the real one or that fails to run."
+        "Runs the code of every output card in the sandbox (cached by content), puts the cards that run alone, "
+        "deterministically and on a CPU into review with what the sandbox printed, and prints one line per "
+        "card kept out of review (error) or whose note shows another output (warning)."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="Print the findings as a JSON list.")
-        parser.add_argument(
-            "--all", action="store_true", help="Also list snippets that cannot be checked (random, need context)."
-        )
         parser.add_argument("--rerun", action="store_true", help="Run every snippet again, ignoring cached runs.")
-        parser.add_argument("--dry-run", action="store_true", help="Report, then roll back the runs it stored.")
+        parser.add_argument(
+            "--queue", action="store_true", help="Send the missing runs to the workers instead of running them here."
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Report, then roll back the runs and cards it changed."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         with transaction.atomic():
-            pending = self._pending(rerun=options["rerun"])
-            if pending:
+            pending = self._pending(rerun=options["rerun"], queue=options["queue"])
+            if pending and options["queue"]:
+                for run in SnippetRun.objects.filter(pk__in=pending):
+                    tasks.enqueue_on_commit(run)
+            elif pending:
                 self._run(pending, options["verbosity"])
-            report = runs.check_report(include_info=options["all"])
+            counts = verify.sync(card for card, _ in runs.output_cards())
+            report = runs.check_report()
             if options["dry_run"]:
                 transaction.set_rollback(True)
         if options["json"]:
@@ -49,14 +61,18 @@ class Command(BaseCommand):
             where = f"{row['note']} › {row['heading']}" if row["heading"] else row["note"]
             self.stdout.write(f"{row['severity']}: {where} [card {row['card']}]: {row['problem']}: {row['detail']}")
         if options["verbosity"] >= 1:
-            errors = sum(1 for row in report["findings"] if row["severity"] == "error")
-            self.stderr.write(f"{report['checked']} snippets checked, {errors} findings for authors.")
+            sent = f", {len(pending)} sent to the workers" if options["queue"] and pending else ""
+            self.stderr.write(f"{report['checked']} snippets checked{sent}; {verify.summary(counts)}.")
 
-    def _pending(self, *, rerun: bool) -> list[int]:
-        """Ids of runs to do: missing, unfinished, or needing the note-context pass the grader skips."""
+    def _pending(self, *, rerun: bool, queue: bool) -> list[int]:
+        """Ids of runs to do: missing or unfinished (with ``--queue``: missing or still queued)."""
         ids = []
         for card, snippet in runs.output_cards():
             run, created = SnippetRun.objects.get_or_create(card=card, content_hash=snippet.content_hash)
+            if queue:
+                if created or run.status == Status.QUEUED:
+                    ids.append(run.pk)
+                continue
             if rerun or not run.is_final:
                 SnippetRun.objects.filter(pk=run.pk).update(
                     status=Status.QUEUED, claim_token="", claimed_at=None, finished_at=None, attempts=0
