@@ -155,6 +155,7 @@ def gpu_pool_without_cuda() -> Iterator[SandboxPool]:
 @pytest.mark.sandbox
 def test_cuda_runners_get_the_documented_namespaces(gpu_pool_without_cuda: SandboxPool) -> None:
     ours = _namespaces("self")
+    gpu_pool_without_cuda.warm()  # a runner is ready (another test may have just used one)
     runners = _runner_pids(gpu_pool_without_cuda)
     assert runners
     for pid in runners:
