@@ -1,10 +1,14 @@
 """Markdown note -> card specs. Pure: no Django, no I/O; the import command persists the result.
 
-Each section (the text under a heading) can give:
-- ``qa``: one card per item of a ``term`` + short explanation list (API cheat sheets); never a card
-  for a whole section (a passage is reading material on the note page, not a fact to recall);
-- ``cloze``: each bolded key statement in a paragraph, blanked out; the back is the blank alone;
-- ``output``: each printed output shown with a code block ("what does this print?");
+Each section (the text under a heading) can give (a note with a curated cards file, ``cards.ingest.curated``,
+takes its ``qa`` and ``cloze`` cards from that file instead):
+- ``qa``: one card per item of a ``term`` + short explanation list (API cheat sheets), per
+  ``term：explanation`` definition and per ``name：`code``` line (``cards.ingest.sentences``); never a
+  card for a whole section (a passage is reading material on the note page, not a fact to recall);
+- ``cloze``: each key sentence with its key term blanked (an author's bold term, else its inline
+  code); the front is that sentence alone, the back the blank alone;
+- ``output``: each printed output shown with a code block, its code made to run alone
+  (``cards.ingest.outputs``); the ``outputs`` app brings it into review once the sandbox has run it;
 - ``mapping``: each filled row of a two-column table and each clear TF -> PyTorch code pair.
 
 A card's ``key`` comes from the note slug, heading path, kind and the card's identity within
@@ -20,8 +24,15 @@ from dataclasses import dataclass, field
 
 from markdown_it.token import Token
 
-from cards.ingest.blocks import Block, block_source, is_substantive, list_item_source, top_level_blocks
-from cards.ingest.curated import CLOZE_BLANK, KINDS, CuratedCard, parse_curated
+from cards.ingest.blocks import (
+    Block,
+    block_source,
+    is_reference_only,
+    is_substantive,
+    list_item_source,
+    top_level_blocks,
+)
+from cards.ingest.curated import BACK_PROSE_LIMIT, CLOZE_BLANK, KINDS, CuratedCard, parse_curated, prose_length
 from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
 from cards.ingest.markdown import normalize_newlines, split_front_matter
 from cards.ingest.outputs import (
@@ -36,6 +47,7 @@ from cards.ingest.outputs import (
     with_setup,
 )
 from cards.ingest.sections import PATH_SEPARATOR, Heading, Section, split_sections
+from cards.ingest.sentences import alternatives, asks_enough, bold_terms, code_term, definition, sentence_spans
 
 BLANK = r"\[...\]"
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
@@ -44,7 +56,6 @@ _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _TAG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}")
 _MAX_TAGS = 8
 _TERM_MAX = 80
-MAX_ANSWER = 300  # characters of a card's back: more is a passage to read, not a fact to recall
 _CURATED = "\x1dcurated:"  # the identity prefix of a hand-written card (no text cut from a note has \x1d)
 _BLOCK_START = re.compile(r"^(\d{1,9})?([.)>#+*-])(?=\s)")
 
@@ -150,7 +161,7 @@ def _section_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) -
     mapping_drafts, consumed = _mapping_drafts(section, blocks)
     kept = [b for i, b in enumerate(blocks) if i not in consumed]
     drafts = _qa_drafts(section, kept, ctx)
-    drafts += _cloze_drafts(section, ctx)
+    drafts += _sentence_drafts(section, ctx, skip_lists=bool(drafts))
     drafts += _output_drafts(section, ctx, earlier)
     return drafts + mapping_drafts
 
@@ -171,7 +182,7 @@ def _qa_drafts(section: Section, kept: list[Block], ctx: _Context) -> list[_Draf
     return [
         _Draft("qa", f"term:{normalized(term)}", _question(ctx.markdown, _as_term(term)), rest, section)
         for term, rest in _term_items(section, kept)
-        if len(rest) <= MAX_ANSWER
+        if prose_length(rest) <= BACK_PROSE_LIMIT
     ]
 
 
@@ -231,21 +242,43 @@ def _mapping_drafts(section: Section, blocks: list[Block]) -> tuple[list[_Draft]
     return drafts, consumed
 
 
-def _cloze_drafts(section: Section, ctx: _Context) -> list[_Draft]:
+def _sentence_drafts(section: Section, ctx: _Context, skip_lists: bool) -> list[_Draft]:
+    """Clozes of key sentences and definition questions (``cards.ingest.sentences``), paragraph by paragraph.
+
+    ``skip_lists``: the section's list is a cheat sheet already asked item by item.
+    """
     drafts = []
     seen: dict[str, int] = {}
     tokens = section.tokens
     for index, token in enumerate(tokens):
         if token.type != "inline" or index == 0 or tokens[index - 1].type != "paragraph_open":
             continue
-        for start, end, inner in _bold_spans(token):
-            identity = normalized(inner)
-            seen[identity] = seen.get(identity, 0) + 1
-            if seen[identity] > 1:
-                identity = f"{identity}#{seen[identity]}"
-            paragraph = token.content
-            front = f"{ctx.markdown}:\n\n{paragraph[:start]}{BLANK}{paragraph[end:]}"
-            drafts.append(_Draft("cloze", identity, front, f"**{inner}**", section))
+        if (skip_lists and token.level > 1) or is_reference_only(token):
+            continue
+        content = token.content
+        named = alternatives(content)
+        if named is not None:
+            front = f"{ctx.markdown}{PATH_SEPARATOR}{named.term}: 对应的写法是什么?"
+            drafts.append(_Draft("qa", f"name:{normalized(named.term)}", front, named.explanation, section))
+            continue
+        found = definition(content)
+        if found is not None:
+            if prose_length(found.explanation) <= BACK_PROSE_LIMIT:
+                front = _question(ctx.markdown, found.term)
+                drafts.append(_Draft("qa", f"term:{normalized(found.term)}", front, found.explanation, section))
+            continue
+        bolds = _bold_spans(token)
+        for start, end in sentence_spans(content):
+            sentence = content[start:end]
+            for blank in bold_terms(bolds, start, end) or code_term(content, start, end):
+                if not asks_enough(sentence, blank.start - start, blank.end - start):
+                    continue
+                identity = normalized(blank.term)
+                seen[identity] = seen.get(identity, 0) + 1
+                if seen[identity] > 1:
+                    identity = f"{identity}#{seen[identity]}"
+                front = f"{ctx.markdown}:\n\n{content[start : blank.start]}{BLANK}{content[blank.end : end]}"
+                drafts.append(_Draft("cloze", identity, front, blank.answer, section))
     return drafts
 
 

@@ -257,15 +257,16 @@ class CuratedImportTests(TestCase):
     def test_it_retires_cut_clozes_when_a_curated_file_appears_and_revives_them_when_it_goes(self) -> None:
         self.cards_file.unlink()
         run_import(self.note)
-        cut = Card.objects.get(kind="cloze")
+        cut = Card.objects.get(kind="cloze", heading_path="形状")
+        self.assertEqual(Card.objects.filter(kind="cloze").count(), 3)
         self.write("cards/tensors.toml", GOOD)
         output, _ = run_import(self.note)
-        self.assertIn("2 created, 1 updated, 2 unchanged, 1 retired", output)  # the output card moved down
+        self.assertIn("2 created, 0 updated, 3 unchanged, 3 retired", output)
         cut.refresh_from_db()
         self.assertFalse(cut.active)
         self.cards_file.unlink()
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 2 updated (1 reactivated), 2 unchanged, 2 retired", output)
+        self.assertIn("0 created, 3 updated (3 reactivated), 3 unchanged, 2 retired", output)
         cut.refresh_from_db()
         self.assertTrue(cut.active)
 
@@ -307,8 +308,9 @@ class CuratedImportTests(TestCase):
         self.write("plain.md", "# 随笔\n\n## 一节\n\n这一节只是一段叙述，没有可以单独回忆的事实。\n")
         output, _ = run_import(self.dir / "plain.md", self.note)
         self.assertIn(
-            f"  {self.dir / 'plain.md'} yields no cards: no section has a term list, a bold key sentence, "
-            f"a table or a printed output to ask about. Write the questions in {self.dir / 'cards' / 'plain.toml'}.",
+            f"  {self.dir / 'plain.md'} yields no cards: no sentence has a key term (bold or inline code) to blank, "
+            "no list item defines a term, no table pairs terms and no code block shows its output. "
+            f"Write the questions in {self.dir / 'cards' / 'plain.toml'}.",
             output,
         )
         self.assertEqual(output.count("yields no cards"), 1)
@@ -366,8 +368,9 @@ def test_the_coverage_report_runs_as_a_module_without_django(tmp_path: Path) -> 
     )
     done = subprocess.run([sys.executable, "-c", probe, str(note)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"{note}: 4 cards, cloze 1, mapping 2, output 1")
+    assert done.stdout.startswith(f"{note}: 6 cards, cloze 3, mapping 2, output 1")
     assert "questions: cut from the note (no curated file)" in done.stdout
+    assert "headings with substance and no card: 0" in done.stdout
     assert done.stdout.rstrip().endswith("no django")
     usage = subprocess.run([sys.executable, "-m", "cards.ingest.coverage"], capture_output=True, text=True, cwd=ROOT)
     assert usage.returncode == 2

@@ -25,7 +25,7 @@ NOTE = """# 张量
 
 ## 设备
 
-用 `.to(device)` 移动张量。
+张量可以在设备之间移动。
 
 ```python
 torch.ones(2).sum()
@@ -109,7 +109,7 @@ class ImportNotesTests(TestCase):
     def test_it_creates_one_card_per_section_statement_and_output(self) -> None:
         output, _ = run_import(self.note)
         kinds = sorted(Card.objects.values_list("kind", flat=True))
-        # No card for a whole section ("设备" has one sentence and no key statement): its atomic parts only.
+        # No card for a whole section ("设备" has one sentence and no key term): its atomic parts only.
         self.assertEqual(kinds, ["cloze", "output"])
         self.assertIn("(tensors): 2 created, 0 updated, 0 unchanged, 0 retired", output)
         card = self.card("形状")

@@ -9,6 +9,8 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from cards.ingest import AnchorAllocator, CardSpec, ParsedNote, heading_anchor, note_slug, parse_note
 from cards.ingest.outputs import split_session, unbound_names
 from cards.rendering import render_markdown
@@ -191,6 +193,86 @@ def test_it_makes_one_cloze_per_bold_part_and_ignores_bold_markers_in_code() -> 
     note = parse("## A\n\n- 先**清零**再`a**2`然后**反向传播**，最后更新参数。\n")
     assert [c.back.split("\n")[0] for c in of_kind(note, "cloze")] == ["**清零**", "**反向传播**"]
     assert "`a**2`" in of_kind(note, "cloze")[0].front
+
+
+def clozes(markdown: str) -> list[tuple[str, str]]:
+    """(the sentence on the front, the answer) of each cloze card of a one-section note."""
+    return [(c.front.split("\n\n", 1)[1], c.back) for c in of_kind(parse(markdown), "cloze")]
+
+
+def test_it_blanks_the_inline_code_of_a_key_sentence() -> None:
+    assert clozes("## A\n\n用 `.to(device)` 把张量移动到 GPU 上。\n") == [
+        ("用 \\[...\\] 把张量移动到 GPU 上。", "`.to(device)`")
+    ]
+
+
+def test_it_makes_one_card_per_sentence_with_that_sentence_alone_on_the_front() -> None:
+    markdown = "## A\n\n`x.view()` 要求张量连续。不连续时先调用 `contiguous()` 再变形。第三句没有术语。\n"
+    assert clozes(markdown) == [
+        ("\\[...\\] 要求张量连续。", "`x.view()`"),
+        ("不连续时先调用 \\[...\\] 再变形。", "`contiguous()`"),
+    ]
+
+
+def test_it_asks_for_the_code_a_sentence_says_something_about_not_its_subject() -> None:
+    markdown = "## A\n\n- 直接`tensor[idx]`得到的是一个0-dim 的tensor，通过`.item()`转换为一般对象\n"
+    assert clozes(markdown) == [
+        ("直接`tensor[idx]`得到的是一个0-dim 的tensor，通过\\[...\\]转换为一般对象", "`.item()`")
+    ]
+    assert clozes("## A\n\n- `torch.Size` 是 tuple 的子类\n") == [("\\[...\\] 是 tuple 的子类", "`torch.Size`")]
+
+
+def test_it_prefers_the_authors_bold_term_and_never_blanks_a_bold_statement() -> None:
+    assert clozes("## A\n\n除了 `ToTensor()` 其余都要求输入 **PIL 图像**。\n") == [
+        ("除了 `ToTensor()` 其余都要求输入 \\[...\\]。", "**PIL 图像**")
+    ]
+    statement = "## A\n\nweight 默认为 none，**即默认所有类的 weight 都是 1，且不需要 sum 为 1，求 mean 时作分母**。\n"
+    assert clozes(statement) == []  # a whole clause is a passage to read, not a term to recall
+
+
+def test_it_asks_what_a_defined_term_does() -> None:
+    note = parse("## 数据集\n\n- `__len__`：返回样本的数量。\n- **ImageFolder**: 按文件夹读取图片。\n")
+    assert [(c.kind, c.front, c.back) for c in note.cards] == [
+        ("qa", "数据集 › `__len__`: 作用是什么?", "返回样本的数量。"),
+        ("qa", "数据集 › **ImageFolder**: 作用是什么?", "按文件夹读取图片。"),
+    ]
+
+
+def test_it_asks_for_the_code_written_for_a_name() -> None:
+    note = parse("## 乘法\n\n- element-wise 相乘：`torch.mul()` or `torch.Tensor.mul()`\n")
+    assert [(c.kind, c.front, c.back) for c in note.cards] == [
+        ("qa", "乘法 › element-wise 相乘: 对应的写法是什么?", "`torch.mul()` or `torch.Tensor.mul()`")
+    ]
+
+
+def test_a_definition_with_a_passage_for_an_explanation_gives_no_card() -> None:
+    long = "这是一个很长的解释，" * 20
+    assert parse(f"## A\n\n- `x.grad`：{long}\n").cards == []
+
+
+@pytest.mark.parametrize(
+    ("sentence", "why"),
+    [
+        ("常用的有 `view`、`reshape` 和 `flatten` 三个。", "three code spans: a list of APIs, not one fact"),
+        ("可以用 `x.clone()` 或者 `x.detach()` 得到。", "two alternatives: one gives the other away"),
+        ("详见 [文档](https://pytorch.org) 中的 `torch.cat`。", "a pointer elsewhere"),
+        ("例如：`eval_ema_pred_2` 的最后三行改变了：", "the lead-in to an example"),
+        ("用 `x`。", "a one-letter name is not a term"),
+        ("需要把空格和 `\\n` 替换掉。", "an escape is not a term"),
+        ("这一句没有任何代码或者加粗的术语。", "nothing marked as a term"),
+        ("调用 `f()`。", "too little sentence left to recall the term from"),
+        ("用 `torch.cat` " + "并且说明很多很多的细节" * 20 + "。", "a passage, not a sentence"),
+        ("原因：可能是 `num_workers` 的问题，**设置为0！而不是别的值**", "the sentence cuts through a bold"),
+    ],
+)
+def test_it_makes_no_cloze_of_a_sentence_that_asks_nothing_clearly(sentence: str, why: str) -> None:
+    assert clozes(f"## A\n\n{sentence}\n") == [], why
+
+
+def test_it_does_not_also_blank_the_explanations_of_a_cheat_sheet() -> None:
+    items = ["- tensor.t()", "将二维张量转置，同 `transpose(0, 1)` 一样。", "- tensor.squeeze()", "删除为 1 的维度。"]
+    note = parse("## 操作\n\n" + "\n".join(items) + "\n")
+    assert [c.kind for c in note.cards] == ["qa", "qa"]
 
 
 # --- output --------------------------------------------------------------------------------------

@@ -75,8 +75,9 @@ class Command(BaseCommand):
         if report.cards == 0:
             self.stdout.write(
                 self.style.WARNING(
-                    f"  {report.path} yields no cards: no section has a term list, a bold key sentence, a table "
-                    f"or a printed output to ask about. Write the questions in {_curated_hint(report.path)}."
+                    f"  {report.path} yields no cards: no sentence has a key term (bold or inline code) to blank, "
+                    "no list item defines a term, no table pairs terms and no code block shows its output. "
+                    f"Write the questions in {_curated_hint(report.path)}."
                 )
             )
         if verbosity >= 2:
