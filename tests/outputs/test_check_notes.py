@@ -166,6 +166,7 @@ def test_it_caches_the_runs_and_prints_one_line_per_finding() -> None:
     assert dict(SnippetRun.objects.values_list("card_id", "finished_at")) == first  # no sandbox the second time
     lines = text.splitlines()
     assert len(lines) == 4
+    assert check("-v", "0") == ("", "")  # make run's start stays quiet
     assert f"warning: notes/fixture.md › Stale [card {cards['Stale'].uuid}]: mismatch: " in text
     assert f"error: notes/fixture.md › GPU [card {cards['GPU'].uuid}]: silent: prints nothing on a CPU" in text
 

@@ -57,12 +57,13 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(report["findings"], ensure_ascii=False, indent=2))
             return
+        if options["verbosity"] < 1:
+            return
         for row in report["findings"]:
             where = f"{row['note']} › {row['heading']}" if row["heading"] else row["note"]
             self.stdout.write(f"{row['severity']}: {where} [card {row['card']}]: {row['problem']}: {row['detail']}")
-        if options["verbosity"] >= 1:
-            sent = f", {len(pending)} sent to the workers" if options["queue"] and pending else ""
-            self.stderr.write(f"{report['checked']} snippets checked{sent}; {verify.summary(counts)}.")
+        sent = f", {len(pending)} sent to the workers" if options["queue"] and pending else ""
+        self.stderr.write(f"{report['checked']} snippets checked{sent}; {verify.summary(counts)}.")
 
     def _pending(self, *, rerun: bool, queue: bool) -> list[int]:
         """Ids of runs to do: missing or unfinished (with ``--queue``: missing or still queued)."""
