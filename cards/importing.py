@@ -227,7 +227,7 @@ def import_notes(
         if on_note is not None:
             on_note(plan.report)
     for line in _verify(written):
-        if on_verified is not None:
+        if on_verified is not None and line:
             on_verified(line)
     return reports
 

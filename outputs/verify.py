@@ -51,7 +51,10 @@ def request_run(card: Card, snippet: snippets.Snippet) -> SnippetRun:
 
 
 def on_import(note_ids: list[int], current: list[tuple[int, CardSpec]]) -> str:
-    """The importer's hook: ``current`` pairs each output card of the changed notes with its spec."""
+    """The importer's hook: ``current`` pairs each output card of the changed notes with its spec.
+
+    Returns the import report's line ("" when the notes have no output card).
+    """
     ids = [card_id for card_id, _ in current]
     with transaction.atomic():
         OutputCheck.objects.filter(card__note_id__in=note_ids, in_note=True).exclude(card_id__in=ids).update(
@@ -70,7 +73,7 @@ def on_import(note_ids: list[int], current: list[tuple[int, CardSpec]]) -> str:
         OutputCheck.objects.bulk_create(fresh)
         OutputCheck.objects.bulk_update(changed, ["in_note", "note_output"])
         counts = sync(Card.objects.filter(pk__in=ids))
-    return summary(counts)
+    return summary(counts) if counts else ""
 
 
 def summary(counts: dict[str, int]) -> str:

@@ -314,6 +314,9 @@ class CuratedImportTests(TestCase):
             output,
         )
         self.assertEqual(output.count("yields no cards"), 1)
+        self.assertIn("output cards: 0 verified", output)  # tensors.md has one
+        output, _ = run_import(self.write("plain2.md", "# 随笔\n\n## 一节\n\n`x.t()` 把二维张量转置。\n"))
+        self.assertNotIn("output cards", output)  # a note without code says nothing about them
 
 
 def test_the_bundled_notes_are_all_the_notes_the_notes_folder_gives() -> None:
