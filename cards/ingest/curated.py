@@ -64,7 +64,9 @@ def prose_length(markdown: str) -> int:
 
 
 def section_path(section: Section) -> str:
-    return PATH_SEPARATOR.join(h.text for h in section.path)
+    """The heading path a curated card names (and a card stores); the title's own section goes by the title."""
+    path = PATH_SEPARATOR.join(h.text for h in section.path)
+    return path or (section.heading.text if section.heading is not None else "")
 
 
 def substantive_paths(sections: list[Section]) -> list[str]:

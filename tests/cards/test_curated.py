@@ -152,6 +152,15 @@ def test_it_refuses_a_section_path_that_names_two_sections() -> None:
     ]
 
 
+def test_it_names_the_section_under_a_title_heading_by_the_titles_text() -> None:
+    note = "## Pytorch\n\nPyTorch 是**动态图**框架。\n\n### 常用操作\n\n- `x.view`：改变形状\n"
+    sections, _ = split_sections(note)
+    (card,) = parse_curated(card_toml(section="Pytorch"), sections, SHOWN)
+    assert card.section is sections[0] and not sections[0].path
+    parsed = parse_note(note, "summary", card_toml(section="Pytorch"), SHOWN)
+    assert [c.heading_path for c in parsed.cards] == ["Pytorch"]  # what coverage and the audit look for
+
+
 def test_it_lists_every_mistake_of_the_file_at_once() -> None:
     errors = errors_of(card_toml(kind="essay") + card_toml(id="b-card", section="没有", back=""))
     assert errors == [
