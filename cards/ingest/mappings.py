@@ -110,17 +110,17 @@ def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str
     """(identity, asked side, answer, from label, to label, note) for every card the pairs make.
 
     Rows are grouped by their labels and asked side, so a name that appears twice gives one card
-    listing every answer. Reverse cards are skipped where a row maps a name to itself (the forward
-    card already says so). The identity names the labels and the asked side, never the position
-    of the table, so adding text around a table keeps its cards.
+    listing every answer. A row that maps a name to itself (``x.sum`` | ``x.sum``) gives no card: its
+    answer would stand in its question. The identity names the labels and the asked side, never the
+    position of the table, so adding text around a table keeps its cards.
     """
     groups: dict[tuple[str, str, str], list[tuple[Pair, str]]] = {}
-    for pair in pairs:  # every forward card first, so a learner does not meet both sides in a row
+    different = [pair for pair in pairs if normalized(pair.left) != normalized(pair.right)]
+    for pair in different:  # every forward card first, so a learner does not meet both sides in a row
         groups.setdefault((pair.left_label, pair.right_label, normalized(pair.left)), []).append((pair, pair.right))
-    for pair in pairs:
-        if normalized(pair.left) != normalized(pair.right):
-            key = (pair.right_label, pair.left_label, normalized(pair.right))
-            groups.setdefault(key, []).append((pair, pair.left))
+    for pair in different:
+        key = (pair.right_label, pair.left_label, normalized(pair.right))
+        groups.setdefault(key, []).append((pair, pair.left))
     for (from_label, to_label, asked), members in groups.items():
         shown = next(p.left if p.left_label == from_label else p.right for p, _ in members)
         answer = "; ".join(dict.fromkeys(a for _, a in members))

@@ -130,12 +130,17 @@ def test_it_maps_filled_table_rows_in_both_directions() -> None:
     cards = {c.front: c.back for c in of_kind(kinds_fixture(), "mapping")}
     assert cards == {
         "Numpy → PyTorch: `np.less` 对应什么?": "`x.lt`",
-        "Numpy → PyTorch: `x.min` 对应什么?": "`x.min`",
         "Numpy → PyTorch: `np.sort` 对应什么?": "`torch.sort`",
         "Numpy → PyTorch: `np.argsort` 对应什么?": "`torch.sort`",
         "PyTorch → Numpy: `x.lt` 对应什么?": "`np.less`",
         "PyTorch → Numpy: `torch.sort` 对应什么?": "`np.sort`; `np.argsort`",
     }
+
+
+def test_it_makes_no_card_of_a_row_that_maps_a_name_to_itself() -> None:
+    table = "| Numpy | PyTorch |\n| - | - |\n| x.sum | x.sum |\n| x.min | `x.min` |\n| x.clip | x.clamp |\n"
+    fronts = [c.front for c in of_kind(parse(f"## 表\n\n{table}"), "mapping")]
+    assert fronts == ["Numpy → PyTorch: `x.clip` 对应什么?", "PyTorch → Numpy: `x.clamp` 对应什么?"]
 
 
 def test_it_keeps_mapping_keys_when_text_is_added_around_the_table() -> None:
