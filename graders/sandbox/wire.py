@@ -16,6 +16,7 @@ torch is imported lazily, so the web process can import graders.sandbox without 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import socket
@@ -138,10 +139,13 @@ def _unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     (head_len,) = struct.unpack_from("<I", data)
     if head_len > len(data) - 4:
         raise WireError("bad header length")
+    head = data[4 : 4 + head_len]
     try:
-        body = json.loads(data[4 : 4 + head_len], parse_constant=_refuse_constant)
+        body = json.loads(head, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"bad header: {exc}") from None
+    if b"\\ud" in head.lower():  # a lone surrogate would make every later encode() of the text fail
+        body = _without_lone_surrogates(body)
     if not isinstance(body, dict):
         raise WireError("the header is not an object")
     raw_values = body.pop("values", {})
@@ -225,13 +229,31 @@ def _float(text: Any) -> float:
     return value if not math.isnan(value) else math.nan
 
 
-def _dtype(name: str) -> Any:
-    import torch
+def _without_lone_surrogates(value: Any) -> Any:
+    """Texts as the parent can store and print them: an unpaired surrogate becomes U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
-    value = getattr(torch, name, None) if name.isidentifier() else None
-    if not isinstance(value, torch.dtype):
+
+def _dtype(name: str) -> Any:
+    """A dtype by name from torch's own table: never ``getattr(torch, name)``, which imports any lazily
+    loaded submodule it is asked for (``_inductor``: hundreds of modules in the parent)."""
+    value = _dtypes().get(name) if isinstance(name, str) else None
+    if value is None:
         raise WireError(f"unknown dtype {name!r}")
     return value
+
+
+@functools.cache
+def _dtypes() -> dict[str, Any]:
+    import torch
+
+    return {str(d).removeprefix("torch."): d for d in vars(torch).values() if isinstance(d, torch.dtype)}
 
 
 # ---------------------------------------------------------------------------------------------------------
