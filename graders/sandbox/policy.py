@@ -8,27 +8,31 @@ Static (compile time), on top of RestrictedPython's defaults:
 - augmented assignment to items and attributes (``out[i] += v``) is allowed (RestrictedPython refuses it);
 - ``eval``/``exec``/``compile``/``open``/``globals``/``vars``/``dir``/``type``... are simply not builtins.
 
-Runtime: ``_getattr_`` refuses underscore names and ``allowlist.DENIED_ATTRIBUTES`` on every object and
-never returns a real module; ``_write_`` refuses writes to modules, proxies and classes the submission did
-not define; classes are built by ``_build_class`` which re-checks the namespace; ``print`` goes to a capped
-collector; ``import`` returns proxies only.
+Runtime: ``_getattr_`` refuses underscore names and ``allowlist.DENIED_ATTRIBUTES`` on every object; every
+value that enters the submission's code passes ``values.ValueGuard.check`` (attribute reads, subscripts,
+the result of every call, iteration, ``with ... as``, augmented assignment, decorators, and the arguments
+library code passes to the submission's functions), so what a submission can reach is closed under
+calling and subscripting, not only under attribute access; ``_write_`` refuses writes to modules, proxies,
+functions and classes the submission did not define; classes are built by ``_build_class`` which re-checks
+the namespace; ``print`` goes to a capped collector; ``import`` returns proxies only.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 import types
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from RestrictedPython import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from graders.sandbox import allowlist
-from graders.sandbox.proxies import ModuleProxy
+from graders.sandbox import allowlist, values
+from graders.sandbox.proxies import ModuleProxy, attribute_writers
 
 FILENAME = "<submission>"
 
@@ -51,9 +55,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         self.class_depth.append(True)
         try:
-            return super().visit_ClassDef(node)
+            new = super().visit_ClassDef(node)
         finally:
             self.class_depth.pop()
+        if isinstance(new, ast.ClassDef):
+            new.decorator_list = [_guard_call("_decorate_", d, where=d) for d in new.decorator_list]
+        return new
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         in_class_body = bool(self.class_depth) and self.class_depth[-1]
@@ -68,6 +75,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
         finally:
             self.class_depth.pop()
             node.name = name
+        if isinstance(new, ast.FunctionDef):
+            new.decorator_list = [_guard_call("_decorate_", d, where=d) for d in new.decorator_list]
+            params = _parameter_names(new.args)
+            if params:  # what library code passes to a callback passes the same check as any other value
+                prologue = ast.If(
+                    test=_unchecked(params, new), body=[_at(ast.Expr(_args(params, new)), new)], orelse=[]
+                )
+                new.body.insert(0, _at(prologue, new))
         return new
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
@@ -77,9 +92,32 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         self.class_depth.append(False)
         try:
-            return super().visit_Lambda(node)
+            new = super().visit_Lambda(node)
         finally:
             self.class_depth.pop()
+        params = _parameter_names(new.args) if isinstance(new, ast.Lambda) else []
+        if params:  # ``lambda a: body`` becomes ``lambda a: (_args_(a) if <a needs a look> else None) or body``
+            none = _at(ast.Constant(None), new)
+            check = _at(ast.IfExp(test=_unchecked(params, new), body=_args(params, new), orelse=none), new)
+            new.body = _at(ast.BoolOp(op=ast.Or(), values=[check, new.body]), new.body)
+        return new
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """Every call goes through ``_call_``, which checks what it returns (``super()`` excepted: it reads
+        its caller's frame)."""
+        new = super().visit_Call(node)
+        if not isinstance(new, ast.Call) or not isinstance(new.func, ast.expr):
+            return new
+        if isinstance(new.func, ast.Name) and new.func.id in ("super", "_apply_"):
+            return new  # _apply_ (calls with * or **) is the same guard
+        return _guard_call("_call_", new.func, *new.args, where=new, keywords=new.keywords)
+
+    def visit_With(self, node: ast.With) -> ast.AST:
+        new = super().visit_With(node)
+        for item in getattr(new, "items", ()):
+            if item.optional_vars is not None:  # ``with cm as x``: x is what cm.__enter__ returned, checked
+                item.context_expr = _guard_call("_enter_", item.context_expr, where=item.context_expr)
+        return new
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         if node.attr == "__init__" and isinstance(node.ctx, ast.Load) and _is_super_call(node.value):
@@ -90,9 +128,21 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return super().visit_Attribute(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
-        if isinstance(node.target, ast.Attribute | ast.Subscript):
-            return self.node_contents_visit(node)
-        return super().visit_AugAssign(node)
+        """``a.b += v`` and ``a[k] += v`` read and write through the same guards as ``a.b`` and ``a[k]``
+        (``_augattr_`` / ``_augitem_``); left to Python, the read would bypass ``_getattr_``."""
+        target = node.target
+        if not isinstance(target, ast.Attribute | ast.Subscript):
+            return super().visit_AugAssign(node)
+        op = _at(ast.Constant(_AUG_SYMBOLS[type(node.op)] + "="), node)
+        value = self.visit(node.value)
+        if isinstance(target, ast.Attribute):
+            if target.attr.startswith("_"):
+                self.error(node, f'"{target.attr}" is an invalid attribute name because it starts with "_".')
+            name = _at(ast.Constant(target.attr), node)
+            call = _guard_call("_augattr_", self.visit(target.value), name, op, value, where=node)
+        else:
+            call = _guard_call("_augitem_", self.visit(target.value), self.visit(target.slice), op, value, where=node)
+        return _at(ast.Expr(call), node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
         """``x: int = 1`` becomes ``x = 1`` (annotations are dropped, never evaluated)."""
@@ -119,6 +169,56 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def _check_module(self, node: ast.AST, name: str) -> None:
         if name not in allowlist.IMPORTABLE:
             self.error(node, f'"import {name}": only {_module_list()} may be imported')
+
+
+def _guard_call(name: str, *args: ast.expr, where: ast.AST, keywords: list[ast.keyword] | None = None) -> ast.Call:
+    """``name(*args)`` placed where ``where`` is (the arguments keep their own places)."""
+    return _at(ast.Call(func=_at(ast.Name(name, ast.Load()), where), args=list(args), keywords=keywords or []), where)
+
+
+_T = TypeVar("_T", bound=ast.AST)
+
+
+def _args(params: list[str], where: ast.AST) -> ast.Call:
+    return _guard_call("_args_", *(_at(ast.Name(p, ast.Load()), where) for p in params), where=where)
+
+
+def _unchecked(params: list[str], where: ast.AST) -> ast.expr:
+    """``_type_(a) not in _fast_ or ...``: the prologue's test, inline, so a tensor or an int costs no call."""
+    tests: list[ast.expr] = []
+    for p in params:
+        kind = _guard_call("_type_", _at(ast.Name(p, ast.Load()), where), where=where)
+        fast = _at(ast.Name("_fast_", ast.Load()), where)
+        tests.append(_at(ast.Compare(left=kind, ops=[ast.NotIn()], comparators=[fast]), where))
+    return tests[0] if len(tests) == 1 else _at(ast.BoolOp(op=ast.Or(), values=tests), where)
+
+
+def _at(node: _T, where: ast.AST) -> _T:
+    """One new node's location, copied without walking a subtree (compile time is the hot path too)."""
+    return ast.copy_location(node, where)
+
+
+def _parameter_names(args: ast.arguments) -> list[str]:
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+_AUG_SYMBOLS: dict[type, str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
 
 
 def _is_super_call(node: ast.AST) -> bool:
@@ -166,12 +266,62 @@ _NO_DEFAULT = object()
 
 
 class Guards:
-    """The guard functions for one submission; remembers which classes the submission defined."""
+    """The guard functions for one submission; remembers which classes the submission defined.
+
+    ``bind`` ties it to the submission's globals (its own functions pass the value check as they are);
+    until then ``check`` is the identity, which only the unit tests of single guards rely on.
+    """
 
     def __init__(self, modules: dict[str, ModuleProxy], output: PrintSink) -> None:
         self.modules = modules
         self.output = output
         self.own_classes: set[type] = set()
+        self.values: values.ValueGuard | None = None
+        self.fast: set[type] = set()  # types passed without a look: filled by bind, own classes added
+        self.call = _make_call(self.fast, self._check_slow)
+
+    def bind(self, glb: dict[str, Any], safe_builtins: list[Any]) -> None:
+        self.values = values.ValueGuard(glb, safe_builtins, attribute_writers(), _public_names_only)
+        self.fast.update(self.values.safe)  # in place: ``call`` and the prologues hold this set
+        self.fast.update(self.own_classes)
+
+    def _check_slow(self, value: Any) -> Any:
+        if self.values is None:
+            return value
+        return self.values._check(value, 0, None, top=True)
+
+    # -- every value that enters the submission's code -------------------------------------------------
+
+    def check(self, value: Any) -> Any:
+        if type(value) in self.fast or self.values is None:
+            return value
+        return self.values._check(value, 0, None, top=True)
+
+    def args(self, *received: Any) -> None:
+        """A function's prologue: what it was called with (by library code too) passes the check."""
+        fast = self.fast
+        for value in received:
+            if type(value) not in fast and self.values is not None:
+                self.values._check(value, 0, None)
+
+    def iter(self, obj: Any) -> Iterator[Any]:
+        it = iter(obj)
+        if type(obj) in _PLAIN_ITERABLES:  # holding only what already passed the check
+            return it
+        return self._checked(it)
+
+    def _checked(self, it: Iterator[Any]) -> Iterator[Any]:
+        check = self.check
+        for value in it:
+            yield check(value)
+
+    def enter(self, manager: Any) -> _CheckedContext:
+        return _CheckedContext(manager, self.check)
+
+    def decorate(self, decorator: Any) -> Callable[[Any], Any]:
+        return functools.partial(self.call, decorator)
+
+    # -- attributes and items --------------------------------------------------------------------------
 
     def getattr(self, obj: Any, name: str, default: Any = _NO_DEFAULT) -> Any:
         try:
@@ -197,7 +347,17 @@ class Guards:
             raise SandboxViolation(f'".{name}" leads outside the sandbox')
         if name == "type" and _is_tensor(obj):
             return _no_string_types(value)
-        return value
+        if type(value) in self.fast or self.values is None:
+            return value
+        if type(value) is types.FunctionType and isinstance(obj, type) and not self.values.owns(value):
+            # A library function found on a class is a method unless stored as a staticmethod: taken off
+            # its class it runs on any object (LRScheduler.state_dict(str) is vars(str)).
+            if not isinstance(values.static_lookup(obj, name), staticmethod):
+                raise SandboxViolation(f'"{obj.__name__}.{name}" is a method: call it on an instance')
+        try:
+            return self.values._check(value, 0, None, top=True)
+        except values.Refused as exc:
+            raise SandboxViolation(f'".{name}": {exc}') from None
 
     def hasattr(self, obj: Any, name: str) -> bool:
         try:
@@ -206,24 +366,40 @@ class Guards:
             return False
         return True
 
+    def getitem(self, obj: Any, key: Any) -> Any:
+        if isinstance(obj, _MODULE_TYPES):
+            raise SandboxViolation("modules are not subscriptable")
+        return self.check(obj[key])
+
+    def augattr(self, obj: Any, name: str, op: str, value: Any) -> None:
+        """``obj.name op= value``: read through ``getattr``'s checks, written through ``setattr``'s."""
+        self.setattr(obj, name, _INPLACE[op](self._getattr(obj, name), value))
+
+    def augitem(self, obj: Any, key: Any, op: str, value: Any) -> None:
+        self.write(obj)[key] = _INPLACE[op](self.getitem(obj, key), value)
+
+    # -- writes and classes --------------------------------------------------------------------------
+
     def write(self, obj: Any) -> Any:
         if isinstance(obj, _MODULE_TYPES):
             raise SandboxViolation("modules are read-only in the sandbox")
-        if isinstance(obj, type) and obj not in self.own_classes:
-            raise SandboxViolation(f"the class {obj.__name__} is read-only in the sandbox")
-        if isinstance(obj, types.FunctionType | types.BuiltinFunctionType | types.MethodType | MappingProxyTypes):
+        if isinstance(obj, type):
+            if obj not in self.own_classes:
+                raise SandboxViolation(f"the class {obj.__name__} is read-only in the sandbox")
+            return obj
+        if type(obj) in self.fast:
+            return obj
+        kind = values.tables().classify(type(obj))
+        if kind in _READ_ONLY_KINDS:
             raise SandboxViolation("functions are read-only in the sandbox")
+        if kind == values.REFUSED:
+            raise SandboxViolation(f"a {type(obj).__name__} object is read-only in the sandbox")
         return obj
 
     def setattr(self, obj: Any, name: str, value: Any) -> None:
         if not isinstance(name, str) or name.startswith("_"):
             raise SandboxViolation("setting underscore attributes is not allowed in the sandbox")
         setattr(self.write(obj), name, value)
-
-    def getitem(self, obj: Any, key: Any) -> Any:
-        if isinstance(obj, _MODULE_TYPES):
-            raise SandboxViolation("modules are not subscriptable")
-        return obj[key]
 
     def build_class(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kw: Any) -> type:
         for key in namespace:
@@ -239,6 +415,7 @@ class Guards:
                 meta = type(base)
         cls = meta(name, bases, namespace, **kw)
         self.own_classes.add(cls)
+        self.fast.add(cls)  # its instances are the submission's own objects
         return cls
 
     def do_import(
@@ -255,7 +432,104 @@ class Guards:
             return self.modules[name]
         return self.modules[name.split(".")[0]]
 
+    # -- builtins that call what they are given: each call is a call of the submission's -------------
 
+    def builtins(self) -> dict[str, Any]:
+        call = self.call
+        return {
+            "map": functools.partial(_map, call),
+            "filter": functools.partial(_filter, call),
+            "sorted": functools.partial(_keyed, call, sorted),
+            "min": functools.partial(_keyed, call, min),
+            "max": functools.partial(_keyed, call, max),
+            "iter": functools.partial(_iter, call),
+        }
+
+
+def _map(call: Callable[..., Any], func: Any, /, *iterables: Any) -> Any:
+    return map(functools.partial(call, func), *iterables)
+
+
+def _filter(call: Callable[..., Any], func: Any, iterable: Any, /) -> Any:
+    return filter(None if func is None else functools.partial(call, func), iterable)
+
+
+def _keyed(call: Callable[..., Any], builtin: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    if kwargs.get("key") is not None:
+        kwargs["key"] = functools.partial(call, kwargs["key"])
+    return builtin(*args, **kwargs)
+
+
+def _iter(call: Callable[..., Any], obj: Any, /, *sentinel: Any) -> Any:
+    return iter(functools.partial(call, obj), *sentinel) if sentinel else iter(obj)
+
+
+def _make_call(fast: set[type], slow: Callable[[Any], Any]) -> Callable[..., Any]:
+    """``f(...)`` in the submission (``_call_``): private keyword names are refused and the result checked.
+
+    A closure rather than a method: it runs for every call a submission makes.
+    """
+
+    def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            for key in kwargs:
+                if key[:1] == "_":
+                    raise SandboxViolation(f'the keyword argument "{key}" is not allowed in the sandbox')
+        result = func(*args, **kwargs)
+        return result if type(result) in fast else slow(result)
+
+    return call
+
+
+class _CheckedContext:
+    """``with cm as x``: x is checked like any other value; the exit is cm's own."""
+
+    __slots__ = ("manager", "check")
+
+    def __init__(self, manager: Any, check: Callable[[Any], Any]) -> None:
+        self.manager = manager
+        self.check = check
+
+    def __enter__(self) -> Any:
+        return self.check(self.manager.__enter__())
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.manager.__exit__(*exc)
+
+
+def _public_names_only(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A library method that stores attributes named by its data (``self.__dict__.update(state)``):
+    its arguments must be dicts of plain data whose keys, at any depth, are not dunder names, so that
+    no ``__array_interface__`` or other protocol attribute can be planted on an object through it."""
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        for value in (*args, *kwargs.values()):
+            if not isinstance(value, dict):  # dict.update would take any iterable of pairs
+                raise SandboxViolation(f"{guarded.__name__} takes a dict in the sandbox")
+            _refuse_dunder_keys(value, 0)
+        return method(*args, **kwargs)
+
+    guarded.__name__ = getattr(method, "__name__", "guarded")
+    return guarded
+
+
+def _refuse_dunder_keys(value: Any, depth: int) -> None:
+    if depth > values.MAX_DEPTH:
+        raise SandboxViolation("the state is nested too deeply")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or values.is_dunder(key):
+                raise SandboxViolation(f"a state key {key!r} is not allowed in the sandbox")
+            _refuse_dunder_keys(item, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_dunder_keys(item, depth + 1)
+    elif not isinstance(value, int | float | str | bool | type(None)) and not _is_tensor(value):
+        raise SandboxViolation(f"a state may hold plain data only, not {type(value).__name__}")
+
+
+_READ_ONLY_KINDS = frozenset((values.PYFUNC, values.METHOD, values.CFUNC, values.NAMED, values.DECOR))
+_PLAIN_ITERABLES = frozenset((list, tuple, dict, set, frozenset, range, str, bytes))
 MappingProxyTypes = types.MappingProxyType
 
 
@@ -370,6 +644,8 @@ def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict
     """The globals a submission's module body runs in (a fresh dict per submission)."""
     guards = Guards(modules, sink)
     safe_builtins: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
+    given = list(safe_builtins.values())
+    safe_builtins.update(guards.builtins())
     safe_builtins.update(
         {
             "__build_class__": builtins.__build_class__,
@@ -386,11 +662,20 @@ def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict
         "_getattr_": guards.getattr,
         "_getitem_": guards.getitem,
         "_write_": guards.write,
-        "_getiter_": iter,
+        "_getiter_": guards.iter,
         "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
         "_unpack_sequence_": guarded_unpack_sequence,
         "_inplacevar_": _inplacevar,
-        "_apply_": lambda f, *a, **kw: f(*a, **kw),
+        "_apply_": guards.call,
+        "_call_": guards.call,
+        "_args_": guards.args,
+        "_type_": type,
+        "_fast_": guards.fast,
+        "_enter_": guards.enter,
+        "_decorate_": guards.decorate,
+        "_augattr_": guards.augattr,
+        "_augitem_": guards.augitem,
         "_print_": lambda _getattr=None: _PrintCollector(sink),
     }
+    guards.bind(glb, given)
     return glb, guards

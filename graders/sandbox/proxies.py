@@ -3,10 +3,15 @@
 A proxy holds only the names listed in ``allowlist.MODULES``, resolved once against the real module; the
 real module object is never reachable from it (the proxy stores no reference to it).  Writes are refused,
 so ``torch.allclose = ...`` cannot patch anything even inside the child.
+
+A few names are replaced by narrower versions (``_extras``): ``DataLoader`` without worker processes,
+``ParameterDict`` without private keys (its keys become attribute names), ``torch.asarray`` that never
+aliases a ``bytes`` object's memory.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import types
 from collections.abc import Mapping
@@ -73,10 +78,79 @@ def _data_loader_class() -> type:
     return DataLoader
 
 
+def _parameter_dict_class() -> type:
+    """ParameterDict stores each value as an attribute named by its key (``setattr(self, key, value)``):
+    a key like ``__array_interface__`` would plant a protocol attribute numpy reads as raw memory."""
+    from torch import nn
+
+    class ParameterDict(nn.ParameterDict):
+        def _key_to_attr(self, key: str) -> str:
+            if not isinstance(key, str) or key.startswith("_"):
+                raise KeyError(f"ParameterDict keys must be public names in the sandbox, not {key!r}")
+            return super()._key_to_attr(key)
+
+    ParameterDict.__module__ = "torch.nn"
+    ParameterDict.__qualname__ = "ParameterDict"
+    return ParameterDict
+
+
+def _asarray() -> Any:
+    """torch.asarray over a ``bytes`` object shares (and lets the submission write) immutable memory."""
+    import torch
+
+    @functools.wraps(torch.asarray)
+    def asarray(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(obj, bytes | bytearray | memoryview):
+            raise TypeError("torch.asarray over raw bytes is not allowed in the sandbox; use torch.tensor(list(b))")
+        return torch.asarray(obj, *args, **kwargs)
+
+    asarray.__qualname__ = "asarray"
+    return asarray
+
+
 def _extras(name: str) -> dict[str, Any]:
     if name == "torch.utils.data":
         return {"DataLoader": _data_loader_class()}
+    if name == "torch.nn":
+        return {"ParameterDict": _parameter_dict_class()}
+    if name == "torch":
+        return {"asarray": _asarray()}
     return {}
+
+
+_WRITERS: list[frozenset[types.FunctionType]] = []  # found once per process, by build_modules
+
+
+def attribute_writers() -> frozenset[types.FunctionType]:
+    """Library methods that store attributes under names taken from their data.
+
+    Found, not listed: every Python function in the class hierarchy of a class a proxy hands out whose
+    code updates ``__dict__`` (``self.__dict__.update(state)``, the LR schedulers' ``load_state_dict``).
+    ``values.ValueGuard`` hands these out only wrapped, so their data cannot carry dunder names.
+    """
+    if not _WRITERS:
+        build_modules()
+    return _WRITERS[0]
+
+
+def _find_writers(proxies: Mapping[str, ModuleProxy]) -> frozenset[types.FunctionType]:
+    found: set[types.FunctionType] = set()
+    for cls in reachable_classes(proxies):
+        for raw in vars(cls).values():
+            func = raw.__func__ if isinstance(raw, staticmethod | classmethod) else raw
+            if isinstance(func, types.FunctionType) and {"__dict__", "update"} <= set(func.__code__.co_names):
+                found.add(func)
+    return frozenset(found)
+
+
+def reachable_classes(proxies: Mapping[str, ModuleProxy]) -> set[type]:
+    """Every class a proxy hands out, with its bases."""
+    classes: set[type] = set()
+    for proxy in proxies.values():
+        for value in object.__getattribute__(proxy, "_sandbox_attrs").values():
+            if isinstance(value, type):
+                classes.update(value.__mro__)
+    return classes
 
 
 def build_modules() -> dict[str, ModuleProxy]:
@@ -98,4 +172,6 @@ def build_modules() -> dict[str, ModuleProxy]:
         for child in children:
             attrs[child] = proxies[f"{dotted}.{child}"]
         proxies[dotted] = ModuleProxy(dotted, attrs)
+    if not _WRITERS:
+        _WRITERS.append(_find_writers(proxies))
     return proxies

@@ -1,12 +1,9 @@
-"""Layers 1 and 2 without processes: what the restricted compile accepts, and what the guards hand out."""
+"""Layers 1 and 2 without processes: what the restricted compile accepts, and what the guards hand out.
+
+What is reachable through attributes, items, iteration and calls is explored in test_sandbox_layer2.py."""
 
 from __future__ import annotations
 
-import builtins
-import importlib
-import os
-import pickle
-import subprocess
 import types
 from typing import Any
 
@@ -135,69 +132,6 @@ def test_it_refuses_string_types_in_tensor_type(modules: dict[str, ModuleProxy])
     assert method(torch.float64).dtype == torch.float64
     with pytest.raises(policy.SandboxViolation):
         method("os.system")
-
-
-def _dangerous() -> set[int]:
-    import ctypes
-
-    objects = [
-        builtins.open,
-        builtins.exec,
-        builtins.eval,
-        builtins.compile,
-        builtins.__import__,
-        builtins.getattr,
-        builtins.setattr,
-        builtins.globals,
-        builtins.vars,
-        builtins.type,
-        os.system,
-        os.popen,
-        os.fork,
-        os.execv,
-        subprocess.Popen,
-        pickle.load,
-        pickle.loads,
-        torch.load,
-        torch.save,
-        torch.from_file,
-        np.load,
-        np.save,
-        np.fromfile,
-        np.memmap,
-        importlib.import_module,
-        ctypes.CDLL,
-        builtins,
-    ]
-    return {id(o) for o in objects}
-
-
-def test_it_reaches_no_module_frame_or_file_api_through_public_attributes(modules: dict[str, ModuleProxy]) -> None:
-    """Walk three public attributes deep from every proxy and a few live objects, through the guard."""
-    guards = policy.Guards(modules, policy.PrintSink(100))
-    dangerous = _dangerous()
-    roots: list[Any] = [*modules.values(), torch.ones(2, requires_grad=True) * 2, np.ones(2), torch.nn.Linear(1, 1)]
-    seen: set[int] = set()
-    frontier = [(r, "root") for r in roots]
-    bad = []
-    for _depth in range(3):
-        nxt = []
-        for obj, path in frontier:
-            if id(obj) in seen:
-                continue
-            seen.add(id(obj))
-            for name in dir(obj):
-                try:
-                    value = guards.getattr(obj, name)
-                except Exception:  # refused, or a property that raises on this object
-                    continue
-                kinds = types.ModuleType | types.FrameType | types.CodeType | types.TracebackType
-                if isinstance(value, kinds) or id(value) in dangerous:
-                    bad.append(f"{path}.{name}")
-                elif not isinstance(value, int | float | str | bytes | bool | type(None)):
-                    nxt.append((value, f"{path}.{name}"))
-        frontier = nxt
-    assert bad == []
 
 
 def test_it_refuses_to_build_a_proxy_that_holds_a_real_module(monkeypatch: pytest.MonkeyPatch) -> None:
