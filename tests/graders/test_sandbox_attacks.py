@@ -1,24 +1,33 @@
-"""The attack suite: every hostile submission ends contained, and the pool still grades correctly after it."""
+"""The attack suite: every hostile submission ends contained, the fork server survives it, nothing of it
+is left on the host, and the pool still grades the next submission correctly."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import math
 import os
+import sys
+import types
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from graders.sandbox import Limits, RunResult, SandboxPool  # noqa: E402
+from graders.sandbox import Limits, RunResult, SandboxPool, policy  # noqa: E402
 from graders.sandbox.pool import PROJECT_ROOT  # noqa: E402
+from graders.sandbox.results import CaseResult  # noqa: E402
 from tests.graders.attacks import ATTACKS, Attack  # noqa: E402
 
 pytestmark = pytest.mark.sandbox
 
 CORRECT = "def solution(x):\n    return x * 2\n"
+SYSV_TABLES = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem")
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,7 @@ class Env:
     canary_file: str
     canary_env: str
     pwned: str
+    pwnkey: int
 
 
 def prepare() -> Env:
@@ -38,7 +48,7 @@ def prepare() -> Env:
         fh.write(canary_text)
     canary_env = "QUIZSITE_SANDBOX_CANARY"
     os.environ[canary_env] = canary_text
-    return Env(canary_text, canary_file, canary_env, f"sbx-pwned-{token}")
+    return Env(canary_text, canary_file, canary_env, f"sbx-pwned-{token[:12]}", 0x5B000000 + int(token[:6], 16))
 
 
 def make_cases() -> list[tuple[Any, ...]]:
@@ -49,15 +59,38 @@ def expected_for(cases: list[tuple[Any, ...]]) -> list[Any]:
     return [c[0] * 2 for c in cases]
 
 
-def run_attack(pool: SandboxPool, attack: Attack, env: Env, cases: list[tuple[Any, ...]] | None = None) -> RunResult:
-    code = (
-        attack.code.replace("CANARY_FILE", env.canary_file)
+def substitute(code: str, env: Env) -> str:
+    return (
+        code.replace("CANARY_FILE", env.canary_file)
         .replace("CANARY_ENV", env.canary_env)
         .replace("PROJECT_ROOT", PROJECT_ROOT)
+        .replace("PWNKEY", str(env.pwnkey))
         .replace("PWNED", env.pwned)
     )
+
+
+def _plain_compile(source: str, max_source_bytes: int) -> types.CodeType:
+    return compile(source, policy.FILENAME, "exec")
+
+
+def layers_broken(attack: Attack) -> contextlib.AbstractContextManager[Any]:
+    """For a raw attack the pool ships plain bytecode: layer 1 is skipped and its escape defeats layer 2."""
+    if not attack.raw:
+        return contextlib.nullcontext()
+    return mock.patch.object(policy, "compile_submission", _plain_compile)
+
+
+def run_attack(
+    pool: SandboxPool, attack: Attack, env: Env, cases: list[tuple[Any, ...]] | None = None
+) -> list[RunResult]:
+    """The attack's result, and its follow-up's when it has one (run next, on another runner)."""
     limits = Limits(cpu_seconds=attack.cpu_seconds, wall_seconds=attack.wall_seconds, memory_mb=attack.memory_mb)
-    return pool.run(code, "solution", cases if cases is not None else make_cases(), limits=limits, grad=attack.grad)
+    results = []
+    with layers_broken(attack):
+        for index, code in enumerate(filter(None, (attack.code, attack.follow_up))):
+            run_cases = cases if cases is not None and index == 0 else make_cases()
+            results.append(pool.run(substitute(code, env), "solution", run_cases, limits=limits, grad=attack.grad))
+    return results
 
 
 def is_plain(value: Any) -> bool:
@@ -83,9 +116,39 @@ def all_correct(result: RunResult, expected: list[Any]) -> bool:
     return True
 
 
-def leaked_files(env: Env) -> list[str]:
-    places = ["/tmp", os.getcwd(), PROJECT_ROOT]
-    return [os.path.join(p, n) for p in places for n in os.listdir(p) if env.pwned in n]
+def texts(result: RunResult) -> list[str]:
+    """Every text the parent passes on (to the page, the database, the CLI's JSON)."""
+    found = [result.status, result.message, result.stdout, result.device]
+    for case in result.cases:
+        found.append(case.error or "")
+        found.extend(v for v in _walk(case.value) if isinstance(v, str))
+    return found
+
+
+def _walk(value: Any) -> Iterator[Any]:
+    yield value
+    if isinstance(value, list | tuple):
+        for item in value:
+            yield from _walk(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _walk(item)
+
+
+def leaked(env: Env) -> list[str]:
+    """What a runner left on the host: files or directories named PWNED, System V objects with its key."""
+    found = []
+    for place in ("/tmp", "/dev/shm", "/dev/mqueue", os.getcwd(), PROJECT_ROOT):
+        for root, dirs, files in os.walk(place) if os.path.isdir(place) else ():
+            if root.count(os.sep) - place.count(os.sep) >= 3 or root.startswith(os.path.join(PROJECT_ROOT, ".")):
+                dirs[:] = []
+            found += [os.path.join(root, n) for n in dirs + files if env.pwned in n]
+    for table in SYSV_TABLES:
+        with contextlib.suppress(OSError), open(table) as fh:
+            keys = [line.split()[0] for line in fh.read().splitlines()[1:] if line.split()]
+        found += [f"{table}: {key}" for key in keys if key == str(env.pwnkey)]
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -103,21 +166,52 @@ def env() -> Iterator[Env]:
     os.environ.pop(e.canary_env, None)
 
 
-@pytest.mark.parametrize("attack", ATTACKS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
+def test_it_recognises_an_attack_that_got_through() -> None:
+    """The suite's own check: a run that returns x * 2 for every case is an attack that got through."""
+    cases = make_cases()
+    got_through = RunResult(status="ok", cases=[CaseResult(ok=True, value=c[0] * 2, error=None) for c in cases])
+    assert all_correct(got_through, expected_for(cases))
+    wrong = RunResult(status="ok", cases=[CaseResult(ok=True, value=c[0] * 3, error=None) for c in cases])
+    assert not all_correct(wrong, expected_for(cases))
+
+
+# Holes the suite has found in code this suite does not own: strict, so a fix makes the entry fail.
+KNOWN_HOLES = {
+    "status_not_a_string": "pool._verdict looks a forged non-string status up in a frozenset (TypeError)",
+}
+PARAMS = [
+    pytest.param(a, marks=[pytest.mark.xfail(reason=KNOWN_HOLES[a.name], strict=True)] if a.name in KNOWN_HOLES else [])
+    for a in ATTACKS
+]
+
+
+@pytest.mark.parametrize("attack", PARAMS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
 def test_it_contains_the_attack(pool: SandboxPool, env: Env, attack: Attack) -> None:
     cases = make_cases()
     originals = [c[0].clone() for c in cases]
-    result = run_attack(pool, attack, env, cases)
+    assert pool.run(CORRECT, "solution", make_cases()).status == "ok"  # the fork server is up
+    zygote = pool._zygote
+    modules = set(sys.modules)
 
-    assert not all_correct(result, expected_for(originals)), f"the attack got through: {result}"
-    assert result.status != "internal_error", result
-    text = repr(result)
-    for secret in (env.canary_text, os.environ.get("SECRET_KEY", "unset-secret"), "root:x:0:0", "SECRET_KEY ="):
-        assert secret not in text
-    if result.status == "ok":
-        assert all(is_plain(c.value) for c in result.cases)
-    assert leaked_files(env) == []
+    results = run_attack(pool, attack, env, cases)
+
+    for result in results:
+        assert not all_correct(result, [o * 2 for o in originals]), f"the attack got through: {result}"
+        assert result.status != "internal_error", result
+        text = repr(result)
+        for secret in (env.canary_text, os.environ.get("SECRET_KEY", "unset-secret"), "root:x:0:0", "SECRET_KEY ="):
+            assert secret not in text
+        if result.status == "ok":
+            assert all(is_plain(c.value) for c in result.cases)
+        assert math.isfinite(result.cpu_ms) and math.isfinite(result.wall_ms), result
+        json.dumps(texts(result), allow_nan=False)
+        for piece in texts(result):
+            piece.encode("utf-8")  # a lone surrogate here crashed the CLI's JSON output
+    assert leaked(env) == []
     assert all(torch.equal(c[0], o) for c, o in zip(cases, originals, strict=True)), "the parent's inputs changed"
+    if attack.category == "parent_robustness":
+        assert set(sys.modules) - modules == set(), "a forged result made the parent import modules"
 
     after = pool.run(CORRECT, "solution", make_cases())
     assert all_correct(after, expected_for(make_cases())), after
+    assert pool._zygote is zygote and zygote is not None and zygote.poll() is None, "the fork server did not survive"

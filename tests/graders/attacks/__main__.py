@@ -1,4 +1,4 @@
-"""Run every attack once and print how many each layer stopped (``python -m tests.graders.attacks``)."""
+"""Run every attack once and print which layer stopped each (``python -m tests.graders.attacks``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import collections
 import os
 import sys
 
-from tests.graders.attacks import ATTACKS, blocking_layer
+from tests.graders.attacks import ATTACKS, LAYERS, blocking_layer
 from tests.graders.test_sandbox_attacks import prepare, run_attack
 
 
@@ -18,17 +18,18 @@ def main() -> None:
         pool.warm()
         env = prepare()
         for attack in ATTACKS:
-            result = run_attack(pool, attack, env)
-            errors = [c.error or "" for c in result.cases]
-            layer = blocking_layer(result.status, result.message, errors)
+            results = run_attack(pool, attack, env)
+            last = results[-1]  # a pair is judged by its follow-up
+            errors = [c.error or "" for c in last.cases]
+            layer = blocking_layer(last.status, last.message, errors, attack)
             table[attack.category][layer] += 1
-            sys.stdout.write(f"{attack.category:20} {attack.name:28} {result.status:14} {layer}\n")
+            sys.stdout.write(f"{attack.category:20} {attack.name:45} {last.status:14} {layer}\n")
         os.unlink(env.canary_file)
-    layers = ("1-static", "2-runtime", "3-process", "4-result")
-    sys.stdout.write(f"\n{'category':20} {'total':>5} " + " ".join(f"{x:>10}" for x in layers) + "\n")
+    sys.stdout.write(f"\n{'category':20} {'total':>5} " + " ".join(f"{x:>10}" for x in LAYERS) + "\n")
     for category, counts in table.items():
-        row = " ".join(f"{counts[x]:>10}" for x in layers)
+        row = " ".join(f"{counts[x]:>10}" for x in LAYERS)
         sys.stdout.write(f"{category:20} {sum(counts.values()):>5} {row}\n")
+    sys.stdout.write(f"{'all':20} {sum(sum(c.values()) for c in table.values()):>5}\n")
 
 
 if __name__ == "__main__":
