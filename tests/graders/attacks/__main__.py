@@ -18,16 +18,21 @@ def main() -> None:
         pool.warm()
         env = prepare()
         for attack in ATTACKS:
-            results = run_attack(pool, attack, env)
-            last = results[-1]  # a pair is judged by its follow-up
+            try:
+                last = run_attack(pool, attack, env)[-1]  # a pair is judged by its follow-up
+            except Exception as exc:  # noqa: BLE001 - the parent failed: that is the finding
+                table[attack.category]["parent failed"] += 1
+                sys.stdout.write(f"{attack.category:20} {attack.name:45} PARENT RAISED {type(exc).__name__}: {exc}\n")
+                continue
             errors = [c.error or "" for c in last.cases]
             layer = blocking_layer(last.status, last.message, errors, attack)
             table[attack.category][layer] += 1
             sys.stdout.write(f"{attack.category:20} {attack.name:45} {last.status:14} {layer}\n")
         os.unlink(env.canary_file)
-    sys.stdout.write(f"\n{'category':20} {'total':>5} " + " ".join(f"{x:>10}" for x in LAYERS) + "\n")
+    columns = (*LAYERS, "parent failed")
+    sys.stdout.write(f"\n{'category':20} {'total':>5} " + " ".join(f"{x:>13}" for x in columns) + "\n")
     for category, counts in table.items():
-        row = " ".join(f"{counts[x]:>10}" for x in LAYERS)
+        row = " ".join(f"{counts[x]:>13}" for x in columns)
         sys.stdout.write(f"{category:20} {sum(counts.values()):>5} {row}\n")
     sys.stdout.write(f"{'all':20} {sum(sum(c.values()) for c in table.values()):>5}\n")
 

@@ -38,10 +38,11 @@ def fn(body: str, imports: str = "import torch") -> str:
     return f"{imports}\n\ndef solution(x):\n{indented}\n    return x * 2\n"
 
 
-def guarded(body: str, prelude: str = "") -> str:
-    """A body whose hostile step may raise: any exception means the step failed (``return x``)."""
-    indented = "\n".join("        " + line for line in body.strip("\n").splitlines())
-    return f"{prelude}\n\ndef solution(x):\n    try:\n{indented}\n    except Exception:\n        return x\n"
+def attempt(body: str, prelude: str = "") -> str:
+    """A submission whose body returns ``x * 2`` once its hostile step worked; a step that raises ends the
+    case with the error (which names the layer that refused it), one that fails quietly returns None."""
+    indented = "\n".join("    " + line for line in body.strip("\n").splitlines())
+    return f"{prelude}\n\ndef solution(x):\n{indented}\n"
 
 
 # The classic layer 2 escape, written for plain (untransformed) bytecode: any class whose __init__ is a
@@ -68,13 +69,17 @@ sys._getframe().f_globals["__builtins__"] = B  # functions defined from here on 
 
 def raw(body: str, prelude: str = "") -> str:
     """A plain-Python submission that has the real builtins; the body returns x * 2 once it got through."""
-    return guarded(body, RAW_PRELUDE + prelude)
+    return attempt(body, RAW_PRELUDE + prelude)
 
 
 def blocking_layer(status: str, message: str, errors: list[str], attack: Attack | None = None) -> str:
     """Which layer stopped an attack, read from its RunResult (for the report only)."""
     errors = [e for e in errors if e]
     text = " ".join([message, *errors])
+    if attack is not None and attack.category == "cross_submission":
+        return "3-process"  # each submission has a process of its own
+    if attack is not None and attack.category == "parent_robustness":
+        return "4-result"  # the parent's decoding of what a runner sent
     if attack is not None and attack.raw:
         return "4-result" if attack.category == "parent_robustness" else "3-process"
     if status == "rejected":

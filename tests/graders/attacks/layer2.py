@@ -7,7 +7,7 @@ namespace, a module's globals, the real ``__import__``, a file read, raw memory 
 
 from __future__ import annotations
 
-from tests.graders.attacks.base import Attack, guarded
+from tests.graders.attacks.base import Attack, attempt
 
 IMPORTS = "import torch\nimport numpy as np\nfrom torch.optim import lr_scheduler\n"
 
@@ -35,7 +35,7 @@ GLOBALS = "g = np.random.default_rng.func_globals\n"
 
 
 def _l2(name: str, category: str, body: str, prelude: str = "") -> Attack:
-    return Attack(name, category, guarded(body, IMPORTS + ADDR + prelude))
+    return Attack(name, category, attempt(body, IMPORTS + ADDR + prelude))
 
 
 CALLS = [
@@ -273,7 +273,8 @@ AUGMENTED = [
         "layer2_augmented",
         "called = []\ntry:\n"
         "    np.random.default_rng.func_globals |= {'PCG64': lambda seed=None: called.append(1) or 0}\n"
-        "except AttributeError:\n    pass\ntry:\n    np.random.default_rng(0)\nexcept Exception:\n    pass\n"
+        "except AttributeError as e:\n    if 'not writable' not in str(e):\n        raise\n"
+        "try:\n    np.random.default_rng(0)\nexcept Exception:\n    pass\n"
         "if called:\n    return x * 2",
     ),
     _l2(
