@@ -110,7 +110,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
             return new
         if isinstance(new.func, ast.Name) and new.func.id in ("super", "_apply_"):
             return new  # _apply_ (calls with * or **) is the same guard
-        return _guard_call("_call_", new.func, *new.args, where=new, keywords=new.keywords)
+        name = "_callk_" if new.keywords else "_call_"  # no keyword dict to build for most calls
+        return _guard_call(name, new.func, *new.args, where=new, keywords=new.keywords)
 
     def visit_With(self, node: ast.With) -> ast.AST:
         new = super().visit_With(node)
@@ -278,7 +279,7 @@ class Guards:
         self.own_classes: set[type] = set()
         self.values: values.ValueGuard | None = None
         self.fast: set[type] = set()  # types passed without a look: filled by bind, own classes added
-        self.call = _make_call(self.fast, self._check_slow)
+        self.call, self.call_positional = _make_calls(self.fast, self._check_slow)
 
     def bind(self, glb: dict[str, Any], safe_builtins: list[Any]) -> None:
         self.values = values.ValueGuard(glb, safe_builtins, attribute_writers(), _public_names_only)
@@ -464,10 +465,11 @@ def _iter(call: Callable[..., Any], obj: Any, /, *sentinel: Any) -> Any:
     return iter(functools.partial(call, obj), *sentinel) if sentinel else iter(obj)
 
 
-def _make_call(fast: set[type], slow: Callable[[Any], Any]) -> Callable[..., Any]:
-    """``f(...)`` in the submission (``_call_``): private keyword names are refused and the result checked.
+def _make_calls(fast: set[type], slow: Callable[[Any], Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``f(...)`` in the submission: private keyword names are refused and the result checked.
 
-    A closure rather than a method: it runs for every call a submission makes.
+    Closures rather than methods, and one without keywords (``_call_``, no keyword dict to build) beside
+    the general one (``_callk_``, ``_apply_``): they run for every call a submission makes.
     """
 
     def call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -478,7 +480,11 @@ def _make_call(fast: set[type], slow: Callable[[Any], Any]) -> Callable[..., Any
         result = func(*args, **kwargs)
         return result if type(result) in fast else slow(result)
 
-    return call
+    def call_positional(func: Any, /, *args: Any) -> Any:
+        result = func(*args)
+        return result if type(result) in fast else slow(result)
+
+    return call, call_positional
 
 
 class _CheckedContext:
@@ -667,7 +673,8 @@ def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict
         "_unpack_sequence_": guarded_unpack_sequence,
         "_inplacevar_": _inplacevar,
         "_apply_": guards.call,
-        "_call_": guards.call,
+        "_call_": guards.call_positional,
+        "_callk_": guards.call,
         "_args_": guards.args,
         "_type_": type,
         "_fast_": guards.fast,

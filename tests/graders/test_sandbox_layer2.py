@@ -234,6 +234,39 @@ def test_it_finds_the_methods_that_write_attributes_named_by_their_data() -> Non
     assert all(types.FunctionType is type(f) for f in attribute_writers())
 
 
+# Every method of a class the proxies hand out that calls setattr, each read and judged: it either stores
+# under fixed or digit-only names, takes modules or tensors only, is the attribute-store hook the guards
+# already stand in front of, or is replaced by the proxy. A new one fails the test until it is read too.
+SETATTR_CALLERS = {
+    "DataLoader.__setattr__": "the attribute-store hook: names come from the submission's own stores",
+    "Module.__init__": "fixed names (training, _parameters, ...)",
+    "Module.__setattr__": "the attribute-store hook",
+    "Module._load_from_state_dict": "only names of parameters and buffers that already exist",
+    "Module.set_submodule": "an nn.Module value only, kept in _modules (never a protocol attribute's dict)",
+    "ModuleList.__setitem__": "digit-only names",
+    "ParameterDict.__setitem__": "replaced by the proxy's ParameterDict: private keys refused",
+    "ParameterList.__setitem__": "digit-only names",
+    "RNNBase.__init__": "fixed weight names",
+    "RNNBase.__setattr__": "the attribute-store hook",
+    "Sequential.__setitem__": "the name of a module already there",
+    "Tensor.__deepcopy__": "private: copies a tensor's own dict",
+}
+
+
+def test_it_accounts_for_every_method_that_sets_attributes_by_name() -> None:
+    from graders.sandbox.proxies import reachable_classes
+
+    found = set()
+    for cls in reachable_classes(build_modules()):
+        for raw in vars(cls).values():
+            func = raw.__func__ if isinstance(raw, staticmethod | classmethod) else raw
+            func = func.fset if isinstance(func, property) else func
+            if isinstance(func, types.FunctionType) and {"setattr", "__setattr__"} & set(func.__code__.co_names):
+                if func.__module__.startswith(("torch", "numpy")):
+                    found.add(func.__qualname__)
+    assert found == set(SETATTR_CALLERS)
+
+
 def test_it_hands_out_a_writer_that_takes_plain_dicts_with_public_names(modules: dict[str, ModuleProxy]) -> None:
     prelude = (
         "import torch\nopt = torch.optim.SGD([torch.nn.Parameter(torch.ones(1))], lr=0.1)\n"
