@@ -285,6 +285,11 @@ class Guards:
         self.values = values.ValueGuard(glb, safe_builtins, attribute_writers(), _public_names_only)
         self.fast.update(self.values.safe)  # in place: ``call`` and the prologues hold this set
         self.fast.update(self.own_classes)
+        if not self.values.t.prewarmed:  # once per process: in the fork server, before any runner
+            import numpy as np
+            import torch
+
+            self.values.prewarm([*self.modules.values(), torch.ones(2, 2), np.ones((2, 2)), torch.nn.Linear(1, 1)])
 
     def _check_slow(self, value: Any) -> Any:
         if self.values is None:

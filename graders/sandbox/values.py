@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -148,6 +149,7 @@ class Tables:
         }
         # Verdicts that hold for the life of the process: library functions found allowed (kept alive here,
         # so an id is never reused), and the names of allowed methods of safe types (tensors, numbers).
+        self.prewarmed = False
         self.allowed: dict[int, Any] = {}
         self.good_names: set[str] = set()
         self._builtins_key: tuple[int, ...] = ()
@@ -221,6 +223,24 @@ class ValueGuard:
         self.writers = writers
         self.wrap_writer = wrap_writer
         self.safe = self.t.safe  # shared, read-only here: the fast path is one set lookup
+
+    def prewarm(self, roots: Iterable[Any]) -> None:
+        """Check every value of ``roots`` (the proxies, a tensor, an array) and their public attributes once,
+        so the verdicts are made in the fork server and each runner starts with them (in a fresh fork,
+        every first verdict is also a copy-on-write fault on the cache it lands in)."""
+        if self.t.prewarmed:
+            return
+        self.t.prewarmed = True
+        with warnings.catch_warnings():  # some attributes warn when read (a tensor's .T)
+            warnings.simplefilter("ignore")
+            for root in roots:
+                for name in dir(root):
+                    if name.startswith("_"):
+                        continue
+                    try:
+                        self._check(getattr(root, name), 0, None, top=True)
+                    except Exception:  # noqa: BLE001 - refused, or a property that raises: no verdict kept
+                        continue
 
     def check(self, value: Any) -> Any:
         """The value itself (a writer method comes back wrapped), or ``Refused``."""
