@@ -46,6 +46,7 @@ SPAWN_TIMEOUT = 120.0  # first child waits for the zygote to import torch
 REFILL_POLL = 0.02  # a GPU pool's refill looks for finished runners and new demand this often (seconds)
 RESULT_GRACE = 1.0  # seconds past the wall limit before the parent gives up on the zygote
 CHILD_STATUSES = frozenset(STATUSES) - {"time_limit", "internal_error"}
+UNREADABLE = "the sandbox returned an unreadable result"  # the child's fault: what it sent makes no verdict
 MAX_RESULT_BYTES = 64 * 1024 * 1024  # a bigger result is refused (the child is killed with its namespace)
 
 
@@ -389,7 +390,13 @@ class SandboxPool:
         if result is None:  # only then does the warden's account matter (killed, died, timed out)
             got = _recv(child.ctl, max(deadline, time.monotonic() + RESULT_GRACE), 1 << 16)
             report = got[0] if got else None
-        return _verdict(result, report, len(cases), limits, child, started)
+        try:
+            return _verdict(result, report, len(cases), limits, child, started)
+        except Exception as exc:  # noqa: BLE001 - what the child sent is data; none of it may crash the parent
+            sys.stderr.write(f"sandbox: a result could not be interpreted ({type(exc).__name__}: {exc})\n")
+            return RunResult(
+                status="runtime_error", message=UNREADABLE, wall_ms=_ms(started), device=self._device_name()
+            )
 
     def _packed_cases(self, cases: list[tuple[Any, ...]]) -> bytes:
         """The cases encoded once per list object: a drill's cases are the same for every learner.
@@ -745,13 +752,13 @@ def _verdict(
     status = header.get("status")
     stdout = str(header.get("stdout", ""))[: limits.output_bytes]
     message = str(header.get("message", ""))[:5000]
-    if status not in CHILD_STATUSES:
-        return RunResult(status="runtime_error", message="the sandbox returned an unreadable result", **common)
+    if not isinstance(status, str) or status not in CHILD_STATUSES:
+        return RunResult(status="runtime_error", message=UNREADABLE, **common)
     if status != "ok":
         return RunResult(status=status, message=message, stdout=stdout, **common)
     raw_cases = header.get("cases")
     if not isinstance(raw_cases, list) or len(raw_cases) != n_cases:
-        return RunResult(status="runtime_error", message="the sandbox returned an unreadable result", **common)
+        return RunResult(status="runtime_error", message=UNREADABLE, **common)
     cases = []
     for index, raw in enumerate(raw_cases):
         ok = isinstance(raw, dict) and raw.get("ok") is True and str(index) in values
