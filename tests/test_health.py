@@ -124,6 +124,7 @@ def test_it_reports_a_gpu_pool_without_cuda_as_degraded(client: Client) -> None:
 
 
 @pytest.mark.sandbox
+@pytest.mark.django_db(transaction=True)  # beat() closes a connection left inside a transaction, as a worker must
 def test_it_shows_a_fork_server_that_cannot_start_through_the_workers_heartbeat(
     client: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
