@@ -11,8 +11,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_paths
-from cards.ingest.sections import split_sections
+from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_headings
 from cards.models import Card, Note
 
 GENERIC_FRONT = "要点是什么"
@@ -47,11 +46,6 @@ class Audit:
     output_flagged: list[str] = field(default_factory=list)  # active but not verified: "<note> › <heading>: why"
     output_kept_out: int = 0  # in their notes, kept out of review by the notes check
     output_unchecked: int = 0  # in their notes, no final run yet
-
-
-def substantive_headings(text: str) -> list[str]:
-    """Heading paths (plain text, as cards store them) whose own section teaches something."""
-    return substantive_paths(split_sections(text)[0])
 
 
 def audit_cards() -> Audit:

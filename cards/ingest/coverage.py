@@ -11,10 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from cards.ingest.curated import CuratedError, curated_file_path, substantive_paths
-from cards.ingest.markdown import normalize_newlines, split_front_matter
+from cards.ingest.curated import CuratedError, curated_file_path, substantive_headings
 from cards.ingest.parser import parse_note
-from cards.ingest.sections import split_sections
 from cards.ingest.slugs import note_slug
 
 
@@ -31,9 +29,8 @@ def report(note: Path) -> tuple[bool, list[str]]:
     except CuratedError as exc:
         return False, [f"{note}: the curated file has mistakes:", *str(exc).splitlines()]
     kinds = Counter(card.kind for card in parsed.cards)
-    sections, _ = split_sections(split_front_matter(normalize_newlines(text))[1])
     covered = {card.heading_path for card in parsed.cards}
-    uncovered = [p for p in substantive_paths(sections) if p not in covered]
+    uncovered = [p for p in substantive_headings(text) if p not in covered]
     source = f"curated ({curated_path})" if curated is not None else "cut from the note (no curated file)"
     lines = [
         f"{note}: {len(parsed.cards)} cards, " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())),

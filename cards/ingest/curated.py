@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cards.ingest.blocks import is_substantive, top_level_blocks
-from cards.ingest.sections import PATH_SEPARATOR, Section
+from cards.ingest.markdown import normalize_newlines, split_front_matter
+from cards.ingest.sections import PATH_SEPARATOR, Section, split_sections
 
 KINDS = ("qa", "cloze")
 CLOZE_BLANK = "[...]"
@@ -76,6 +77,12 @@ def substantive_paths(sections: list[Section]) -> list[str]:
         for s in sections
         if s.heading is not None and any(is_substantive(s.tokens, b) for b in top_level_blocks(s.tokens))
     ]
+
+
+def substantive_headings(text: str) -> list[str]:
+    """The heading paths of a note's text that teach something, read as the importer reads the note
+    (front matter off, so a note's first heading can be its title)."""
+    return substantive_paths(split_sections(split_front_matter(normalize_newlines(text))[1])[0])
 
 
 def parse_curated(text: str, sections: list[Section], shown: str) -> list[CuratedCard]:

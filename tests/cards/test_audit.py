@@ -7,7 +7,8 @@ import io
 from django.core.management import call_command
 from django.test import TestCase
 
-from cards.audit import audit_cards, prose_length, substantive_headings
+from cards.audit import audit_cards, prose_length
+from cards.ingest.curated import substantive_headings
 from tests.cards.factories import make_card, make_note
 
 
@@ -39,3 +40,26 @@ class AuditTests(TestCase):
         self.assertIn("pytorch-basics", text)
         self.assertIn("headings with substance:", text)
         self.assertIn("output cards:", text)
+
+
+def test_it_reads_headings_as_the_importer_does_behind_front_matter() -> None:
+    text = '---\ntitle: "摘要"\n---\n\n## Pytorch\n\n动态图。\n\n### 常用操作\n\n- `x.view`：改变形状\n'
+    assert substantive_headings(text) == ["Pytorch", "常用操作"]  # the paths its cards store
+
+
+class BundledNotesTargetTests(TestCase):
+    """Issue 11's targets for the five bundled notes, as a learner's review would meet them."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        call_command("import_notes", "notes", verbosity=0)
+        cls.audit = audit_cards()
+
+    def test_every_heading_with_substance_has_a_card(self) -> None:
+        self.assertEqual({slug: paths for slug, paths in self.audit.uncovered.items() if paths}, {})
+        self.assertGreaterEqual(sum(self.audit.headings.values()), 60)
+
+    def test_they_give_at_least_300_atomic_cards_none_generic_or_long(self) -> None:
+        note_cards = [row for row in self.audit.rows if row.kind in ("qa", "cloze", "mapping")]
+        self.assertGreaterEqual(sum(row.cards for row in note_cards), 300)
+        self.assertEqual(sum(row.generic_fronts + row.long_backs + row.long_fronts for row in note_cards), 0)
