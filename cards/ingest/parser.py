@@ -137,8 +137,17 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
 
 
 def _curated_draft(card: CuratedCard) -> _Draft:
-    front = card.front.replace(CLOZE_BLANK, BLANK) if card.kind == "cloze" else card.front
+    front = _escaped_blank(card.front) if card.kind == "cloze" else card.front
     return _Draft(card.kind, f"{_CURATED}{card.id}", front, card.back, card.section, card.tags)
+
+
+_SPAN_OR_BLANK = re.compile(rf"{_CODE_SPAN.pattern}|{re.escape(CLOZE_BLANK)}", re.DOTALL)
+
+
+def _escaped_blank(front: str) -> str:
+    """The blank written as cut clozes write it (escaped, so Markdown never reads it as a link), except
+    inside a code span, where an escape would show as a backslash."""
+    return _SPAN_OR_BLANK.sub(lambda m: m.group(0) if m.group(1) else BLANK, front)
 
 
 def _first_text(headings: list[Heading]) -> str:

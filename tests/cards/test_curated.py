@@ -20,6 +20,7 @@ from cards.ingest.coverage import main as coverage_main
 from cards.ingest.curated import BACK_PROSE_LIMIT, CuratedError, curated_file_path, parse_curated
 from cards.ingest.sections import split_sections
 from cards.models import Card, CardState, Note
+from cards.rendering import render_markdown
 from tests.cards.factories import make_user
 from tests.cards.note_files import run_import, write_file
 
@@ -159,6 +160,16 @@ def test_it_names_the_section_under_a_title_heading_by_the_titles_text() -> None
     assert card.section is sections[0] and not sections[0].path
     parsed = parse_note(note, "summary", card_toml(section="Pytorch"), SHOWN)
     assert [c.heading_path for c in parsed.cards] == ["Pytorch"]  # what coverage and the audit look for
+
+
+def test_a_cloze_blank_inside_code_renders_without_a_backslash() -> None:
+    def cloze_front(front: str) -> str:
+        toml = card_toml(kind="cloze", front=front, back="`weight - lr * grad`")
+        return next(c.front for c in parse_note(NOTE, "tensors", toml, SHOWN).cards if c.kind == "cloze")
+
+    in_code, in_prose = cloze_front("SGD:`weight = [...]`"), cloze_front("SGD 的更新:[...]")
+    assert in_code == "SGD:`weight = [...]`" and "<code>weight = [...]</code>" in render_markdown(in_code)
+    assert in_prose == r"SGD 的更新:\[...\]" and "\\" not in render_markdown(in_prose)
 
 
 def test_it_lists_every_mistake_of_the_file_at_once() -> None:
