@@ -439,6 +439,39 @@ def test_it_leaves_no_process_behind_when_the_parent_is_killed() -> None:
     assert not os.path.exists(base)
 
 
+BARE_FORK_SCRIPT = """
+import os, sys, threading
+sys.path.insert(0, sys.argv[1])
+from graders.sandbox import zygote
+ran = []
+os.register_at_fork(before=lambda: ran.append("before"), after_in_child=lambda: ran.append("child"))
+print(zygote._single_threaded())
+r, w = os.pipe()
+pid = zygote._bare_fork()
+if pid == 0:
+    os.write(w, (",".join(ran) or "none").encode())
+    os._exit(7)
+_, status = os.waitpid(pid, 0)
+print(os.read(r, 100).decode(), ",".join(ran) or "none", os.waitstatus_to_exitcode(status))
+threading.Thread(target=threading.Event().wait, args=(5,), daemon=True).start()
+print(zygote._single_threaded())
+"""
+
+
+def test_runners_are_forked_without_pythons_at_fork_handlers_while_the_zygote_has_one_thread() -> None:
+    """The handlers (threading, logging, random) touch hundreds of shared pages in every runner and have
+    nothing to do in a single-threaded fork server; with a second thread the zygote uses os.fork."""
+    import subprocess
+    import sys
+
+    from graders.sandbox.pool import PROJECT_ROOT
+
+    out = subprocess.run(
+        [sys.executable, "-c", BARE_FORK_SCRIPT, PROJECT_ROOT], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["True", "none", "none", "7", "False"]
+
+
 def _descendants(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
