@@ -1,17 +1,20 @@
 """The fork server: one fork per submission, each child a single-use runner.
 
-Processes (the parent only talks to the zygote and to each child's two sockets):
+Processes (the parent only talks to the launcher and to each child's two sockets):
 
-    parent (Celery worker) --spawn requests, fds passed over a Unix socket--> zygote launcher
-    launcher: a fresh interpreter in a cleared environment; enters the device's namespaces
-      (``jail.NAMESPACE_RECIPES``) while still single-threaded, forks the zygote and waits for it
-      '-- zygote Z: imports torch/numpy/RestrictedPython once (``prepare``), says "hello" to the parent,
-           never sees a secret or a reference answer. A CPU zygote is PID 1 of the pool's namespace and
-           runs a warm-up job; for each request it calls unshare(CLONE_NEWPID), forks, and setns() back, so
-           every CPU runner gets a PID namespace of its own.
-           Its event loop is every runner's warden: it enforces the wall limit, reports exit status and
-           CPU time on the runner's control socket, kills the runner when the parent goes away, and
-           removes the runner's directory.
+    parent (Celery worker) --spawn requests, fds passed over a Unix socket--> launcher L
+    launcher L: a fresh interpreter in a cleared environment; enters the device's namespaces
+      (``jail.NAMESPACE_RECIPES``) while still single-threaded, forks the zygote, and is every runner's
+      warden (``Warden``): it prepares the runner's directory, enforces the wall limit (SIGKILL through the
+      runner's pidfd), reports exit status and CPU time on the runner's control socket, kills the runner
+      when the parent goes away, and removes the runner's directory.
+      '-- zygote Z: imports torch/numpy/RestrictedPython once (``prepare``), says "hello" to the parent
+           (through L), never sees a secret or a reference answer. A CPU zygote is PID 1 of the pool's
+           namespace and runs a warm-up job; for each request it calls unshare(CLONE_NEWPID), forks, and
+           setns() back, so every CPU runner gets a PID namespace of its own. It only forks and reaps: it
+           passes L each runner's pidfd and, once it exited, its wait status and CPU time. Every page it
+           writes after a fork is a copy-on-write fault (the live runners share them) and splits a 2 MiB
+           page that later forks copy entry by entry, so the warden's work runs in L, not here.
            '-- runner R (PID 1 of its own namespace on the CPU, so killing it kills anything it could start):
                 (on a GPU: creates its CUDA context and warms up there), chroots into an empty directory,
                 drops to an unprivileged uid where it is real root, rlimits, seccomp, sends "ready", runs
@@ -27,6 +30,7 @@ the pool creates runners ahead of demand.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import gc
@@ -36,6 +40,7 @@ import os
 import select
 import signal
 import socket
+import struct
 import sys
 import time
 import traceback
@@ -88,7 +93,7 @@ def solution(x):
 
 def main(fd: int, device: str = "cpu") -> None:
     """Launcher: the device's namespaces while single-threaded (before torch), then the zygote in them
-    (as their PID 1 where there is a PID namespace).
+    (as their PID 1 where there is a PID namespace); the launcher stays as every runner's warden.
 
     The launcher starts in the pool's directory; if the parent dies without closing the pool (SIGKILL),
     the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
@@ -96,30 +101,15 @@ def main(fd: int, device: str = "cpu") -> None:
     jail.set_parent_death_signal()
     isolation = jail.enter_namespaces(device)
     base = os.getcwd()
+    link, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
-    if pid:
+    if pid == 0:
+        jail.set_parent_death_signal()
         os.close(fd)
-        _launcher_wait(pid, base)
-    jail.set_parent_death_signal()
-    Zygote(socket.socket(fileno=fd), isolation, device).serve()
-
-
-def _launcher_wait(zygote_pid: int, base: str) -> None:
-    def parent_died(signum: int, frame: Any) -> None:
-        try:
-            os.kill(zygote_pid, signal.SIGKILL)
-            os.waitpid(zygote_pid, 0)
-        except OSError:
-            pass
-        _remove_tree(base)
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, parent_died)
-    jail.set_parent_death_signal(signal.SIGTERM)
-    if os.getppid() == 1:  # the parent died before the signal was armed
-        parent_died(signal.SIGTERM, None)
-    os.waitpid(zygote_pid, 0)
-    os._exit(0)
+        link.close()
+        Zygote(zygote_end, isolation, device).serve()
+    zygote_end.close()
+    Warden(socket.socket(fileno=fd), link, pid, isolation, base).serve()
 
 
 _MODULES: dict[str, Any] = {}
@@ -185,22 +175,192 @@ def _no_cuda() -> Iterator[None]:
 
 @dataclass
 class _Runner:
-    pid: int
+    pid: int  # as the zygote sees it
     pidfd: int
     ctl: socket.socket | None  # None once the parent closed it
     workdir: str
+    pidns: bool  # PID 1 of a namespace of its own
     deadline: float | None = None
     wall_killed: bool = False
 
 
-class Zygote:
-    """Forks runners on request and watches them (the warden of every runner)."""
+# Zygote -> warden messages on their SOCK_SEQPACKET link: a tag byte, then a fixed layout (the zygote
+# builds no JSON, so it touches as little memory as possible between forks).
+HELLO, SPAWNED, EXITED = b"H", b"S", b"X"
+_SPAWNED = struct.Struct("<ii")  # pid (-1: no runner), whether it has a PID namespace of its own; + its pidfd
+_EXITED = struct.Struct("<iidq")  # pid, wait status, CPU seconds, max RSS kB
 
-    def __init__(self, sock: socket.socket, isolation: dict[str, bool], device: str = "cpu") -> None:
-        self.sock = sock
+
+class Warden:
+    """The launcher's event loop: every runner's warden, outside the fork server.
+
+    It prepares each runner's directory and hands the request to the zygote, enforces the wall limit
+    (SIGKILL through the runner's pidfd, which the zygote passes it), reports exit status and CPU time on
+    the runner's control socket, kills the runner when the parent goes away, and removes its directory.
+    None of this runs in the zygote: every page the zygote writes after a fork is a copy-on-write fault
+    (it shares them with the live runners), and each write into a shared 2 MiB page splits it into 512
+    entries that every later fork copies and every runner's exit frees again.
+    """
+
+    def __init__(
+        self, sock: socket.socket, link: socket.socket, zygote: int, isolation: dict[str, bool], base: str
+    ) -> None:
+        self.sock = sock  # the parent's requests, our answers
+        self.link = link  # the zygote
+        self.zygote = zygote
+        self.isolation = isolation
+        self.base = base
+        self.pending: collections.deque[tuple[socket.socket, str]] = collections.deque()  # (ctl, workdir)
+        self.runners: dict[int, _Runner] = {}  # by pid
+        self.by_ctl: dict[socket.socket, _Runner] = {}
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGTERM, self._parent_died)
+        jail.set_parent_death_signal(signal.SIGTERM)
+        if os.getppid() == 1:  # the parent died before the signal was armed
+            self._parent_died(signal.SIGTERM, None)
+        zygote_fd = os.pidfd_open(self.zygote)
+        while True:
+            waiting: list[Any] = [self.sock, self.link, zygote_fd, *self.by_ctl]
+            deadlines = [r.deadline for r in self.runners.values() if r.deadline is not None]
+            timeout = max(min(deadlines) - time.monotonic(), 0) if deadlines else None
+            ready, _, _ = select.select(waiting, [], [], timeout)
+            for item in ready:
+                if item is self.sock:
+                    self._request()
+                elif item is self.link:
+                    self._from_zygote()
+                elif item is zygote_fd:
+                    self._stop()  # the zygote died: its runners with it (its namespace, or PDEATHSIG)
+                elif item in self.by_ctl:  # (not if its runner's exit, read just before, closed it)
+                    self._control(item)
+            self._enforce_deadlines()
+
+    def _parent_died(self, signum: int, frame: Any) -> None:
+        self._kill_zygote()
+        _remove_tree(self.base)
+        os._exit(0)
+
+    def _kill_zygote(self) -> None:
+        for runner in self.runners.values():
+            _kill(runner)
+        try:
+            os.kill(self.zygote, signal.SIGKILL)
+            os.waitpid(self.zygote, 0)
+        except OSError:
+            pass
+
+    def _stop(self) -> None:
+        self._kill_zygote()
+        os._exit(0)
+
+    def _request(self) -> None:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 4)
+        except OSError:
+            msg, fds = b"", []
+        if not msg:  # the parent went away: so do we (runners die with the zygote's PID namespace)
+            self._stop()
+        if len(fds) != 2:
+            for f in fds:
+                os.close(f)
+            return
+        job_fd, ctl_fd = fds
+        ctl = socket.socket(fileno=ctl_fd)
+        try:
+            workdir = str(json.loads(msg)["workdir"])
+            os.mkdir(workdir, 0o700)
+            os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
+            socket.send_fds(self.link, [msg], [job_fd])
+        except (OSError, ValueError, KeyError, TypeError):
+            ctl.close()  # the parent sees the child never start
+            return
+        finally:
+            os.close(job_fd)
+        self.pending.append((ctl, workdir))
+
+    def _from_zygote(self) -> None:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(self.link, 65536, 1)
+        except OSError:
+            msg, fds = b"", []
+        if not msg:
+            self._stop()
+        tag = msg[:1]
+        if tag == HELLO:
+            wire.send_message(self.sock, msg[1:])
+        elif tag == SPAWNED:
+            self._started(msg, fds)
+        elif tag == EXITED:
+            self._exited(msg)
+        else:
+            for f in fds:
+                os.close(f)
+
+    def _started(self, msg: bytes, fds: list[int]) -> None:
+        pid, own_pidns = _SPAWNED.unpack_from(msg, 1)
+        ctl, workdir = self.pending.popleft()
+        if pid < 0 or len(fds) != 1:
+            for f in fds:
+                os.close(f)
+            ctl.close()
+            _remove_tree(workdir)
+            return
+        runner = _Runner(pid, fds[0], ctl, workdir, bool(own_pidns))
+        self.runners[pid] = runner
+        self.by_ctl[ctl] = runner
+        _send(ctl, {"kind": "started", "isolation": {**self.isolation, "pidns": runner.pidns}})
+
+    def _exited(self, msg: bytes) -> None:
+        pid, status, cpu_seconds, max_rss_kb = _EXITED.unpack_from(msg, 1)
+        runner = self.runners.pop(pid, None)
+        if runner is None:
+            return
+        report = {
+            "kind": "exit",
+            "exit_code": os.waitstatus_to_exitcode(status),
+            "cpu_ms": cpu_seconds * 1000.0,
+            "max_rss_kb": max_rss_kb,
+            "wall_killed": runner.wall_killed,
+        }
+        if runner.ctl is not None:
+            del self.by_ctl[runner.ctl]
+            _send(runner.ctl, report)
+            runner.ctl.close()
+        os.close(runner.pidfd)
+        _remove_tree(runner.workdir)
+
+    def _control(self, ctl: socket.socket) -> None:
+        runner = self.by_ctl[ctl]
+        try:
+            header, _ = wire.unpack(wire.recv_message(ctl, 4096))
+        except (EOFError, OSError, wire.WireError):
+            _kill(runner)  # the parent closed the child: it must not outlive that
+            header = {"kind": "gone"}
+            del self.by_ctl[ctl]
+            ctl.close()
+            runner.ctl = None
+        if header.get("kind") == "arm" and runner.deadline is None:
+            runner.deadline = time.monotonic() + float(header["wall"])
+
+    def _enforce_deadlines(self) -> None:
+        now = time.monotonic()
+        for runner in self.runners.values():
+            if runner.deadline is not None and now >= runner.deadline:
+                _kill(runner)
+                runner.wall_killed = True
+                runner.deadline = None
+
+
+class Zygote:
+    """Forks runners on request and reaps them; the warden (the launcher) does everything else."""
+
+    def __init__(self, link: socket.socket, isolation: dict[str, bool], device: str = "cpu") -> None:
+        self.link = link
         self.isolation = isolation
         self.device = device
-        self.runners: dict[int, _Runner] = {}  # by pidfd
+        self.pid = os.getpid()
+        self.live: dict[int, int] = {}  # pid by pidfd
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if isolation["pidns"] else -1
         self.fork = os.fork
 
@@ -218,95 +378,64 @@ class Zygote:
             hello["seccomp_error"] = jail.SECCOMP_ERROR
         if _single_threaded():
             self.fork = _bare_fork
-        _send(self.sock, hello)
+        self._tell(HELLO + wire.pack(hello))
         while True:
-            ctls = [r.ctl for r in self.runners.values() if r.ctl is not None]
-            waiting: list[Any] = [self.sock, *ctls, *self.runners]
-            deadlines = [r.deadline for r in self.runners.values() if r.deadline is not None]
-            timeout = max(min(deadlines) - time.monotonic(), 0) if deadlines else None
-            ready, _, _ = select.select(waiting, [], [], timeout)
+            ready, _, _ = select.select([self.link, *self.live], [], [])
             for item in ready:
-                if item is self.sock:
-                    self._request()
-                elif isinstance(item, int):
-                    self._reap(self.runners[item])
+                if item is self.link:
+                    self._spawn()
                 else:
-                    self._control(item)
-            self._enforce_deadlines()
+                    self._reap(item)
 
-    def _request(self) -> None:
+    def _tell(self, msg: bytes, fds: tuple[int, ...] = ()) -> None:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 4)
+            if fds:
+                socket.send_fds(self.link, [msg], fds)
+            else:
+                self.link.send(msg)
+        except OSError:  # the warden is gone: so are we (and the runners, with our namespace)
+            os._exit(0)
+
+    def _spawn(self) -> None:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(self.link, 65536, 1)
         except OSError:
             msg, fds = b"", []
-        if not msg:  # the parent went away: so do we (runners die with our PID namespace)
-            for runner in list(self.runners.values()):
-                _kill(runner)
+        if not msg:
             os._exit(0)
-        if len(fds) != 2:
+        if len(fds) != 1:
             for f in fds:
                 os.close(f)
+            self._tell(SPAWNED + _SPAWNED.pack(-1, 0))
             return
-        self._spawn(fds[0], fds[1], json.loads(msg))
-
-    def _spawn(self, job_fd: int, ctl_fd: int, config: dict[str, Any]) -> None:
-        workdir = config["workdir"]
-        os.makedirs(workdir, mode=0o755, exist_ok=True)
-        os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
+        job_fd = fds[0]
         fresh_pidns = self.own_pidns >= 0 and jail.unshare(jail.CLONE_NEWPID)
-        warden = os.getpid()
-        pid = self.fork()
+        try:
+            pid = self.fork()
+        except OSError:
+            pid = -1
         if pid == 0:
             code = 70
             try:
-                isolation = {**self.isolation, "pidns": fresh_pidns}
-                code = runner(job_fd, workdir, config, isolation, warden)
+                config = json.loads(msg)
+                code = runner(job_fd, config["workdir"], config, {**self.isolation, "pidns": fresh_pidns}, self.pid)
             finally:
                 os._exit(code)
         if fresh_pidns:
             jail.setns(self.own_pidns, jail.CLONE_NEWPID)  # the next child gets a namespace of its own again
         os.close(job_fd)
-        ctl = socket.socket(fileno=ctl_fd)
+        if pid < 0:
+            self._tell(SPAWNED + _SPAWNED.pack(-1, 0))
+            return
         pidfd = os.pidfd_open(pid)
-        self.runners[pidfd] = _Runner(pid, pidfd, ctl, workdir)
-        isolation = {**self.isolation, "pidns": fresh_pidns}
-        _send(ctl, {"kind": "started", "isolation": isolation})
+        self.live[pidfd] = pid
+        self._tell(SPAWNED + _SPAWNED.pack(pid, fresh_pidns), (pidfd,))
 
-    def _control(self, ctl: socket.socket) -> None:
-        runner = next(r for r in self.runners.values() if r.ctl is ctl)
-        try:
-            header, _ = wire.unpack(wire.recv_message(ctl, 4096))
-        except (EOFError, OSError, wire.WireError):
-            _kill(runner)  # the parent closed the child: it must not outlive that
-            header = {"kind": "gone"}
-            ctl.close()
-            runner.ctl = None
-        if header.get("kind") == "arm" and runner.deadline is None:
-            runner.deadline = time.monotonic() + float(header["wall"])
-
-    def _enforce_deadlines(self) -> None:
-        now = time.monotonic()
-        for runner in self.runners.values():
-            if runner.deadline is not None and now >= runner.deadline:
-                _kill(runner)
-                runner.wall_killed = True
-                runner.deadline = None
-
-    def _reap(self, runner: _Runner) -> None:
-        _pid, status, usage = os.wait4(runner.pid, 0)
-        report = {
-            "kind": "exit",
-            "exit_code": os.waitstatus_to_exitcode(status),
-            "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000.0,
-            "max_rss_kb": usage.ru_maxrss,
-            "wall_killed": runner.wall_killed,
-        }
-        if runner.ctl is not None:
-            _send(runner.ctl, report)
-            runner.ctl.close()
-        os.close(runner.pidfd)
-        del self.runners[runner.pidfd]
-        _remove_tree(runner.workdir)
+    def _reap(self, pidfd: int) -> None:
+        pid = self.live.pop(pidfd)
+        _pid, status, usage = os.wait4(pid, 0)
+        os.close(pidfd)
+        self._tell(EXITED + _EXITED.pack(pid, status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss))
 
 
 _LIBC_WITH_GIL = ctypes.PyDLL(None, use_errno=True)  # its calls keep the GIL: no Python runs while it forks
@@ -346,14 +475,34 @@ def _kill(runner: _Runner) -> None:
         signal.pidfd_send_signal(runner.pidfd, signal.SIGKILL)
     except OSError:
         pass
+    if not runner.pidns:  # without a PID namespace of its own, its session is the next best thing
+        group = _pid_here(runner.pidfd)
+        if group > 0:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _pid_here(pidfd: int) -> int:
+    """The pid of a pidfd's process in our PID namespace (the zygote's may be another): 0 if gone."""
     try:
-        os.killpg(runner.pid, signal.SIGKILL)  # without a PID namespace the session is the next best thing
-    except OSError:
+        with open(f"/proc/self/fdinfo/{pidfd}") as info:
+            for line in info:
+                if line.startswith("Pid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
         pass
+    return 0
 
 
 def _remove_tree(path: str) -> None:
     """Remove a runner's (or the pool's) directory, including read-only runner directories inside."""
+    try:
+        os.rmdir(path)  # a runner's directory is empty (seccomp lets it create nothing): one call
+        return
+    except OSError:
+        pass
     for root, dirs, _files in os.walk(path):
         for name in dirs:
             try:

@@ -472,6 +472,31 @@ def test_runners_are_forked_without_pythons_at_fork_handlers_while_the_zygote_ha
     assert out == ["True", "none", "none", "7", "False"]
 
 
+def test_the_launcher_is_the_warden_and_the_zygote_only_forks_and_reaps() -> None:
+    """The warden's work (directories, deadlines, reports, kills) runs in the small launcher: every page the
+    zygote writes after a fork is a copy-on-write fault, its runners share them all."""
+    import os
+
+    with SandboxPool(size=2, refill=False) as p:
+        _wait_for(lambda: len(p._ready) == 2)
+        assert p._zygote is not None
+        launcher = p._zygote.pid
+        (zygote,) = _children(launcher)
+        runners = _children(zygote)
+        assert len(runners) == 2  # the zygote is their parent and reaps them
+        links = [os.readlink(f"/proc/{launcher}/fd/{fd}") for fd in os.listdir(f"/proc/{launcher}/fd")]
+        assert links.count("anon_inode:[pidfd]") == 3  # the zygote's and each runner's
+        assert sorted(os.listdir(p._base)) == ["c1", "c2"]
+        assert p.run(DOUBLE, "solution", [(torch.ones(1),)]).status == "ok"
+        _wait_for(lambda: len(os.listdir(p._base)) == 1, timeout=10)  # the used runner's directory is gone
+        _wait_for(lambda: len(_children(zygote)) == 1, timeout=10)
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(x) for x in fh.read().split()]
+
+
 def _descendants(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
