@@ -255,10 +255,7 @@ class Warden:
         os._exit(0)
 
     def _request(self) -> None:
-        try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.sock, 65536, 4)
-        except OSError:
-            msg, fds = b"", []
+        msg, fds = _recv_fds(self.sock, 4)
         if not msg:  # the parent went away: so do we (runners die with the zygote's PID namespace)
             self._stop()
         if len(fds) != 2:
@@ -280,10 +277,7 @@ class Warden:
         self.pending.append((ctl, workdir))
 
     def _from_zygote(self) -> None:
-        try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.link, 65536, 1)
-        except OSError:
-            msg, fds = b"", []
+        msg, fds = _recv_fds(self.link, 1)
         if not msg:
             self._stop()
         tag = msg[:1]
@@ -397,10 +391,7 @@ class Zygote:
             os._exit(0)
 
     def _spawn(self) -> None:
-        try:
-            msg, fds, _flags, _addr = socket.recv_fds(self.link, 65536, 1)
-        except OSError:
-            msg, fds = b"", []
+        msg, fds = _recv_fds(self.link, 1)
         if not msg:
             os._exit(0)
         if len(fds) != 1:
@@ -461,6 +452,15 @@ def _bare_fork() -> int:
     if pid < 0:
         raise OSError(ctypes.get_errno(), "fork failed")
     return pid
+
+
+def _recv_fds(sock: socket.socket, max_fds: int) -> tuple[bytes, list[int]]:
+    """One message and the fds that came with it; ``b""`` when the peer is gone."""
+    try:
+        msg, fds, _flags, _addr = socket.recv_fds(sock, 65536, max_fds)
+    except OSError:
+        return b"", []
+    return msg, fds
 
 
 def _send(sock: socket.socket, header: dict[str, Any]) -> None:
