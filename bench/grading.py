@@ -86,10 +86,11 @@ def cpu_by_role(workers: list[subprocess.Popen[bytes]]) -> dict[str, float]:
         roles["Celery worker main process"] += _cpu(worker.pid)[0]
         for child in _children(worker.pid):
             roles["Celery pool children (claim, grade, compare, finish)"] += _cpu(child)[0]
-            zygotes = [zygote for launcher in _children(child) for zygote in _children(launcher)]
-            for own, runners in map(_cpu, zygotes):
-                roles["sandbox zygotes (fork, warden)"] += own
-                roles["sandbox runners (one per verdict)"] += runners
+            for launcher in _children(child):
+                roles["sandbox launchers (every runner's warden)"] += _cpu(launcher)[0]
+                for own, runners in map(_cpu, _children(launcher)):
+                    roles["sandbox zygotes (fork, reap)"] += own
+                    roles["sandbox runners (one per verdict)"] += runners
     try:
         roles["Redis"] = _cpu(int(subprocess.check_output(["pgrep", "-x", "redis-server"]).split()[0]))[0]
     except (OSError, subprocess.CalledProcessError, IndexError, ValueError):
