@@ -50,9 +50,20 @@ CONF="$PWD/scripts/supervisord.conf"
 ctl() { "$BIN/supervisorctl" -c "$CONF" "$@"; }
 "$BIN/supervisord" -c "$CONF" &
 supervisord_pid=$!
+# A stop asked for (Ctrl+C, SIGTERM) ends in exit 0 even when it lands in the middle of the start-up, where
+# the signal also kills the command running then (supervisorctl starting the programs) and set -e exits.
+stop_requested=0
 stop() { kill -TERM "$supervisord_pid" 2>/dev/null || true; }
-trap stop INT TERM HUP
-trap 'stop; wait "$supervisord_pid" 2>/dev/null || true' EXIT
+on_signal() { stop_requested=1; stop; }
+on_exit() {
+  local status=$?
+  stop
+  wait "$supervisord_pid" 2>/dev/null || true
+  if [ "$stop_requested" = 1 ]; then exit 0; fi
+  exit "$status"
+}
+trap on_signal INT TERM HUP
+trap on_exit EXIT
 
 # Bounded waits: supervisord answering, then (embedded) the broker answering PING.
 ready() {
@@ -93,4 +104,5 @@ while kill -0 "$supervisord_pid" 2>/dev/null; do
   if wait "$supervisord_pid"; then status=0; else status=$?; fi
 done
 trap - EXIT
+if [ "$stop_requested" = 1 ]; then exit 0; fi  # the last wait may have been cut short by our own stop
 exit "$status"
