@@ -530,16 +530,16 @@ def _remove_tree(path: str) -> None:
         pass
 
 
-def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[str, bool], warden: int = 0) -> int:
+def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[str, bool], zygote: int = 0) -> int:
     """R: PID 1 of the new namespace where it has one (its death kills the namespace).
 
     Steps: 1. clean fds/env; 2. device; 3. jail; 4. ready; 5. one job; 6. result, exit.
     """
     t0 = time.perf_counter()
     os.setsid()  # without a PID namespace, the warden kills the session instead
-    if not isolation["pidns"]:  # nothing kills it with its warden's namespace: it dies with its warden
+    if not isolation["pidns"]:  # no namespace of its own dies with it: it dies with its parent, the zygote
         jail.set_parent_death_signal()
-        if os.getppid() != warden:
+        if os.getppid() != zygote:
             return 71
     jail.close_other_fds({job_fd})
     jail.redirect_stdio()
