@@ -67,7 +67,7 @@ class JobKind(Protocol):
         """The claimed row with everything ``run`` reads (one query)."""
 
     def attach(self, job: Job) -> Job:
-        """Optional: what ``run`` reads besides the row, added to a row the claim returned (cached where it can)."""
+        """What ``run`` reads besides the row, added to a row the claim returned (cached where it can)."""
 
     def run(self, job: Job, pool: Any, *, worker: str) -> Finished:
         """Run the job; raise ``Infrastructure`` (or any unexpected error) only for our own failures."""
@@ -178,8 +178,7 @@ def claim(kind: JobKind, pk: int, now: datetime) -> Claim:
 def _claim(kind: JobKind, pk: int, now: datetime, token: str) -> Claim:
     taken = _take_queued(kind.model, pk, now, token)
     if taken is not None:
-        attach = getattr(kind, "attach", None)  # a kind without it reads its row again
-        return Claim(attach(taken) if attach is not None else kind.load(pk), token)
+        return Claim(kind.attach(taken), token)
     rows = kind.model.objects.filter(pk=pk)
     current = rows.only("status", "claim_token", "claimed_at", "attempts").first()
     if current is None or current.is_final:

@@ -42,6 +42,11 @@ class SnippetKind:
     def load(self, pk: int) -> SnippetRun:
         return SnippetRun.objects.select_related("card__note").get(pk=pk)
 
+    def attach(self, job: SnippetRun) -> SnippetRun:
+        """The run's card and note (``snippet_for`` and the note's earlier code read them), in one query."""
+        job.card = Card.objects.select_related("note").get(pk=job.card_id)
+        return job
+
     def run(self, job: SnippetRun, pool: Any, *, worker: str) -> Finished:
         """Two seeds (random output is not gradable); a snippet that needs the note's earlier code runs again
         after it, and that result is kept in ``context_*``."""
