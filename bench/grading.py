@@ -2,7 +2,7 @@
 the naive baseline (a fresh ``python`` process per submission that imports torch), in one run.
 
     .venv/bin/python bench/grading.py                 # defaults: 200 sequential, 200 burst, 4 baseline
-    .venv/bin/python bench/grading.py --pool threads --concurrency 4
+    .venv/bin/python bench/grading.py --concurrency 4 --workers 2
 
 It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13; its keys carry a
 ``bench-grading-<pid>:`` prefix and are deleted at the end) and makes its own SQLite database
@@ -75,18 +75,32 @@ def _cpu(pid: int) -> tuple[float, float]:
     return (int(fields[11]) + int(fields[12])) / tick, (int(fields[13]) + int(fields[14])) / tick
 
 
+def _is_launcher(pid: int) -> bool:
+    """The sandbox pool's launcher: ``python -I -c BOOT`` (a prefork pool child runs ``celery``)."""
+    try:
+        return b"-I" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
 def cpu_by_role(workers: list[subprocess.Popen[bytes]]) -> dict[str, float]:
     """CPU seconds so far of each kind of process in the grading path (where a verdict's CPU goes).
 
-    The sandbox runners are single-use and reaped by their zygote, so they show as its children's time.
+    Jobs run in the worker process (threads, solo) or in its prefork pool children; either holds the
+    sandbox pool, whose launcher starts the zygote. The runners are single-use and reaped by their
+    zygote, so they show as its children's time.
     """
     roles: dict[str, float] = defaultdict(float)
     roles["web side (this process: submit, publish, polling)"] = sum(_cpu(os.getpid()))
     for worker in workers:
-        roles["Celery worker main process"] += _cpu(worker.pid)[0]
+        roles["Celery worker process (consume; claim, grade, compare, finish)"] += _cpu(worker.pid)[0]
+        graders = [worker.pid]
         for child in _children(worker.pid):
-            roles["Celery pool children (claim, grade, compare, finish)"] += _cpu(child)[0]
-            for launcher in _children(child):
+            if not _is_launcher(child):
+                roles["Celery prefork pool children (claim, grade, compare, finish)"] += _cpu(child)[0]
+                graders.append(child)
+        for grader in graders:
+            for launcher in filter(_is_launcher, _children(grader)):
                 roles["sandbox launchers (every runner's warden)"] += _cpu(launcher)[0]
                 for own, runners in map(_cpu, _children(launcher)):
                     roles["sandbox zygotes (fork, reap)"] += own
@@ -139,10 +153,10 @@ def store_drills(mix: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]
 
 
 def start_worker(
-    env: dict[str, str], pool: str, concurrency: int, log: Path, name: str = "bench"
+    env: dict[str, str], pool: str | None, concurrency: int, log: Path, name: str = "bench"
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO", "-n", f"{name}@%h"]
-    command += ["-Q", "grade_cpu,grade_gpu", "--pool", pool, "-c", str(concurrency)]
+    command += ["-Q", "grade_cpu,grade_gpu", "-c", str(concurrency)] + (["--pool", pool] if pool else [])
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     env = {**env, "LOG_LEVEL": "INFO"}
     out = log.open("wb")
@@ -312,7 +326,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=200, help="submissions committed at once")
     parser.add_argument("--baseline", type=int, default=4, help="cold-process submissions (about 2.5 s each)")
     parser.add_argument("--drills", default=DEFAULT_DRILLS, help="comma-separated drill slugs for the mix")
-    parser.add_argument("--pool", default="prefork", choices=["prefork", "threads", "solo"])
+    parser.add_argument("--pool", choices=["threads", "solo"], help="default: CELERY_WORKER_POOL, as make run")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1, help="worker processes started (each with --concurrency)")
     args = parser.parse_args()
@@ -351,7 +365,10 @@ def main() -> None:
     load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
     print(f"\nmachine: {machine()}; load average {' '.join(load)}; SQLite (WAL); Redis {redis_url}")
     pool_size = os.getenv("GRADER_POOL_SIZE", "2")
-    print(f"worker: {args.workers} x --pool {args.pool} -c {args.concurrency}, GRADER_POOL_SIZE={pool_size}")
+    from django.conf import settings
+
+    pool = args.pool or settings.CELERY_WORKER_POOL
+    print(f"worker: {args.workers} x --pool {pool} -c {args.concurrency}, GRADER_POOL_SIZE={pool_size}")
     print(f"drills: {', '.join(d.slug for d, _ in stored)}; verdicts seen: {sorted(set(statuses))}\n")
     print("| path | n | p50 ms | p95 ms | verdicts/s |")
     print("| --- | --- | --- | --- | --- |")

@@ -294,9 +294,9 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int) -> subprocess.P
 
 
 def start_worker(env: dict[str, str], concurrency: int, log: Path) -> subprocess.Popen[bytes]:
-    """The worker of scripts/run.sh (all three queues, prefork), named apart from anyone else's."""
+    """The worker of scripts/run.sh (all three queues, jobs in threads), named apart from anyone else's."""
     command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-Q", "grade_cpu,grade_gpu,celery"]
-    command += ["--pool", "prefork", "-c", str(concurrency), "-l", "INFO", "-n", f"load{os.getpid()}@%h"]
+    command += ["-c", str(concurrency), "-l", "INFO", "-n", f"load{os.getpid()}@%h"]
     out = log.open("wb")
     process = subprocess.Popen(
         command,

@@ -1,6 +1,6 @@
 """Celery tasks: one task runs every kind of sandbox job; one reaper re-sends what was lost.
 
-Delivery guarantees come from the broker settings (acks_late, reject on worker lost, prefetch 1): a
+Delivery guarantees come from the broker settings (acks_late, prefetch 1): a
 message is acknowledged only after the task returns, so a worker killed mid-job leaves its message to be
 delivered again. Exactly-once *results* come from the database claim in ``graders.jobs``, not from the
 broker. Work is sent with ``enqueue_on_commit``: after the row is committed, and never as a server
@@ -14,8 +14,6 @@ import logging
 from typing import Any, TypeVar
 
 from celery import Task, shared_task
-from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
@@ -75,26 +73,19 @@ class JobTask(Task):
     base=JobTask,
     name="graders.tasks.run_job",
     acks_late=True,
-    reject_on_worker_lost=True,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=True,
     retry_backoff_max=30,
     max_retries=5,
-    soft_time_limit=settings.GRADER_SOFT_TIME_LIMIT,
-    time_limit=settings.GRADER_TIME_LIMIT,
     ignore_result=True,
 )
 def run_job(self: Task, kind_name: str, pk: int) -> str:
     """Run one job of the named kind. Returns what happened (for the worker log)."""
     kind = jobs.kind_named(kind_name)
     pool = get_pool()
-    try:
-        # The pool forks its replacement child after the result is stored, not during it.
-        with pool.busy():
-            outcome = jobs.process(kind, pk, pool, worker=self.request.hostname or "")
-    except SoftTimeLimitExceeded:
-        jobs.fail(kind, pk, "the grader ran past its time limit")
-        return "time_limit"
+    # The pool forks its replacement child after the result is stored, not during it.
+    with pool.busy():
+        outcome = jobs.process(kind, pk, pool, worker=self.request.hostname or "")
     if outcome.retry_in is not None:
         # Another worker holds it (or ours failed): look again later; the claim decides.
         raise self.retry(countdown=outcome.retry_in, max_retries=None)

@@ -1,7 +1,5 @@
-"""Celery worker-process hooks: a warm sandbox pool and a heartbeat in every process that runs jobs.
-
-- prefork: every pool child builds its pool and starts its heartbeat in ``worker_process_init``;
-- solo / threads: jobs run in the main process, so ``worker_ready`` does it there.
+"""Celery worker hooks: a warm sandbox pool and a heartbeat in the worker process, which runs jobs in its
+threads (``CELERY_WORKER_POOL``), started once the worker is ready.
 
 The heartbeat (a ``GraderHeartbeat`` row written every ``GRADER_HEARTBEAT_SECONDS``) is what lets the
 pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.heartbeat``
@@ -22,7 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import current_app
-from celery.signals import worker_process_init, worker_process_shutdown, worker_ready, worker_shutdown
+from celery.signals import worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
@@ -125,29 +123,12 @@ def stop_grading() -> None:
     close_pool()
 
 
-def _is_prefork(worker: Any) -> bool:
-    pool_cls = getattr(worker, "pool_cls", None)
-    return "prefork" in str(getattr(pool_cls, "__module__", pool_cls))
-
-
-@worker_process_init.connect
-def _start_in_child(**kwargs: Any) -> None:
-    start_grading()
-
-
-@worker_process_shutdown.connect
-def _stop_in_child(**kwargs: Any) -> None:
-    stop_grading()
-
-
 @worker_ready.connect
-def _start_in_main(sender: Any = None, **kwargs: Any) -> None:
-    consumer_worker = getattr(sender, "controller", None)
-    if consumer_worker is not None and not _is_prefork(consumer_worker):
-        start_grading()
+def _start(**kwargs: Any) -> None:
+    start_grading()
     tasks.reap.apply_async(kwargs={"startup": True}, queue=settings.GRADER_QUEUE_CPU)
 
 
 @worker_shutdown.connect
-def _stop_in_main(**kwargs: Any) -> None:
+def _stop(**kwargs: Any) -> None:
     stop_grading()

@@ -192,7 +192,7 @@ class Worker:
         self.log = log
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
         command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-n", self.name, "-l", "INFO"]
-        command += ["-Q", queues, "--pool", "prefork", "-c", str(concurrency)]
+        command += ["-Q", queues, "-c", str(concurrency)]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         with log.open("ab") as out:
             self.process = subprocess.Popen(
@@ -210,7 +210,7 @@ class Worker:
         raise TimeoutError(f"the worker did not start in {timeout}s:\n{self.log.read_text()[-3000:]}")
 
     def kill(self) -> None:
-        """SIGKILL the whole worker: parent, pool children and sandbox processes."""
+        """SIGKILL the whole worker: the worker process and its sandbox processes."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)

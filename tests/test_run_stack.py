@@ -115,7 +115,7 @@ def test_it_stops_everything_it_started_within_seconds(stack: RunStack, how: str
     for name in ("broker", "worker", "beat", "web"):
         assert stack.program(name)["statename"] == "RUNNING", name
     worker_tree = descendants(stack.program("worker")["pid"])
-    assert len(worker_tree) >= 2, "the pool child and its sandbox processes"
+    assert len(worker_tree) >= 2, "its sandbox processes (launcher, fork server)"
     seconds, left = stack.stop(how)
     assert left == [], [f"{p.pid} {p.command}" for p in left]
     assert seconds < 20

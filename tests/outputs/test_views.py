@@ -237,7 +237,7 @@ def test_it_grades_through_a_real_worker(workers: object, transactional_db: None
     from graders.heartbeat import grader_status
 
     deadline = time.monotonic() + 30
-    # Its pool child beats once it has started; on a loaded machine a beat can come late, so wait until
+    # The worker beats once it has started; on a loaded machine a beat can come late, so wait until
     # the queue reads online rather than for the first row.
     while not (GraderHeartbeat.objects.exists() and grader_status(settings.GRADER_QUEUE_CPU).online):
         assert time.monotonic() < deadline, "the worker never wrote a heartbeat"

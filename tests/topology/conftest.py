@@ -135,7 +135,7 @@ class Service:
             raise TimeoutError(f"{exc}:\n{self.tail()}") from None
 
     def kill(self) -> None:
-        """SIGKILL the whole group: the parent, its pool children and their sandbox processes."""
+        """SIGKILL the whole group: the worker and its sandbox processes."""
         if self.process is not None and self.alive:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -151,7 +151,7 @@ class Service:
                 self.process.wait(grace)
             except subprocess.TimeoutExpired:
                 self.kill()
-        # Children that outlived their parent (a pool child, a sandbox) still carry the group id.
+        # Children that outlived their parent (a sandbox process) still carry the group id.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)
 
@@ -260,10 +260,10 @@ class Topology:
         return service
 
     def start_worker(self, queues: str) -> Service:
-        """``celery worker`` as in the compose file, named after its queues, prefork with one child."""
+        """``celery worker`` as in the compose file, named after its queues, one thread."""
         name = "cpu" if "grade_cpu" in queues else "gpu"
         command = [PYTHON, "-m", "celery", "-A", "quizsite", "worker", "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h"]
-        command += ["-Q", queues, "--pool", "prefork", "-c", "1", "-l", "INFO"]
+        command += ["-Q", queues, "-c", "1", "-l", "INFO"]
         return self.service(f"worker-{name}", command)
 
     def manage(self, *args: str) -> str:
@@ -299,10 +299,6 @@ def topology_env(root: Path, pg: PrivatePostgres, redis_url: str) -> dict[str, s
         # Lost messages come back within seconds: visibility timeout, restore sweep, reaper.
         "CELERY_VISIBILITY_TIMEOUT": "5",
         "CELERY_RESTORE_INTERVAL": "1",
-        # Not lower: a fresh pool child imports torch inside its first task's time limit, which took
-        # over 4 s on a loaded 2-core machine (and a soft limit hit mid-import poisons the child).
-        "GRADER_SOFT_TIME_LIMIT": "10",
-        "GRADER_TIME_LIMIT": "12",
         "GRADER_STALE_AFTER": "14",
         "GRADER_REAP_INTERVAL": "2",
         "GRADER_RATE_LIMIT": "1000",

@@ -40,7 +40,7 @@ def test_it_reports_the_database_redis_and_both_workers_healthy(topology: Topolo
     }
     assert report["checks"]["celery"]["workers"] == 2  # the grade_cpu,celery worker and the grade_gpu one
     queues = report["checks"]["graders"]["queues"]
-    assert (queues["grade_cpu"]["online"], queues["grade_gpu"]["online"]) == (1, 1)  # one pool child each
+    assert (queues["grade_cpu"]["online"], queues["grade_gpu"]["online"]) == (1, 1)  # one worker each
 
 
 def test_it_stores_a_review_rated_over_http(topology: Topology, browser: Browser) -> None:
