@@ -6,10 +6,11 @@ the naive baseline (a fresh ``python`` process per submission that imports torch
 
 It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13; its keys carry a
 ``bench-grading-<pid>:`` prefix and are deleted at the end) and makes its own SQLite database
-in a temporary folder, then starts the same worker command ``make run`` uses. Latency is
-measured by this process: from just before ``graders.submissions.submit`` (the use case the
-page and the API call: rate limit, review seed, row insert, on-commit publish) until it sees
-the final row.
+in a temporary folder, then starts the same worker command ``make run`` uses (its three queues: an
+accepted verdict's drill XP and boards are work the worker does too). Submissions go round-robin to
+``--learners`` learners. Latency is measured by this process: from just before
+``graders.submissions.submit`` (the use case the page and the API call: rate limit, review seed, row
+insert, on-commit publish) until it sees the final row.
 """
 
 from __future__ import annotations
@@ -152,11 +153,14 @@ def store_drills(mix: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]
     return stored
 
 
+QUEUES = "grade_cpu,grade_gpu,celery"  # make run's worker: grading, and the teams' drill XP and boards
+
+
 def start_worker(
-    env: dict[str, str], pool: str | None, concurrency: int, log: Path, name: str = "bench"
+    env: dict[str, str], pool: str | None, concurrency: int, log: Path, name: str = "bench", queues: str = QUEUES
 ) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO", "-n", f"{name}@%h"]
-    command += ["-Q", "grade_cpu,grade_gpu", "-c", str(concurrency)] + (["--pool", pool] if pool else [])
+    command += ["-Q", queues, "-c", str(concurrency)] + (["--pool", pool] if pool else [])
     command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
     env = {**env, "LOG_LEVEL": "INFO"}
     out = log.open("wb")
@@ -200,7 +204,9 @@ def submit_and_wait(user: Any, drill: Any, code: str) -> tuple[float, str]:
     return (time.perf_counter() - started) * 1000, Submission.objects.values_list("status", flat=True).get(pk=pk)
 
 
-def sequential(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[list[float], list[str], list[int]]:
+def sequential(
+    users: list[Any], stored: list[tuple[Any, list[str]]], n: int
+) -> tuple[list[float], list[str], list[int]]:
     from graders.models import Submission
 
     jobs = [(drill, code) for drill, codes in stored for code in codes]
@@ -208,7 +214,7 @@ def sequential(user: Any, stored: list[tuple[Any, list[str]]], n: int) -> tuple[
     first = Submission.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     for i in range(n):
         drill, code = jobs[i % len(jobs)]
-        ms, status = submit_and_wait(user, drill, code)
+        ms, status = submit_and_wait(users[i % len(users)], drill, code)
         latencies.append(ms)
         statuses.append(status)
     return latencies, statuses, list(Submission.objects.filter(pk__gt=first).values_list("pk", flat=True))
@@ -230,12 +236,13 @@ def breakdown(pks: list[int]) -> dict[str, float]:
 
 
 def burst(
-    user: Any, stored: list[tuple[Any, list[str]]], n: int, workers: list[subprocess.Popen[bytes]]
+    users: list[Any], stored: list[tuple[Any, list[str]]], n: int, workers: list[subprocess.Popen[bytes]]
 ) -> tuple[list[float], float, float, dict[str, float]]:
     """n submissions committed at once; latency per row = its finished_at - the burst's send time.
 
     Also the machine's busy CPU per verdict over the burst (on 2 cores it bounds verdicts/s), and how
-    it splits between the processes of the grading path.
+    it splits between the processes of the grading path, counted until the tasks the verdicts set off
+    have run too.
     """
     from django.db import transaction
 
@@ -247,10 +254,11 @@ def burst(
     sent_wall = time.time()
     started = time.perf_counter()
     with transaction.atomic():
-        pks = [create_submission(user, *jobs[i % len(jobs)]).pk for i in range(n)]
+        pks = [create_submission(users[i % len(users)], *jobs[i % len(jobs)]).pk for i in range(n)]
     while pending_between(pks[0], pks[-1]):
         time.sleep(0.01)  # the rows' own finish times give the latencies: polling only detects the end
     elapsed = time.perf_counter() - started
+    settle()  # the CPU counted includes what the verdicts set off (the teams' drill XP and boards)
     cpu_ms = (busy_cpu_seconds() - cpu_before) * 1000 / n
     roles = {role: (spent - roles_before.get(role, 0.0)) * 1000 / n for role, spent in cpu_by_role(workers).items()}
     finished = Submission.objects.filter(pk__in=pks).values_list("finished_at", flat=True)
@@ -283,6 +291,24 @@ def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tupl
     with ThreadPoolExecutor(parallel) as executor:
         list(executor.map(one, jobs))
     return latencies, len(jobs) / (time.perf_counter() - started)
+
+
+def settle(quiet_for: float = 0.6, timeout: float = 60.0) -> None:
+    """Wait until the worker's housekeeping queue (``celery``) has been empty and unacknowledged for
+    ``quiet_for`` seconds: the tasks the verdicts queued have run."""
+    import redis
+
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    prefix = os.environ["CELERY_KEY_PREFIX"]
+    quiet_since = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = client.llen(f"{prefix}celery") or client.hlen(f"{prefix}unacked")
+        now = time.monotonic()
+        quiet_since = None if busy else (quiet_since or now)
+        if quiet_since is not None and now - quiet_since >= quiet_for:
+            return
+        time.sleep(0.05)
 
 
 def cleanup_redis(url: str, prefix: str) -> None:
@@ -325,6 +351,10 @@ def main() -> None:
     parser.add_argument("--sequential", type=int, default=200, help="submissions sent one at a time")
     parser.add_argument("--burst", type=int, default=200, help="submissions committed at once")
     parser.add_argument("--baseline", type=int, default=4, help="cold-process submissions (about 2.5 s each)")
+    parser.add_argument("--learners", type=int, default=20, help="submissions go round-robin to this many")
+    parser.add_argument(
+        "--queues", default=QUEUES, help="the worker's queues (grade_cpu,grade_gpu: a grading-only worker)"
+    )
     parser.add_argument("--drills", default=DEFAULT_DRILLS, help="comma-separated drill slugs for the mix")
     parser.add_argument("--pool", choices=["threads", "solo"], help="default: CELERY_WORKER_POOL, as make run")
     parser.add_argument("--concurrency", type=int, default=2)
@@ -341,19 +371,19 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    user = User.objects.create_user("bench")
+    users = [User.objects.create_user(f"bench{i}") for i in range(args.learners)]
     stored = store_drills(load_mix(args.drills.split(",")))
     workers = timed(
         "worker start",
         lambda: [
-            start_worker(env, args.pool, args.concurrency, tmp / f"worker{i}.log", f"bench{i}")
+            start_worker(env, args.pool, args.concurrency, tmp / f"worker{i}.log", f"bench{i}", args.queues)
             for i in range(args.workers)
         ],
     )
     try:
-        timed("warm-up", lambda: sequential(user, stored, 4 * len(stored) * args.concurrency))
-        seq, statuses, seq_pks = timed("sequential", lambda: sequential(user, stored, args.sequential))
-        burst_lat, burst_rate, burst_cpu, roles = timed("burst", lambda: burst(user, stored, args.burst, workers))
+        timed("warm-up", lambda: sequential(users, stored, 4 * len(stored) * args.concurrency))
+        seq, statuses, seq_pks = timed("sequential", lambda: sequential(users, stored, args.sequential))
+        burst_lat, burst_rate, burst_cpu, roles = timed("burst", lambda: burst(users, stored, args.burst, workers))
     finally:
         for worker in workers:
             os.killpg(worker.pid, 15)
@@ -367,8 +397,11 @@ def main() -> None:
     pool_size = os.getenv("GRADER_POOL_SIZE", "2")
     from django.conf import settings
 
-    pool = args.pool or settings.CELERY_WORKER_POOL
-    print(f"worker: {args.workers} x --pool {pool} -c {args.concurrency}, GRADER_POOL_SIZE={pool_size}")
+    pool = args.pool or getattr(settings, "CELERY_WORKER_POOL", "prefork")
+    print(
+        f"worker: {args.workers} x --pool {pool} -c {args.concurrency} -Q {args.queues}, GRADER_POOL_SIZE={pool_size}"
+    )
+    print(f"learners: {args.learners}")
     print(f"drills: {', '.join(d.slug for d, _ in stored)}; verdicts seen: {sorted(set(statuses))}\n")
     print("| path | n | p50 ms | p95 ms | verdicts/s |")
     print("| --- | --- | --- | --- | --- |")

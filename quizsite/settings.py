@@ -262,6 +262,9 @@ else:
     }
 # Prefix of every teams leaderboard key in Redis, so a test or a second site can share one database.
 TEAMS_BOARD_PREFIX = os.getenv("TEAMS_BOARD_PREFIX", "quizsite:boards:")
+# A grading worker sends the drill XP of the verdicts accepted within this many milliseconds as one task,
+# which recomputes each learner-day once (boards lag a verdict by about this much). 0: one task each.
+TEAMS_VERDICT_BATCH_MS = envint("TEAMS_VERDICT_BATCH_MS", "1000")
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None

@@ -178,11 +178,6 @@ def _day_awards(user_id: int, day: date, clock: Clock) -> list[DrillAward]:
     return [a for a in drill_awards(facts) if learner_day(a.at, clock.zone, clock.start_hour) == day]
 
 
-def refresh_drills(user_id: int, day: date) -> DailyActivity | None:
-    """After a verdict: the same recomputation as after a review (see ``refresh_day``)."""
-    return refresh_day(user_id, day)
-
-
 STREAK_FIELDS = ["streak_before", "longest_before", "freezes_before", "freezes_used_before"]
 
 

@@ -217,12 +217,14 @@ def publish_user(user_id: int, day: date, now: datetime | None = None) -> None:
     conn = client()
     if conn is None:
         return
+    scopes = scopes_for([user_id])
+    if not scopes:
+        return  # on no board: nothing reads the row (joining a team or the global board publishes it)
     now = now or timezone.now()
     monday = day - timedelta(days=day.weekday())
     lock = conn.lock(f"{prefix()}lock:user:{user_id}", timeout=PUBLISH_LOCK_SECONDS, blocking_timeout=PUBLISH_LOCK_WAIT)
     try:
         with lock:
-            scopes = scopes_for([user_id])
             store_rows(conn, compute_rows([user_id], monday, now), monday, scopes)
             store_rows(conn, compute_rows([user_id], None, now), None, scopes)
     except redis.RedisError:  # LockError included

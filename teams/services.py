@@ -8,6 +8,7 @@ that locks the team's memberships.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import TypedDict
 
@@ -146,15 +147,18 @@ def refresh_learner_day(user_id: int, day: date, clock: activity.Clock | None = 
     boards.publish_user(user_id, day)
 
 
-def record_verdict(submission_id: int) -> None:
-    """After a verdict: the accepted drill's XP lands on the learner day it was accepted."""
-    sub = Submission.objects.filter(pk=submission_id, status=Status.ACCEPTED).only("user_id", "finished_at").first()
-    if sub is None or sub.finished_at is None:
-        return
-    clock = activity.clock_for(sub.user_id)
-    day = learner_day(sub.finished_at, clock.zone, clock.start_hour)
-    activity.refresh_drills(sub.user_id, day)
-    boards.publish_user(sub.user_id, day)
+def record_verdicts(submission_ids: Iterable[int]) -> int:
+    """After verdicts: each accepted drill's XP lands on the learner day it was accepted. Each learner-day
+    is recomputed once and its boards published once, however many of the verdicts it holds. Returns
+    the learner-days refreshed."""
+    accepted = Submission.objects.filter(pk__in=list(submission_ids), status=Status.ACCEPTED)
+    finished = list(accepted.exclude(finished_at=None).values_list("user_id", "finished_at"))
+    clocks = activity.clocks_for({user_id for user_id, _ in finished})
+    days = sorted({(uid, learner_day(at, clocks[uid].zone, clocks[uid].start_hour)) for uid, at in finished})
+    for user_id, day in days:
+        activity.refresh_day(user_id, day, clocks[user_id])
+        boards.publish_user(user_id, day)
+    return len(days)
 
 
 class RebuildReport(TypedDict):

@@ -11,6 +11,7 @@ import logging
 from datetime import date, datetime, timedelta
 
 from celery import shared_task
+from celery.signals import worker_shutdown
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
@@ -21,6 +22,7 @@ from django.utils import timezone
 from cards.models import CardState
 
 from . import activity, boards, services
+from .batching import Batch
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .streaks import learner_day
 
@@ -124,20 +126,39 @@ def rebuild_boards_task() -> dict[str, int]:
     return report
 
 
+@shared_task(name="teams.tasks.record_verdicts")
+def record_verdicts_task(submission_ids: list[int]) -> int:
+    """Drill XP of accepted submissions, queued so the grading worker moves on to the next verdict."""
+    return services.record_verdicts(submission_ids)
+
+
 @shared_task(name="teams.tasks.record_verdict")
-def record_verdict_task(submission_id: int) -> None:
-    """Drill XP of an accepted submission, queued so the grading worker moves on to the next verdict."""
-    services.record_verdict(submission_id)
+def record_verdict_task(submission_id: int) -> int:
+    """The one-verdict message of earlier releases, still queued somewhere during an upgrade."""
+    return services.record_verdicts([submission_id])
+
+
+def _send_verdicts(submission_ids: list[int]) -> None:
+    try:
+        record_verdicts_task.apply_async(
+            args=[submission_ids], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
+        )
+    except Exception:
+        logger.exception("could not queue the drill XP of %s; the nightly rebuild repairs it", submission_ids)
+
+
+# The grading worker's accepted verdicts, sent as one task per TEAMS_VERDICT_BATCH_MS.
+VERDICTS = Batch(_send_verdicts, lambda: settings.TEAMS_VERDICT_BATCH_MS / 1000)
 
 
 def enqueue_verdict(submission_id: int) -> None:
-    """Queue ``record_verdict_task``; a broker failure is logged, never raised (the verdict stands)."""
-    try:
-        record_verdict_task.apply_async(
-            args=[submission_id], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
-        )
-    except Exception:
-        logger.exception("could not queue the drill XP of submission %s; the nightly rebuild repairs it", submission_id)
+    """Queue the drill XP of an accepted submission with the others of its batch; never raises."""
+    VERDICTS.add(submission_id)
+
+
+@worker_shutdown.connect
+def _send_pending_verdicts(**kwargs: object) -> None:
+    VERDICTS.flush()
 
 
 @shared_task(name="teams.tasks.refresh_learner_day")

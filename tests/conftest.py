@@ -245,6 +245,7 @@ class Workers:
             # Every worker process starts a warm sandbox pool: keep it to one child on the CPU.
             "GRADER_POOL_SIZE": "1",
             "GRADER_DEVICE": "cpu",
+            "TEAMS_VERDICT_BATCH_MS": "200",  # as make run batches (testenv sets 0 for in-process tests)
             **(extra_env or {}),
         }
 

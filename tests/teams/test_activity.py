@@ -153,15 +153,15 @@ class DrillRollupTests(TeamTestCase):
         self.submit(make_drill("relu"), Status.ACCEPTED, DAY, 20)
         DailyActivity.objects.all().delete()
         Submission.objects.update(finished_at=at(DAY, 20) + timedelta(minutes=30))
-        services.record_verdict(Submission.objects.get().pk)
+        services.record_verdicts([Submission.objects.get().pk])
         next_day = DAY + timedelta(days=1)
         assert list(DailyActivity.objects.filter(user=self.member).values_list("day", "xp")) == [(next_day, 15)]
 
-    def test_it_counts_a_verdict_recorded_by_update_through_record_verdict(self) -> None:
+    def test_it_counts_a_verdict_recorded_by_update_through_record_verdicts(self) -> None:
         sub = self.submit(make_drill("matmul"), Status.QUEUED, DAY, 10)
         assert not DailyActivity.objects.filter(user=self.member).exists()
         Submission.objects.filter(pk=sub.pk).update(status=Status.ACCEPTED, verdict={}, finished_at=at(DAY, 10))
-        services.record_verdict(sub.pk)
+        services.record_verdicts([sub.pk])
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 15
 
     def test_it_records_drill_xp_when_the_grader_finishes_an_accepted_submission(self) -> None:
@@ -172,13 +172,24 @@ class DrillRollupTests(TeamTestCase):
         finished = jobs.Finished(Status.ACCEPTED, {"verdict": verdict})
         with published_tasks() as sent, self.captureOnCommitCallbacks(execute=True):
             assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
-        assert [(m.task, m.args, m.queue) for m in sent] == [("teams.tasks.record_verdict", [sub.pk], "celery")]
+        assert [(m.task, m.args, m.queue) for m in sent] == [("teams.tasks.record_verdicts", [[sub.pk]], "celery")]
         run_like_a_worker(sent)
         sub.refresh_from_db()
         clock = clock_for(self.member.pk)
         today = learner_day(sub.finished_at, clock.zone, clock.start_hour)
         stored = DailyActivity.objects.get(user=self.member)
         assert (stored.day, stored.xp, stored.drills_first_try) == (today, 15, 1)
+
+    def test_it_recomputes_each_learner_day_of_a_batch_once(self) -> None:
+        first = self.submit(make_drill("relu"), Status.QUEUED, DAY, 9)
+        second = self.submit(make_drill("gelu"), Status.QUEUED, DAY, 10)
+        later = self.submit(make_drill("silu"), Status.QUEUED, DAY + timedelta(days=1), 10)
+        for sub in (first, second, later):
+            Submission.objects.filter(pk=sub.pk).update(status=Status.ACCEPTED, verdict={}, finished_at=sub.queued_at)
+        refreshed = services.record_verdicts([first.pk, second.pk, later.pk, first.pk])
+        assert refreshed == 2  # two learner-days, three verdicts (one sent twice)
+        days = DailyActivity.objects.filter(user=self.member).order_by("day").values_list("day", "drills_solved", "xp")
+        assert list(days) == [(DAY, 2, 30), (DAY + timedelta(days=1), 1, 15)]
 
     def test_it_ignores_verdicts_that_earn_nothing(self) -> None:
         drill = make_drill("gather")

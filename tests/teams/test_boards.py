@@ -152,6 +152,16 @@ class RedisBoardTests(TeamTestCase):
             expected = boards.compute_rows([self.member.pk], None)[self.member.pk].score
             assert expected > 0 and conn.zscore(key, str(self.member.pk)) == expected
 
+    def test_a_learner_on_no_board_costs_a_publish_two_queries_and_writes_nothing(self) -> None:
+        loner = make_user("lena", time_zone="UTC")
+        DailyActivity.objects.create(user=loner, day=MONDAY, xp=4, reviews=4)
+        with redis_boards() as conn:
+            with self.assertNumQueries(2):  # memberships and the global opt-in: no board, nothing to compute
+                boards.publish_user(loner.pk, MONDAY)
+            assert conn.hget(f"{boards.prefix()}rows:all", str(loner.pk)) is None
+            services.set_preferences(loner, global_board=True, daily_digest=False)  # on a board: published
+            assert conn.zscore(f"{boards.prefix()}z:global:all", str(loner.pk)) is not None
+
     def test_it_falls_back_to_the_database_when_redis_is_down(self) -> None:
         DailyActivity.objects.create(user=self.member, day=MONDAY, xp=3, reviews=3)
         with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
