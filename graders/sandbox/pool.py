@@ -705,6 +705,8 @@ def _problems(device: str, ready: dict[str, Any]) -> list[str]:
         problems.append(f"CUDA is not available in the sandbox runners: {ready.get('cuda_error') or 'no reason given'}")
     if ready.get("seccomp") is False:
         problems.append(f"seccomp is not available in the sandbox runners ({ready.get('seccomp_error') or 'off'})")
+    if ready.get("rehearsal_error"):
+        problems.append(f"the sandbox runners' rehearsal job failed: {ready['rehearsal_error']}")
     return problems
 
 

@@ -139,6 +139,7 @@ def prepare(device: str) -> None:
         error = _warm_up("cpu")
     if error:
         sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
+    _REHEARSAL.append(policy.compile_submission(REHEARSAL_CODE, len(REHEARSAL_CODE)))
     gc.collect()
     jail.seccomp_filter()  # built once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
@@ -559,23 +560,28 @@ def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[st
         workdir, isolation["userns"], threads_allowed=requested != "cpu", own_pidns=isolation["pidns"], runner_uid=uid
     )
     t3 = time.perf_counter()
+    rehearsal_error = _rehearse() if device == "cpu" else ""
+    t4 = time.perf_counter()
     timings = {"setup_ms": (t1 - t0) * 1000, "warm_ms": (t2 - t1) * 1000, "jail_ms": (t3 - t2) * 1000}
+    timings["rehearse_ms"] = (t4 - t3) * 1000
     ready = {"kind": "ready", "device": device, **locked, **isolation, **gpu}
     ready["timings"] = timings
     if warm_error:
         ready["warm_error"] = warm_error
+    if rehearsal_error:
+        ready["rehearsal_error"] = rehearsal_error
     wire.send_message(sock, wire.pack(ready))
     header, _ = wire.unpack(wire.recv_message(sock))
     code = marshal.loads(wire.recv_message(sock))  # compiled by the pool under layer 1's policy
     _, values = wire.unpack(wire.recv_message(sock))  # the cases: a message of their own (see pool)
-    t4 = time.perf_counter()
+    t5 = time.perf_counter()
     cpu_before = _cpu_seconds()
     jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda", data_base)
     result, out_values = _run(header, values, device, sock, code)
     if device == "cuda":
         result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
-    t5 = time.perf_counter()
-    result["timings"] = {"run_ms": (t5 - t4) * 1000}
+    t6 = time.perf_counter()
+    result["timings"] = {"run_ms": (t6 - t5) * 1000}
     result["cpu_ms"] = (_cpu_seconds() - cpu_before) * 1000
     try:
         data = wire.pack(result, out_values)
@@ -583,6 +589,37 @@ def runner(job_fd: int, workdir: str, config: dict[str, Any], isolation: dict[st
         data = wire.pack({"status": "runtime_error", "message": f"the result cannot be returned: {exc}"[:2000]})
     wire.send_message(sock, data)
     return 0
+
+
+REHEARSAL_CODE = "def solution(x):\n    return x\n"
+_REHEARSAL: list[types.CodeType] = []  # compiled under the policy by the zygote (``prepare``)
+
+
+def _rehearse() -> str:
+    """A tiny job through the job's own path (the wire, fresh guarded globals, the module body, one call,
+    the result's encoding), in the jail, before the runner says ready; returns the error, if any.
+
+    Why: a runner's first pass over that path writes to pages it shares with the zygote (reference
+    counts, caches), and each write is a copy-on-write fault. Taken here, while the runner waits in the
+    pool, ~1.3 ms of them leave the learner's clock (the grade's median 3.7 -> 2.4 ms, measured
+    interleaved), for ~0.5 ms more CPU per runner. It leaves nothing a submission can see: its globals,
+    values and output are its own and dropped, and the random generators are seeded again.
+    """
+    import torch
+
+    from graders.sandbox import child, policy
+
+    try:
+        values = wire.unpack(wire.pack({"kind": "cases"}, {"cases": [[torch.ones(2)]]}))[1]
+        glb, _guards = policy.make_globals(_MODULES, policy.PrintSink(1000))
+        exec(_REHEARSAL[0], glb)
+        out = child.invoke(glb["solution"], tuple(values["cases"][0]), False)
+        wire.pack({"kind": "result", "status": "ok"}, {"0": out})
+    except Exception as exc:  # noqa: BLE001 - the job still runs; the pool shows why this failed
+        return f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        child.seed_everything(0)
+    return ""
 
 
 def _cpu_seconds() -> float:

@@ -45,6 +45,17 @@ def test_it_jails_every_child(pool: SandboxPool) -> None:
         assert info["chroot"] and info["netns"] and info["pidns"]
 
 
+def test_every_cpu_runner_rehearses_the_job_path_and_a_submission_starts_as_without_it(pool: SandboxPool) -> None:
+    """The rehearsal (``zygote._rehearse``) ran before "ready", and a submission's module body draws the
+    random numbers of a generator seeded 0, as in a runner that never rehearsed."""
+    code = "import torch\n\nDRAWN = torch.rand(3)\n\ndef solution(x):\n    return DRAWN\n"
+    result = pool.run(code, "solution", [(torch.ones(2),)])
+    assert result.status == "ok", result
+    assert torch.equal(result.cases[0].value, torch.rand(3, generator=torch.Generator().manual_seed(0)))
+    assert pool.setup_timings()[-1]["rehearse_ms"] > 0
+    assert pool.health()["state"] == "ok", pool.health()
+
+
 def test_it_runs_an_nn_module_class_entry_point(pool: SandboxPool) -> None:
     code = (
         "import torch\nfrom torch import nn\n\nclass Net(nn.Module):\n    def __init__(self, n):\n"
