@@ -103,7 +103,13 @@ def stack() -> Iterator[RunStack]:
 
 
 def descendants(pid: int) -> list[Seen]:
-    return [Seen(p.pid, p.create_time(), " ".join(p.cmdline())) for p in psutil.Process(pid).children(recursive=True)]
+    seen = []
+    for proc in psutil.Process(pid).children(recursive=True):
+        try:
+            seen.append(Seen(proc.pid, proc.create_time(), " ".join(proc.cmdline())))
+        except psutil.Error:  # it exited meanwhile (a runner just done is a zombie until its zygote reaps it)
+            continue
+    return seen
 
 
 @pytest.mark.integration
