@@ -8,6 +8,7 @@ recomputes each learner-day once.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -21,9 +22,9 @@ class Batch:
     """Items added within ``delay()`` seconds of the first are passed to ``send`` in one call.
 
     A daemon thread (started on first use in each process) waits out the delay; ``flush`` sends what is
-    pending at once (at worker shutdown). A ``delay()`` of 0 or less sends each item at once, in the
-    caller's thread. What is pending when the process dies is lost: callers must tolerate that (the
-    teams' nightly rebuild repairs it, as it repairs a publish that failed).
+    pending at once (at worker shutdown, and when the interpreter exits normally). A ``delay()`` of 0 or
+    less sends each item at once, in the caller's thread. What is pending when the process dies is lost:
+    callers must tolerate that (the teams' nightly rebuild repairs it, as it repairs a failed publish).
     """
 
     def __init__(self, send: Callable[[list[int]], None], delay: Callable[[], float]) -> None:
@@ -58,6 +59,8 @@ class Batch:
     def _ensure_thread(self) -> None:
         """Called with the condition held; a forked child starts its own thread."""
         if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
+            if self._pid != os.getpid():
+                atexit.register(self.flush)
             self._pid = os.getpid()
             self._thread = threading.Thread(target=self._wait_and_send, name="batch", daemon=True)
             self._thread.start()

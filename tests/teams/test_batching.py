@@ -65,3 +65,17 @@ def test_a_failing_send_is_logged_and_the_next_batch_still_goes(caplog) -> None:
     time.sleep(0.3)
     assert calls == [[1], [2]]
     assert "could not send a batch of 1 items" in caplog.text
+
+
+def test_a_process_that_exits_normally_sends_what_is_pending() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "from teams.batching import Batch\n"
+        "batch = Batch(lambda items: print('sent', items, flush=True), lambda: 60)\n"
+        "batch.add(5)\n"
+        "batch.add(6)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, check=True)
+    assert done.stdout.strip() == "sent [5, 6]"
