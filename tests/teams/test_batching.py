@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable
+
+import pytest
 
 from teams.batching import Batch
 
@@ -18,27 +23,36 @@ class Sink:
         self.sent.set()
 
 
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail("not in time")
+        time.sleep(0.01)
+
+
 def test_items_added_within_the_delay_are_sent_once_together() -> None:
     sink = Sink()
-    batch = Batch(sink, lambda: 0.2)
+    batch = Batch(sink, lambda: 1.0)
+    started = time.monotonic()
     for item in (1, 2, 3):
         batch.add(item)
-    assert sink.batches == []  # nothing before the delay is out
-    assert sink.sent.wait(5)
-    time.sleep(0.3)
+    assert sink.sent.wait(10)
+    assert time.monotonic() - started >= 1.0  # not before the delay
+    time.sleep(0.2)
     assert sink.batches == [[1, 2, 3]]
 
 
 def test_a_flush_sends_at_once_and_the_waiting_thread_does_not_send_it_again() -> None:
     sink = Sink()
-    batch = Batch(sink, lambda: 0.3)
+    batch = Batch(sink, lambda: 1.0)
     batch.add(1)
     batch.flush()
     assert sink.batches == [[1]]
-    batch.add(2)  # a new batch, due 0.3 s from now, not at the first one's time
-    time.sleep(0.15)
-    assert sink.batches == [[1]]
-    time.sleep(0.5)
+    started = time.monotonic()
+    batch.add(2)  # a new batch, due a second from now, not at the first one's time
+    eventually(lambda: len(sink.batches) == 2)
+    assert time.monotonic() - started >= 1.0
     assert sink.batches == [[1], [2]]
 
 
@@ -50,7 +64,7 @@ def test_a_delay_of_zero_sends_each_item_in_the_callers_thread() -> None:
     assert sink.batches == [[7], [8]]
 
 
-def test_a_failing_send_is_logged_and_the_next_batch_still_goes(caplog) -> None:  # noqa: ANN001 - pytest fixture
+def test_a_failing_send_is_logged_and_the_next_batch_still_goes(caplog: pytest.LogCaptureFixture) -> None:
     calls: list[list[int]] = []
 
     def send(items: list[int]) -> None:
@@ -60,17 +74,14 @@ def test_a_failing_send_is_logged_and_the_next_batch_still_goes(caplog) -> None:
 
     batch = Batch(send, lambda: 0.05)
     batch.add(1)
-    time.sleep(0.3)
+    eventually(lambda: len(calls) == 1)
     batch.add(2)
-    time.sleep(0.3)
+    eventually(lambda: len(calls) == 2)
     assert calls == [[1], [2]]
     assert "could not send a batch of 1 items" in caplog.text
 
 
 def test_a_process_that_exits_normally_sends_what_is_pending() -> None:
-    import subprocess
-    import sys
-
     script = (
         "from teams.batching import Batch\n"
         "batch = Batch(lambda items: print('sent', items, flush=True), lambda: 60)\n"
