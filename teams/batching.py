@@ -82,4 +82,4 @@ class Batch:
         try:
             self._send(items)
         except Exception:
-            logger.exception("could not send a batch of %d items", len(items))
+            logger.exception("could not send a batch of %d items through %s", len(items), self._send.__qualname__)

@@ -210,7 +210,7 @@ PUBLISH_LOCK_WAIT = 5.0
 def publish_user(user_id: int, day: date, now: datetime | None = None) -> None:
     """After a review or a verdict: push the learner's new week and all-time rows to every board they are on.
 
-    One publish per learner at a time (a Redis lock), reading the database only once it holds the
+    One publish per learner at a time (a Redis lock), reading their rows only once it holds the
     lock: two workers refreshing the same learner could otherwise store in the wrong order, an older
     total landing after a newer one and staying on the board.
     """

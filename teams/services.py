@@ -142,7 +142,7 @@ def _today(user_id: int) -> date:
 
 
 def refresh_learner_day(user_id: int, day: date, clock: activity.Clock | None = None) -> None:
-    """After a review (or its undo): recompute the day's rollup, then the live boards."""
+    """After a review (or its undo) or accepted verdicts: recompute the day's rollup, then the live boards."""
     activity.refresh_day(user_id, day, clock)
     boards.publish_user(user_id, day)
 
@@ -156,8 +156,7 @@ def record_verdicts(submission_ids: Iterable[int]) -> int:
     clocks = activity.clocks_for({user_id for user_id, _ in finished})
     days = sorted({(uid, learner_day(at, clocks[uid].zone, clocks[uid].start_hour)) for uid, at in finished})
     for user_id, day in days:
-        activity.refresh_day(user_id, day, clocks[user_id])
-        boards.publish_user(user_id, day)
+        refresh_learner_day(user_id, day, clocks[user_id])
     return len(days)
 
 

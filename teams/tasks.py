@@ -139,12 +139,8 @@ def record_verdict_task(submission_id: int) -> int:
 
 
 def _send_verdicts(submission_ids: list[int]) -> None:
-    try:
-        record_verdicts_task.apply_async(
-            args=[submission_ids], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
-        )
-    except Exception:
-        logger.exception("could not queue the drill XP of %s; the nightly rebuild repairs it", submission_ids)
+    """A batch that cannot be queued is logged by the batch; the nightly rebuild repairs its drill XP."""
+    record_verdicts_task.apply_async(args=[submission_ids], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY)
 
 
 # The grading worker's accepted verdicts, sent as one task per TEAMS_VERDICT_BATCH_MS.

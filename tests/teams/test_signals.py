@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from cards.models import ReviewLog
+from teams import tasks
 from teams.models import DailyActivity
 from tests.cards.stats_factories import make_log
 from tests.conftest import celery_broker, published_tasks
@@ -61,6 +62,16 @@ class ReviewReceiverTests(TeamTestCase):
         assert sent == []
         assert "nightly rebuild repairs it" in logs.output[0]
         assert ReviewLog.objects.filter(user=self.member).count() == 1
+
+    def test_a_verdict_batch_the_broker_refuses_is_logged_and_never_raised(self) -> None:
+        with (
+            celery_broker("redis://127.0.0.1:1/0"),
+            published_tasks() as sent,
+            self.assertLogs("teams.batching", "ERROR") as logs,
+        ):
+            tasks.enqueue_verdict(12345)  # in the grading worker, after the verdict committed: must return
+        assert sent == []
+        assert "could not send a batch of 1 items through _send_verdicts" in logs.output[0]
 
     def test_it_puts_the_refresh_on_the_celery_queue_in_redis_as_json(self) -> None:
         """The message a worker would read: from the Redis list of queue ``celery``, under our prefix."""
