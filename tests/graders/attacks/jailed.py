@@ -165,6 +165,19 @@ CROSS = [
         ),
         raw=True,
     ),
+    # What the runner ran before this submission (its rehearsal, zygote._rehearse) must be gone: no globals
+    # dict, function or print sink of another job left for the collector to hand out.
+    Attack(
+        "rehearsal_leftovers",
+        "cross_submission",
+        raw(
+            "gc = imp('gc')\nmine = sys._getframe().f_globals\nfor o in gc.get_objects():\n"
+            "    if type(o) is dict and o is not mine and '_print_' in o:\n        return x * 2\n"
+            "    if type(o).__name__ == 'function' and o.__name__ == 'solution' and o.__globals__ is not mine:\n"
+            "        return x * 2"
+        ),
+        raw=True,
+    ),
     # The same idea without breaking layers 1-2: process-wide state the next submission could read.
     Attack(
         "grad_mode_left_off",
