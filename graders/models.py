@@ -15,13 +15,14 @@ from datetime import datetime, timedelta
 from typing import ClassVar
 
 from django.conf import settings
-from django.db import connections, models, router
+from django.db import models
 from django.utils import timezone
 
 from cards.models import Card
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import parse_drill
 from graders.status import JOB_DONE, PENDING, VERDICTS, Status, choices
+from quizsite.prepared import Prepared
 
 
 class Device(models.TextChoices):
@@ -48,6 +49,7 @@ def _parsed_definition(definition: str, source_path: str) -> DrillSpec:
 
 _GRADING_DRILLS: OrderedDict[tuple[int, str], Drill] = OrderedDict()
 _GRADING_DRILLS_LOCK = threading.Lock()
+_DRILL_VERSION: Prepared[str] = Prepared(lambda pk: Drill.objects.filter(pk=pk).values_list("version", flat=True))
 
 
 def grading_drill(pk: int) -> Drill:
@@ -57,17 +59,13 @@ def grading_drill(pk: int) -> Drill:
     and building the row, and says whether the kept row is still the stored one; drill rows are never
     deleted (their card and submissions protect them; ``import_drills`` retires a drill instead).
     """
-    connection = connections[router.db_for_read(Drill)]
-    table, column, key = (connection.ops.quote_name(n) for n in (Drill._meta.db_table, "version", "id"))
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {column} FROM {table} WHERE {key} = %s", [pk])
-        found = cursor.fetchone()
-    if found is None:
+    version = _DRILL_VERSION.first(pk=pk)
+    if version is None:
         raise Drill.DoesNotExist(f"no drill {pk}")
     with _GRADING_DRILLS_LOCK:
-        drill = _GRADING_DRILLS.get((pk, found[0]))
+        drill = _GRADING_DRILLS.get((pk, version))
         if drill is not None:
-            _GRADING_DRILLS.move_to_end((pk, found[0]))
+            _GRADING_DRILLS.move_to_end((pk, version))
             return drill
     drill = Drill.objects.get(pk=pk)
     with _GRADING_DRILLS_LOCK:

@@ -29,6 +29,7 @@ from cards.review import Outcome, get_profile, learner_today, record_graded
 from graders.models import Drill, DrillReview, Submission
 from graders.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
 from graders.status import Status
+from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)
 REFERENCE_AFTER_FAILURES = 3
@@ -53,6 +54,20 @@ def came_due_at(state: CardState | None, profile: Profile, now: datetime) -> dat
     return start if start <= now else None
 
 
+# Read on every submission and every accepted verdict: compiled once (quizsite.prepared).
+_CARD_STATE: Prepared[CardState] = Prepared(
+    lambda user_id, card_id: CardState.objects.filter(user_id=user_id, card_id=card_id)
+)
+_LATEST_REVIEW: Prepared[DrillReview] = Prepared(
+    lambda user_id, drill_id: DrillReview.objects.filter(user_id=user_id, drill_id=drill_id).order_by("-started_at")[:1]
+)
+_OPEN_REVIEW: Prepared[DrillReview] = Prepared(
+    lambda user_id, drill_id, seed: DrillReview.objects.filter(
+        user_id=user_id, drill_id=drill_id, seed=seed, finished_at=None
+    ).order_by("-started_at")[:1]
+)
+
+
 @dataclass(frozen=True)
 class DrillSession:
     review: DrillReview
@@ -62,8 +77,8 @@ class DrillSession:
 def current_review(user: AbstractBaseUser, drill: Drill, now: datetime | None = None) -> DrillSession:
     """The learner's review of ``drill``: the latest one, unless the card came due after it started."""
     now = now or timezone.now()
-    state = CardState.objects.filter(user=user, card_id=drill.card_id).first()
-    latest = DrillReview.objects.filter(user=user, drill=drill).first()
+    state = _CARD_STATE.first(user_id=user.pk, card_id=drill.card_id)
+    latest = _LATEST_REVIEW.first(user_id=user.pk, drill_id=drill.pk)
     due_since = came_due_at(state, get_profile(user), now)
     if latest is not None and (due_since is None or latest.started_at >= due_since):
         return DrillSession(latest, state)
@@ -186,9 +201,7 @@ def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
     (one indexed query): a drill practised outside the review queue, or accepted again after its
     review ended, costs nothing more.
     """
-    review = DrillReview.objects.filter(
-        user_id=sub.user_id, drill_id=sub.drill_id, seed=sub.seed, finished_at=None
-    ).first()
+    review = _OPEN_REVIEW.first(user_id=sub.user_id, drill_id=sub.drill_id, seed=sub.seed)
     if review is None:
         return None
     attempts = review_attempts(review).filter(pk__lte=sub.pk).count()

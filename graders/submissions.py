@@ -12,6 +12,7 @@ costs a worker's time.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -22,6 +23,7 @@ from django.utils import timezone
 
 from graders import reviews, tasks
 from graders.models import Drill, Submission
+from quizsite.prepared import Prepared
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,23 @@ def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> Ra
     rule = rule or RateLimit.from_settings()
     if rule.limit <= 0:
         return RateDecision(False, rule.window_seconds)
-    since = now - timedelta(seconds=rule.window_seconds)
-    counted = Submission.objects.filter(user_id=user_id, queued_at__gt=since).order_by("-queued_at")
-    full = list(counted.values_list("queued_at", flat=True)[rule.limit - 1 : rule.limit])
-    if not full:
+    oldest = _limit_th_newest(rule.limit).first(user_id=user_id, since=now - timedelta(seconds=rule.window_seconds))
+    if oldest is None:
         return RateDecision(True, 0)
-    oldest = full[0]
     wait = (oldest + timedelta(seconds=rule.window_seconds) - now).total_seconds()
     return RateDecision(False, max(1, int(wait) + 1))
+
+
+@functools.cache
+def _limit_th_newest(limit: int) -> Prepared[datetime]:
+    """When the ``limit``-th newest submission since ``since`` was queued (on every submit: built once)."""
+    return Prepared(
+        lambda user_id, since: (
+            Submission.objects.filter(user_id=user_id, queued_at__gt=since)
+            .order_by("-queued_at")
+            .values_list("queued_at", flat=True)[limit - 1 : limit]
+        )
+    )
 
 
 def code_limit(drill: Drill) -> int:
