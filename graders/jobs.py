@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from graders.models import Job
 from graders.status import PENDING, Status
+from quizsite.prepared import Converters, converted
 
 logger = logging.getLogger(__name__)
 
@@ -218,12 +219,7 @@ def _take_queued(model: type[Job], pk: int, now: datetime, token: str) -> Job | 
         row = cursor.fetchone()
     if row is None:
         return None
-    values = []
-    for value, (expression, field_converters) in zip(row, converters, strict=True):
-        for convert in field_converters:
-            value = convert(value, expression, connection)
-        values.append(value)
-    return model.from_db(connection.alias, fields, values)
+    return model.from_db(connection.alias, fields, converted(row, converters, connection))
 
 
 def _returns_from_update(vendor: str) -> bool:
@@ -233,7 +229,7 @@ def _returns_from_update(vendor: str) -> bool:
 
 
 @functools.cache
-def _claim_statement(model: type[Model], alias: str) -> tuple[str, list[str], list[tuple[Any, list[Any]]]]:
+def _claim_statement(model: type[Model], alias: str) -> tuple[str, list[str], Converters]:
     """The claim's SQL for a job table, its columns, and how to turn each returned value into Python
     (the converters Django's compiler would apply), built once per model and database."""
     connection = connections[alias]
@@ -247,10 +243,12 @@ def _claim_statement(model: type[Model], alias: str) -> tuple[str, list[str], li
         f"WHERE {quote(meta.pk.column)} = %s AND {column['status']} = %s AND {column['attempts']} < %s "
         f"RETURNING {', '.join(quote(f.column) for f in fields)}"
     )
-    converters = []
-    for f in fields:
+    converters: Converters = {}
+    for index, f in enumerate(fields):
         expression = f.get_col(meta.db_table)
-        converters.append((expression, connection.ops.get_db_converters(expression) + f.get_db_converters(connection)))
+        functions = connection.ops.get_db_converters(expression) + f.get_db_converters(connection)
+        if functions:
+            converters[index] = (functions, expression)
     return sql, [f.attname for f in fields], converters
 
 

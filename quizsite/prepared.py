@@ -63,7 +63,7 @@ class _Statement:
     params: list[Any]  # the compiled parameters: constants of the query, stand-ins at the bound slots
     slots: dict[int, tuple[str, Callable[[Any], Any]]]  # position -> (the name bound there, its adapter)
     names: frozenset[str]
-    converters: dict[int, tuple[list[Any], Any]]  # column -> (converters, expression), as Django's
+    converters: Converters
     shape: str  # "model", "tuple" or "flat"
     model: Any
     columns: list[str]  # the model's attnames, for "model"
@@ -147,8 +147,8 @@ def _compile(build: Callable[..., QuerySet[Any, Any]], alias: str, values: dict[
     columns: list[str] = []
     if shape == "model":
         info = compiler.klass_info
-        if info.get("related_klass_infos") or compiler.annotation_col_map:
-            raise TypeError("Prepared returns plain model rows: no select_related or annotations")
+        if info.get("related_klass_infos"):
+            raise TypeError("Prepared returns plain model rows: no select_related")
         start, end = info["select_fields"][0], info["select_fields"][-1] + 1
         columns = [column[0].target.attname for column in compiler.select[start:end]]
     expressions = [column[0] for column in compiler.select[: compiler.col_count]]
@@ -166,11 +166,12 @@ def _compile(build: Callable[..., QuerySet[Any, Any]], alias: str, values: dict[
 
 
 def _shape(queryset: QuerySet[Any, Any]) -> str:
-    query = queryset.query
+    """What the rows become. Extra or annotated columns come before a model's own in the SELECT, so
+    they are refused whatever the shape rather than handed to the wrong fields."""
+    if queryset.query.extra_select or queryset.query.annotation_select:
+        raise TypeError("Prepared returns the model's own fields only: no annotate() or extra()")
     if queryset._iterable_class is ModelIterable:  # noqa: SLF001 (how a queryset says what it yields)
         return "model"
-    if query.extra_select or query.annotation_select:
-        raise TypeError("Prepared supports values_list() of fields only")
     if queryset._iterable_class is FlatValuesListIterable:  # noqa: SLF001
         return "flat"
     if queryset._iterable_class is ValuesListIterable:  # noqa: SLF001
@@ -178,11 +179,20 @@ def _shape(queryset: QuerySet[Any, Any]) -> str:
     raise TypeError("Prepared returns model instances or values_list() rows")
 
 
-def _result(statement: _Statement, alias: str, connection: Any, row: tuple[Any, ...]) -> Any:
-    values = list(row[: statement.width])
-    for index, (converters, expression) in statement.converters.items():
-        for convert in converters:
+Converters = dict[int, tuple[list[Any], Any]]  # column -> (converters, expression): Django's get_converters()
+
+
+def converted(row: tuple[Any, ...] | list[Any], converters: Converters, connection: Any) -> list[Any]:
+    """A raw row's values as Python, through the converters Django's compiler would apply."""
+    values = list(row)
+    for index, (functions, expression) in converters.items():
+        for convert in functions:
             values[index] = convert(values[index], expression, connection)
+    return values
+
+
+def _result(statement: _Statement, alias: str, connection: Any, row: tuple[Any, ...]) -> Any:
+    values = converted(row[: statement.width], statement.converters, connection)
     if statement.shape == "model":
         return statement.model.from_db(alias, statement.columns, values)
     return values[0] if statement.shape == "flat" else tuple(values)

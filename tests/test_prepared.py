@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
-from django.test import TestCase
+from django.db import connection
+from django.db.models import Count
+from django.test import TestCase, TransactionTestCase
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
@@ -95,15 +98,45 @@ class PreparedTests(TestCase):
         with self.assertRaisesMessage(TypeError, "model instances or values_list"):
             dicts.all(user_id=self.ada.pk)
 
+    def test_annotated_and_extra_columns_are_refused_for_models_too(self) -> None:
+        """They come first in the SELECT: taken as the model's fields, they would shift every value."""
+        annotated = Prepared(lambda user_id: CardState.objects.filter(user_id=user_id).annotate(n=Count("id")))
+        extra = Prepared(lambda user_id: CardState.objects.filter(user_id=user_id).extra(select={"one": "1"}))
+        for query in (annotated, extra):
+            with self.assertNumQueries(0), self.assertRaisesMessage(TypeError, "no annotate() or extra()"):
+                query.all(user_id=self.ada.pk)
+
+
+class PreparedThreadTests(TransactionTestCase):
+    """Celery's threads pool: compiled in one thread, run in another with that thread's own connection."""
+
+    def test_a_statement_compiled_in_one_thread_answers_in_another(self) -> None:
+        user, card = make_user(), make_card()
+        make_state(user, card, due=DAY, easiness=Decimal("2.36"))
+        here = STATE.first(user_id=user.pk, card_id=card.pk)
+        answers: list[object] = []
+
+        def elsewhere() -> None:
+            try:
+                answers.append(STATE.first(user_id=user.pk, card_id=card.pk))
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join(30)
+        assert here is not None and len(answers) == 1
+        assert fields(answers[0]) == fields(here)  # type: ignore[arg-type]
+
 
 class PreparedDatetimeTests(HypothesisTestCase):
-    """Datetimes go through the backend's own adaptation: any instant (microseconds, any zone) selects
-    exactly the rows the queryset selects, and comes back as the same aware datetime."""
+    """Datetimes go through the backend's own adaptation: any instant (microseconds, any time zone)
+    selects exactly the rows the queryset selects, and comes back as the same aware datetime."""
 
     @settings(max_examples=40, deadline=None)
     @given(
         seen=st.lists(st.datetimes(min_value=EARLIEST, max_value=LATEST), max_size=4),
-        since=st.datetimes(min_value=EARLIEST, max_value=LATEST, timezones=st.just(UTC)),
+        since=st.datetimes(min_value=EARLIEST, max_value=LATEST, timezones=st.timezones()),
     )
     def test_it_selects_what_the_queryset_selects(self, seen: list[datetime], since: datetime) -> None:
         user = make_user()
