@@ -177,7 +177,7 @@ def celery_on_redis(redis_url: str) -> Iterator[str]:
     saved = (app.conf.broker_url, app.conf.broker_transport_options)
     module_celery_prefix = f"{CELERY_PREFIX}{uuid.uuid4().hex[:8]}:"
     app.conf.broker_url = redis_url
-    app.conf.broker_transport_options = {"visibility_timeout": 3, "global_keyprefix": module_celery_prefix}
+    app.conf.broker_transport_options = {"ack_emulation": False, "global_keyprefix": module_celery_prefix}
     publish_to_configured_broker()
     yield redis_url
     app.conf.broker_url, app.conf.broker_transport_options = saved
@@ -240,8 +240,6 @@ class Workers:
             "DATABASE_URL": database_url,
             "REDIS_URL": redis_url,
             "CELERY_KEY_PREFIX": module_celery_prefix,
-            "CELERY_VISIBILITY_TIMEOUT": "3",
-            "CELERY_RESTORE_INTERVAL": "1",
             # Every worker process starts a warm sandbox pool: keep it to one child on the CPU.
             "GRADER_POOL_SIZE": "1",
             "GRADER_DEVICE": "cpu",

@@ -87,7 +87,7 @@ def test_it_regrades_once_after_the_whole_worker_is_killed(ready: Workers, learn
     wait_for(lambda: Submission.objects.filter(pk=sub.pk, status=Status.RUNNING).exists(), 30, "the claim")
     assert _claimant_pid(sub) == ready.current.process.pid  # jobs run in the worker's own threads
     ready.current.kill()  # SIGKILL, mid-grade, as the OOM killer would: the message stays unacknowledged
-    ready.start()  # redelivered after the visibility timeout; the dead claim is taken over
+    ready.start()  # its start-up reap sends the row again; the dead claim is taken over
     wait_for(lambda: final(sub), 40, "the verdict after the restart")
     assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2), sub.verdict
     finished_at = sub.finished_at

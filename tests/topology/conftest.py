@@ -13,8 +13,8 @@ the fixture starts every service as a real process, all of them private to the t
 4. gunicorn (2 workers), a Celery worker for ``grade_cpu,celery`` and one for ``grade_gpu``, and
    beat, each in its own process group so that a test can kill one whole and teardown kills all.
 
-The grading timeouts, the broker's visibility timeout and the reaper's interval are set low, so a
-lost message comes back within seconds instead of minutes.
+The grading timeouts and the reaper's interval are set low, so lost work comes back within seconds
+instead of minutes.
 """
 
 from __future__ import annotations
@@ -296,9 +296,7 @@ def topology_env(root: Path, pg: PrivatePostgres, redis_url: str) -> dict[str, s
         "CSRF_COOKIE_SECURE": "0",
         "SECURE_HSTS_SECONDS": "0",
         "LOG_FORMAT": "plain",
-        # Lost messages come back within seconds: visibility timeout, restore sweep, reaper.
-        "CELERY_VISIBILITY_TIMEOUT": "5",
-        "CELERY_RESTORE_INTERVAL": "1",
+        # Lost work comes back within seconds: the reaper runs every 2 s (and at every worker start).
         "GRADER_STALE_AFTER": "14",
         "GRADER_REAP_INTERVAL": "2",
         "GRADER_RATE_LIMIT": "1000",

@@ -31,8 +31,8 @@ from tests.topology.conftest import (
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("topology")]
 
 BURST = 30
-# Enough for a duplicate message to arrive if one is coming: the broker's visibility timeout (5 s)
-# plus the restore sweep (1 s) of the topology's settings.
+# Enough for a duplicate message to arrive if one is coming: three periods of the topology's reaper
+# (2 s), which sends again every row whose message may be lost.
 REDELIVERY_WINDOW = 6.5
 # A right answer to reverse-1d that first burns about half a second of CPU (its limit is 2 s), so
 # that a test can catch it while it is being graded.
