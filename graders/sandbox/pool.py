@@ -40,7 +40,7 @@ from graders.sandbox.results import STATUSES, CaseResult, Limits, RunResult
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BOOT = (
     "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import main; "
-    "main(int(sys.argv[1]), sys.argv[3])"
+    "main(int(sys.argv[1]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))"
 )
 SPAWN_TIMEOUT = 120.0  # first child waits for the zygote to import torch
 REFILL_POLL = 0.02  # a GPU pool's refill looks for finished runners and new demand this often (seconds)
@@ -561,16 +561,10 @@ class SandboxPool:
         job_p, job_c = socket.socketpair()
         ctl_p, ctl_c = socket.socketpair()
         self._spawned += 1
-        config = {
-            "device": self.device,
-            "workdir": os.path.join(self._base, f"c{self._spawned}"),
-            "gpu_memory_mb": self.gpu_memory_mb,
-            "runner_uid": self.runner_uid,
-            "env": self._gpu_env,
-        }
+        request = {"workdir": os.path.join(self._base, f"c{self._spawned}")}  # the rest went at the zygote's start
         try:
             with self._zlock:
-                socket.send_fds(zsock, [json.dumps(config).encode()], [job_c.fileno(), ctl_c.fileno()])
+                socket.send_fds(zsock, [json.dumps(request).encode()], [job_c.fileno(), ctl_c.fileno()])
         except OSError:
             job_p.close()
             ctl_p.close()
@@ -610,7 +604,10 @@ class SandboxPool:
         parent_end, zygote_end = socket.socketpair()
         self._stderr_tail.clear()
         self._zygote = subprocess.Popen(
-            [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, self.device],
+            [
+                *(self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT),
+                *(self.device, str(self.gpu_memory_mb), str(self.runner_uid)),
+            ],
             pass_fds=[zygote_end.fileno()],
             env=jail.process_env(self.device, self._gpu_env),
             cwd=self._base,

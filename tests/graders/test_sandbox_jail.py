@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ iso = jail.enter_namespaces(device)
 if os.fork():
     os.wait()
     os._exit(0)
-jail.close_other_fds({out_fd})
+jail.close_other_fds(out_fd)
 os.environ.clear()
 os.environ.update(jail.process_env(device))
 locked = jail.lock_down(workdir, iso["userns"], threads_allowed=device != "cpu", own_pidns=iso["pidns"])
@@ -188,3 +189,76 @@ def test_a_gpu_runners_host_memory_is_capped_by_its_data_size_not_its_address_sp
         "growing": "blocked: MemoryError",
     }, report
     assert report["tensor_1gb"].startswith("blocked") and "can't allocate memory" in report["tensor_1gb"]
+
+
+SECCOMP_PROBE = r"""
+import ctypes, errno, json, os, socket, sys, threading
+sys.path.insert(0, sys.argv[1])
+from graders.sandbox import jail
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def outcome(fn):
+    try:
+        fn()
+        return "allowed"
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno, str(exc.errno))
+
+
+def raw(number, *args):  # a system call glibc would not make itself (clone3 with a bogus size)
+    if libc.syscall(number, *args) == -1:
+        raise OSError(ctypes.get_errno(), "refused")
+
+
+def report(load):
+    load()
+    status = dict(line.split(":\t") for line in open("/proc/self/status").read().splitlines() if ":\t" in line)
+    thread = threading.Thread(target=lambda: None)
+    return {
+        "no_new_privs": status["NoNewPrivs"].strip(),
+        "seccomp": status["Seccomp"].strip(),
+        "filters": status["Seccomp_filters"].strip(),
+        "socket": outcome(lambda: socket.socket()),
+        "fork": outcome(os.fork),
+        "create": outcome(lambda: os.open(sys.argv[2] + "/new", os.O_CREAT | os.O_WRONLY, 0o600)),
+        "mkdir": outcome(lambda: os.mkdir(sys.argv[2] + "/dir")),
+        "unshare": outcome(lambda: raw(272, 0x20000)),
+        "clone3": outcome(lambda: raw(435, 0, 0)),
+        "read": outcome(lambda: open("/proc/self/status").read()),
+        "thread": outcome(lambda: (thread.start(), thread.join())),
+    }
+
+
+results = []
+for load in (lambda: jail.seccomp_filter().load(), jail.install_seccomp):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write, json.dumps(report(load)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    results.append(json.loads(os.read(read, 65536)))
+print(json.dumps(results))
+"""
+
+
+def test_it_loads_the_program_libseccomp_would_load(tmp_path: Path) -> None:
+    """``install_seccomp`` hands the kernel the program libseccomp generated once; loaded by libseccomp's own
+    ``load()`` instead, the same calls are refused with the same errors, with no_new_privs set both ways."""
+    done = subprocess.run(
+        [sys.executable, "-c", SECCOMP_PROBE, PROJECT_ROOT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    by_libseccomp, ours = json.loads(done.stdout.strip().splitlines()[-1])
+    assert ours == by_libseccomp
+    assert ours["no_new_privs"] == "1" and ours["seccomp"] == "2" and ours["filters"] == "1"
+    assert (ours["socket"], ours["fork"], ours["create"], ours["mkdir"], ours["unshare"]) == ("EPERM",) * 5
+    assert (ours["clone3"], ours["read"], ours["thread"]) == ("ENOSYS", "allowed", "allowed")
+    assert os.listdir(tmp_path) == []
