@@ -43,12 +43,14 @@ class Batch:
             self._send_safely([item])
             return
         with self._cond:
-            if not self._items:
+            opens = not self._items
+            if opens:
                 self._batch += 1
                 self._due = time.monotonic() + delay
             self._items.append(item)
             self._ensure_thread()
-            self._cond.notify()
+            if opens:  # a later item changes nothing the thread waits for: it need not wake for each one
+                self._cond.notify()
 
     def flush(self) -> None:
         with self._cond:
