@@ -47,6 +47,18 @@ def test_it_refuses_to_start_without_a_secret_key_or_with_a_bad_log_format() -> 
     assert result.returncode == 1 and "SECRET_KEY must be set" in result.stderr
     result = manage("check", **PRODUCTION_ENV, LOG_FORMAT="xml")
     assert result.returncode == 1 and "LOG_FORMAT must be plain or json" in result.stderr
+    result = manage("check", **PRODUCTION_ENV, TASK_LOG_LEVEL="loud")
+    assert result.returncode == 1 and "TASK_LOG_LEVEL must be one of DEBUG, INFO" in result.stderr
+
+
+def test_it_sets_the_level_of_celerys_per_task_lines_apart_from_the_root_logger() -> None:
+    code = "import logging; print([logging.getLogger(n).getEffectiveLevel() for n in ('celery.app.trace', '')])"
+    levels = {}
+    for given in ("", "info"):
+        result = manage("shell", "-c", code, **PRODUCTION_ENV, **({"TASK_LOG_LEVEL": given} if given else {}))
+        assert result.returncode == 0, result.stderr
+        levels[given] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert levels == {"": [logging.WARNING, logging.INFO], "info": [logging.INFO, logging.INFO]}
 
 
 def test_it_writes_one_json_object_per_line_when_asked() -> None:

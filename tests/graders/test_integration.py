@@ -67,6 +67,16 @@ def test_it_takes_a_submission_from_queued_to_its_verdict(ready: Workers, learne
     assert sub.queued_at < sub.claimed_at < sub.finished_at
 
 
+def test_it_logs_no_line_per_task_at_the_default_task_log_level(ready: Workers, learner: User, drill: Drill) -> None:
+    """The worker runs at ``-l INFO`` (as make run's does), yet Celery's "received" and "succeeded in" lines
+    stay out of its log: each verdict's row says who graded it and when (TASK_LOG_LEVEL=INFO shows them)."""
+    sub = create_submission(learner, drill, RIGHT)
+    wait_for(lambda: final(sub), 30, "the verdict")
+    log = ready.current.log.read_text(errors="replace")
+    assert " ready." in log
+    assert "] received" not in log and "] succeeded in" not in log
+
+
 def _claimant_pid(sub: Submission) -> int:
     sub.refresh_from_db()
     return int(sub.claim_token.rsplit(":", 3)[1])
