@@ -36,11 +36,12 @@ from typing import Any
 
 from graders.sandbox import gpu, jail, wire
 from graders.sandbox.results import STATUSES, CaseResult, Limits, RunResult
+from graders.sandbox.zygote import RunnerConfig
 
 PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import main; "
-    "main(int(sys.argv[1]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))"
+    "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import RunnerConfig, main; "
+    "main(int(sys.argv[1]), RunnerConfig.from_argv(sys.argv[3:]))"
 )
 SPAWN_TIMEOUT = 120.0  # first child waits for the zygote to import torch
 REFILL_POLL = 0.02  # a GPU pool's refill looks for finished runners and new demand this often (seconds)
@@ -604,10 +605,7 @@ class SandboxPool:
         parent_end, zygote_end = socket.socketpair()
         self._stderr_tail.clear()
         self._zygote = subprocess.Popen(
-            [
-                *(self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT),
-                *(self.device, str(self.gpu_memory_mb), str(self.runner_uid)),
-            ],
+            [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, *self._runner_config().argv()],
             pass_fds=[zygote_end.fileno()],
             env=jail.process_env(self.device, self._gpu_env),
             cwd=self._base,
@@ -623,6 +621,9 @@ class SandboxPool:
             target=_relay_stderr, args=(self._zygote.stderr, self._stderr_tail), name="sandbox-stderr", daemon=True
         )
         self._relay.start()
+
+    def _runner_config(self) -> RunnerConfig:
+        return RunnerConfig(self.device, self.gpu_memory_mb, self.runner_uid)
 
     def _await_hello(self, zsock: socket.socket, zygote: subprocess.Popen[bytes]) -> None:
         """Wait (outside ``_zlock``, so ``close`` is never held up) until the zygote is ready to fork."""

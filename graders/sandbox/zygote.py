@@ -100,17 +100,25 @@ class RunnerConfig:
     gpu_memory_mb: int = 1024
     runner_uid: int = jail.RUNNER_UID
 
+    def argv(self) -> list[str]:
+        """How the pool passes it on the launcher's command line (``from_argv`` reads it back)."""
+        return [self.device, str(self.gpu_memory_mb), str(self.runner_uid)]
 
-def main(fd: int, device: str = "cpu", gpu_memory_mb: int = 1024, runner_uid: int = jail.RUNNER_UID) -> None:
+    @classmethod
+    def from_argv(cls, argv: list[str]) -> RunnerConfig:
+        device, gpu_memory_mb, runner_uid = argv
+        return cls(device, int(gpu_memory_mb), int(runner_uid))
+
+
+def main(fd: int, config: RunnerConfig) -> None:
     """Launcher: the device's namespaces while single-threaded (before torch), then the zygote in them
     (as their PID 1 where there is a PID namespace); the launcher stays as every runner's warden.
 
     The launcher starts in the pool's directory; if the parent dies without closing the pool (SIGKILL),
     the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
     """
-    config = RunnerConfig(device, gpu_memory_mb, runner_uid)
     jail.set_parent_death_signal()
-    isolation = jail.enter_namespaces(device)
+    isolation = jail.enter_namespaces(config.device)
     base = os.getcwd()
     link, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -365,7 +373,6 @@ class Zygote:
         self.link = link
         self.isolation = isolation
         self.config = config or RunnerConfig()
-        self.device = self.config.device
         self.environment = dict(os.environ)  # the clean one the pool started us with (jail.process_env)
         self.pid = os.getpid()
         self.live: dict[int, int] = {}  # pid by pidfd
@@ -376,7 +383,7 @@ class Zygote:
         """Prepare, say hello (the parent waits for it: a fork server that cannot start says why on its
         stderr and exits, and the pool reports that line at once), then serve requests forever."""
         try:
-            prepare(self.device)
+            prepare(self.config.device)
         except BaseException:  # noqa: BLE001 - a missing module or library: the last stderr line says which
             traceback.print_exc()
             sys.stderr.flush()
@@ -385,7 +392,7 @@ class Zygote:
         # not in every runner (where rewriting it cost ~115 copy-on-write faults).
         os.environ.clear()
         os.environ.update(self.environment)
-        hello = {"kind": "hello", "device": self.device, "isolation": self.isolation}
+        hello = {"kind": "hello", "device": self.config.device, "isolation": self.isolation}
         if jail.SECCOMP_ERROR:
             hello["seccomp_error"] = jail.SECCOMP_ERROR
         if _single_threaded():
@@ -757,7 +764,3 @@ def _warm_up(device: str) -> str:
         error = traceback.format_exc()
     child.seed_everything(0)
     return error[-2000:]
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]))
