@@ -239,6 +239,13 @@ def celery_broker_url(redis_url: str) -> str:
 # reading a half-written message file under mixed use (kombu issue 1551).
 REDIS_URL = os.getenv("REDIS_URL", "")
 CELERY_BROKER_URL = celery_broker_url(REDIS_URL) or "filesystem://"
+# The database is the one ledger of work, so kombu's emulation of acknowledgements on Redis (a hash and
+# a sorted set written on every delivery and every ack, swept for messages to restore after a visibility
+# timeout) is off: it cost each verdict ~0.7 ms of the worker's CPU and ~1 ms of latency
+# (docs/performance.md). What a killed worker held is sent again from its row by the reaper
+# (graders.tasks.reap: at every worker start, and on beat's schedule); a teams refresh it held is
+# repaired by the next refresh of that learner-day or the nightly rebuild_boards.
+REDIS_TRANSPORT_OPTIONS = {"ack_emulation": False}
 if not REDIS_URL:
     _queue_dir = VAR_DIR / "broker"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -252,13 +259,7 @@ if not REDIS_URL:
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        # The database is the one ledger of work, so kombu's emulation of acknowledgements on Redis (a
-        # hash and a sorted set written on every delivery and every ack, swept for messages to restore
-        # after a visibility timeout) is off: it cost each verdict ~0.7 ms of the worker's CPU and ~1 ms
-        # of latency (docs/performance.md). What a killed worker held is sent again from its row by the
-        # reaper (graders.tasks.reap: at every worker start, and on beat's schedule); a teams refresh it
-        # held is repaired by the next refresh of that learner-day or the nightly rebuild_boards.
-        "ack_emulation": False,
+        **REDIS_TRANSPORT_OPTIONS,
         # Prefixes every kombu key, so tests and benchmarks can share a Redis database safely.
         "global_keyprefix": os.getenv("CELERY_KEY_PREFIX", ""),
     }

@@ -177,7 +177,7 @@ def celery_on_redis(redis_url: str) -> Iterator[str]:
     saved = (app.conf.broker_url, app.conf.broker_transport_options)
     module_celery_prefix = f"{CELERY_PREFIX}{uuid.uuid4().hex[:8]}:"
     app.conf.broker_url = redis_url
-    app.conf.broker_transport_options = {"ack_emulation": False, "global_keyprefix": module_celery_prefix}
+    app.conf.broker_transport_options = {**settings.REDIS_TRANSPORT_OPTIONS, "global_keyprefix": module_celery_prefix}
     publish_to_configured_broker()
     yield redis_url
     app.conf.broker_url, app.conf.broker_transport_options = saved
