@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import math
 import os
 import resource
@@ -317,31 +318,27 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-_PROGRAM: list[Any] = []  # (buffer, sock_fprog) once generated; the buffer must live as long as the struct
-
-
-def seccomp_program() -> _SockFprog | None:
-    """The filter's BPF program, generated once by libseccomp (``export_bpf``); None without pyseccomp.
+@functools.cache
+def seccomp_program() -> tuple[ctypes.Array[ctypes.c_char], _SockFprog] | None:
+    """The filter's BPF program (the buffer, and the struct that points into it), generated once by
+    libseccomp (``export_bpf``); None without pyseccomp.
 
     ``SyscallFilter.load()`` generates the program again on every call; in a fresh runner that walk of
     libseccomp's rule database was ~120 copy-on-write faults. Generated in the fork server, the program
     is shared with every runner, which hands it to the kernel in two system calls (``install_seccomp``).
     """
-    if not _PROGRAM:
-        filt = seccomp_filter()
-        if filt is None:
-            return None
-        read, write = os.pipe()
-        try:
-            with os.fdopen(write, "wb") as sink:  # a few hundred instructions: well under a pipe's buffer
-                filt.export_bpf(sink)
-            chunks = iter(lambda: os.read(read, 65536), b"")
-            program = b"".join(chunks)
-        finally:
-            os.close(read)
-        buffer = ctypes.create_string_buffer(program, len(program))
-        _PROGRAM.extend([buffer, _SockFprog(len(program) // 8, ctypes.addressof(buffer))])
-    return _PROGRAM[1]
+    filt = seccomp_filter()
+    if filt is None:
+        return None
+    read, write = os.pipe()
+    try:
+        with os.fdopen(write, "wb") as sink:  # a few hundred instructions: well under a pipe's buffer
+            filt.export_bpf(sink)
+        program = b"".join(iter(lambda: os.read(read, 65536), b""))
+    finally:
+        os.close(read)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    return buffer, _SockFprog(len(program) // 8, ctypes.addressof(buffer))
 
 
 def install_seccomp() -> bool:
@@ -350,11 +347,11 @@ def install_seccomp() -> bool:
     Exactly what libseccomp's ``seccomp_load`` does with the filter's default attributes: no_new_privs,
     then the program with no flags (no TSYNC, log or notification listener).
     """
-    program = seccomp_program()
-    if program is None:
+    compiled = seccomp_program()
+    if compiled is None:
         return False
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(program))
+    _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(compiled[1]))
     return True
 
 
