@@ -503,6 +503,37 @@ def test_the_launcher_is_the_warden_and_the_zygote_only_forks_and_reaps() -> Non
         _wait_for(lambda: len(_children(zygote)) == 1, timeout=10)
 
 
+def test_a_warm_runner_holds_only_its_job_socket_the_clean_environment_and_its_seccomp_filter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Read from outside, in /proc, of runners that are waiting for a job: the zygote's own fds (its link to
+    the warden, its namespace fd, the other runners' pidfds) are closed, the environment their process image
+    carries is exactly the clean one the fork server was started with (not the worker's, where a secret
+    lives), and the seccomp program is loaded with no_new_privs."""
+    import os
+
+    from graders.sandbox import jail
+
+    monkeypatch.setenv("QUIZSITE_CANARY_SECRET", "runner-must-not-see-this")
+    with SandboxPool(size=2, refill=False) as p:
+        _wait_for(lambda: len(p._ready) == 2)
+        assert p._zygote is not None
+        (zygote,) = _children(p._zygote.pid)
+        runners = _children(zygote)
+        assert len(runners) == 2
+        for runner in runners:
+            fds = sorted(int(fd) for fd in os.listdir(f"/proc/{runner}/fd"))
+            assert fds[:3] == [0, 1, 2] and len(fds) == 4, fds
+            assert os.readlink(f"/proc/{runner}/fd/{fds[3]}").startswith("socket:")
+            with open(f"/proc/{runner}/environ", "rb") as fh:
+                environ = dict(entry.split(b"=", 1) for entry in fh.read().split(b"\0") if entry)
+            assert environ == {k.encode(): v.encode() for k, v in jail.process_env("cpu").items()}
+            with open(f"/proc/{runner}/status") as fh:
+                status = dict(line.split(":\t", 1) for line in fh.read().splitlines() if ":\t" in line)
+            assert (status["Seccomp"].strip(), status["NoNewPrivs"].strip()) == ("2", "1")
+        assert p.run(DOUBLE, "solution", [(torch.ones(1),)]).status == "ok"
+
+
 def _children(pid: int) -> list[int]:
     with open(f"/proc/{pid}/task/{pid}/children") as fh:
         return [int(x) for x in fh.read().split()]
