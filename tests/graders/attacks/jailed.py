@@ -56,6 +56,27 @@ JAIL = [
         "r = imp('resource')\nr.setrlimit(r.RLIMIT_CPU, (10 ** 6, 10 ** 6))\nreturn x * 2",
     ),
     _jail("ptrace_parent", "if libc.ptrace(16, os.getppid() or 1, 0, 0) == 0:\n    return x * 2", LIBC),
+    # The fork server's own fds (its link to the warden, its namespace fd, other runners' pidfds) must not
+    # outlive the fork: the runner keeps its job socket alone (a second fd above 2 is a leak).
+    _jail(
+        "inherited_fds",
+        "def is_open(fd):\n    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n"
+        "        return False\nif len([fd for fd in range(3, 4096) if is_open(fd)]) > 1:\n    return x * 2",
+    ),
+    # The environment a runner inherits from its fork server is the clean one, live (not only as exec'd).
+    _jail(
+        "environment_beyond_the_clean_one",
+        "clean = {'PATH', 'LANG', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS', "
+        "'MALLOC_ARENA_MAX', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED', 'TORCH_CPP_LOG_LEVEL', "
+        "'CUDA_VISIBLE_DEVICES'}\nif set(os.environ) - clean or libc.getenv(b'CANARY_ENV'):\n    return x * 2",
+        LIBC,
+    ),
+    # seccomp filters stack, the strictest wins: a runner's own allow-all filter must not lift the jail's.
+    _jail(
+        "seccomp_allow_all_on_top",
+        "sc = imp('pyseccomp')\nsc.SyscallFilter(defaction=sc.ALLOW).load()\n"
+        "socket = imp('socket')\nsocket.socket(socket.AF_INET, socket.SOCK_STREAM)\nreturn x * 2",
+    ),
 ]
 
 CROSS = [
