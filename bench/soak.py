@@ -59,6 +59,7 @@ FINAL |= {"internal_error"}
 SELF_RATED = {"qa", "mapping", "cloze"}  # the kinds a learner rates; drill and output cards are rated by graders
 RIGHT_SHARE = 0.7
 PATIENCE = 60.0  # seconds a learner waits for a verdict before moving on (the drain waits for the rest)
+OUTPUT_CARDS = "/api/v1/cards/?kind=output"  # the output cards in review
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 _RATE = re.compile(rf'action="(/review/{UUID}/rate/)"')
 _VERSION = re.compile(r'name="version" value="(\d+)"')
@@ -213,9 +214,12 @@ class Learner:
             Drill(d["slug"], d["entry_point"], d["device"], references.get(d["slug"], ""))
             for d in drills.json()["results"]
         ]
-        cards = self.call(self.api, "GET", "/api/v1/cards/?kind=output&page_size=200")
-        assert cards is not None and cards.status_code == 200
-        self.output_cards = [(c["uuid"], printed_output(c.get("back", ""))) for c in cards.json()["results"]]
+        self.load_output_cards()
+
+    def load_output_cards(self) -> None:
+        """The output cards in review now: on a fresh start they enter one by one, as the worker verifies
+        their snippets (``run.sh``), so a learner who found none looks again later."""
+        self.output_cards = [(c["uuid"], printed_output(c.get("back", ""))) for c in self.pages(OUTPUT_CARDS)]
 
     # --- the loop
     def run(self, deadline: float, think: float) -> None:
@@ -355,6 +359,8 @@ class Learner:
     def output_direct(self) -> None:
         """An output card straight from the deck (a new card may always be answered once)."""
         if not self.output_cards:
+            self.load_output_cards()
+        if not self.output_cards:
             return
         card, printed = self.rng.choice(self.output_cards)
         self.answer_output(f"/outputs/{card}/answer/", "0", printed)
@@ -391,7 +397,7 @@ class Learner:
     # --- reading back
     def pages(self, path: str) -> Iterator[dict[str, Any]]:
         """Every row of a paged API list."""
-        url: str | None = f"{path}?page_size=200"
+        url: str | None = f"{path}{'&' if '?' in path else '?'}page_size=200"
         while url:
             response = self.call(self.api, "GET", url)
             assert response is not None and response.status_code == 200, f"{path}: {response}"
@@ -514,7 +520,7 @@ class ReadBack:
 def read_back(learners: list[Learner], recorder: Recorder) -> ReadBack:
     """Each learner's submission rows and reviews as the API lists them, against what the run made."""
     found = ReadBack()
-    outputs = {card for learner in learners[:1] for card, _ in learner.output_cards}
+    outputs = {card["uuid"] for card in learners[0].pages(OUTPUT_CARDS)}  # in review by now, not at the start
     for learner in learners:
         made = {s.uuid for s in recorder.submissions.values() if s.learner is learner}
         stored = {row["uuid"] for row in learner.pages("/api/v1/submissions/")}
