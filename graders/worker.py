@@ -31,6 +31,10 @@ from graders.pool import close_pool, current_pool, get_pool, worker_device
 
 logger = logging.getLogger(__name__)
 FORGET_AFTER = timedelta(days=1)  # heartbeat rows of processes gone this long are deleted
+NO_HUGE_PAGES = (
+    "the sandbox fork server got no 2 MiB pages (transparent huge pages off, or Linux before 6.1): "
+    "each verdict's fork and exit cost about five times the CPU; see docs/deploy.md, 'Transparent huge pages'"
+)
 
 
 def import_grading_modules() -> None:
@@ -64,6 +68,8 @@ def log_health_change(before: str | None, health: dict[str, Any]) -> str | None:
         return before
     if state == "ok":
         logger.info("sandbox pool ready on %s, isolation %s", health.get("device"), health.get("isolation", {}))
+        if health.get("huge_pages_mb") == 0:
+            logger.warning(NO_HUGE_PAGES)
     else:
         logger.error("sandbox pool for %s is %s: %s", health.get("device"), state, health.get("error", ""))
     return state

@@ -160,6 +160,46 @@ def test_it_shows_a_fork_server_that_cannot_start_through_the_workers_heartbeat(
     assert graders["queues"]["grade_cpu"]["degraded"] == [reason]
 
 
+@pytest.mark.sandbox
+@pytest.mark.django_db(transaction=True)
+def test_a_fork_server_without_huge_pages_grades_and_the_worker_says_what_it_costs(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A host that gives no transparent huge pages (here: PR_SET_THP_DISABLE, which the fork server inherits
+    across exec): grading still works, the heartbeat carries ``huge_pages_mb`` 0 and the worker warns once."""
+    import ctypes
+
+    import torch
+
+    from graders import pool as worker_pool
+    from graders.sandbox import SandboxPool
+    from graders.worker import NO_HUGE_PAGES, Heartbeat
+
+    pr_set_thp_disable = 41
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(pr_set_thp_disable, 1, 0, 0, 0) != 0:
+        pytest.skip(f"prctl(PR_SET_THP_DISABLE) refused: errno {ctypes.get_errno()}")
+    try:
+        pool = SandboxPool(size=1)
+        pool.warm(60)
+    finally:
+        libc.prctl(pr_set_thp_disable, 0, 0, 0, 0)  # this process's later pools get huge pages again
+    try:
+        result = pool.run("def solution(x):\n    return x * 2\n", "solution", [(torch.ones(2),)])
+        assert result.status == "ok", result
+        monkeypatch.setattr(worker_pool, "_pool", pool)
+        monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
+        heartbeat = Heartbeat(60)
+        with caplog.at_level(logging.INFO, logger="graders.worker"):
+            heartbeat.beat()
+            heartbeat.beat()
+    finally:
+        pool.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [NO_HUGE_PAGES]
+    row = GraderHeartbeat.objects.get(name=heartbeat.name_key)
+    assert (row.health["state"], row.health["huge_pages_mb"]) == ("ok", 0)
+
+
 def test_it_refuses_other_methods(client: Client) -> None:
     assert client.post(reverse("healthz")).status_code == 405
 

@@ -211,6 +211,7 @@ class SandboxPool:
         self._zygote: subprocess.Popen[bytes] | None = None
         self._zsock: socket.socket | None = None
         self._greeted: subprocess.Popen[bytes] | None = None  # the zygote whose hello arrived
+        self._hello: dict[str, Any] = {}  # what it said: its device, isolation, memory in huge pages
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._relay: threading.Thread | None = None
         self._thread = threading.Thread(target=self._keep_warm, name="sandbox-pool", daemon=True)
@@ -311,11 +312,15 @@ class SandboxPool:
     def health(self) -> dict[str, Any]:
         """The pool's state for the worker's heartbeat (and so ``/healthz``): ``starting``, ``ok``,
         ``degraded`` (runners lack something the pool promises: CUDA on a GPU host, seccomp) or ``failed``
-        (the fork server cannot start, or no child does), with the reason in ``error``."""
+        (the fork server cannot start, or no child does), with the reason in ``error``; and once the fork
+        server said hello, ``huge_pages_mb``: how much of its memory the kernel gave it in 2 MiB pages."""
         with self._cond:
             ready, failure, fatal = dict(self._last_ready), self._failure, self._fatal
             failing = self._child_failures >= 3 and not self._ready
+            huge_pages_mb = self._hello.get("huge_pages_mb")
         report: dict[str, Any] = {"state": "starting", "device": self.device, "requested": self.requested_device}
+        if isinstance(huge_pages_mb, int):  # 0: every fork and exit costs several times the CPU (bench/fork_floor.py)
+            report["huge_pages_mb"] = huge_pages_mb
         if self.requested_device == "cuda" and not self.host_gpu:
             report["note"] = "no GPU on this host: cuda drills run on the CPU"
         if ready:
@@ -653,6 +658,7 @@ class SandboxPool:
             self._greeted = zygote
         with self._cond:
             self._fatal = False
+            self._hello = hello[0]
 
     def _stderr_reason(self, zygote: subprocess.Popen[bytes]) -> str:
         """The zygote's last stderr line (a traceback ends with the exception), or how it ended."""

@@ -134,9 +134,10 @@ def main(fd: int, config: RunnerConfig) -> None:
 _MODULES: dict[str, Any] = {}
 
 
-def prepare(device: str) -> None:
+def prepare(device: str) -> int:
     """Everything runners share with their fork server: imports, proxies, (CPU only) a warm-up job, the
     seccomp filter, frozen and huge-paged memory. Imported once, so a child never imports after chroot.
+    Returns the bytes now in 2 MiB pages (0 where the host has no transparent huge pages).
 
     For ``cuda`` nothing here may reach the driver (see the module docstring): the CPU warm-up runs while
     torch.cuda says there is no GPU; each runner warms up again on the GPU once its context exists.
@@ -162,7 +163,7 @@ def prepare(device: str) -> None:
     gc.collect()
     jail.seccomp_program()  # built and compiled once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
-    jail.share_in_huge_pages()
+    return jail.share_in_huge_pages()
 
 
 CUDA_ENTRY_POINTS = ("is_available", "device_count", "init", "_lazy_init")  # what reaches the driver
@@ -383,7 +384,7 @@ class Zygote:
         """Prepare, say hello (the parent waits for it: a fork server that cannot start says why on its
         stderr and exits, and the pool reports that line at once), then serve requests forever."""
         try:
-            prepare(self.config.device)
+            huge = prepare(self.config.device)
         except BaseException:  # noqa: BLE001 - a missing module or library: the last stderr line says which
             traceback.print_exc()
             sys.stderr.flush()
@@ -393,6 +394,7 @@ class Zygote:
         os.environ.clear()
         os.environ.update(self.environment)
         hello = {"kind": "hello", "device": self.config.device, "isolation": self.isolation}
+        hello["huge_pages_mb"] = huge // jail.MIB
         if jail.SECCOMP_ERROR:
             hello["seccomp_error"] = jail.SECCOMP_ERROR
         if _single_threaded():

@@ -578,6 +578,7 @@ def test_the_fork_server_shares_its_memory_in_huge_pages_where_the_host_allows(p
     rollup = Path(f"/proc/{zygote}/smaps_rollup").read_text()
     huge_kb = int(next(line.split()[1] for line in rollup.splitlines() if line.startswith("AnonHugePages:")))
     assert huge_kb >= 64 * 1024, rollup
+    assert pool.health()["huge_pages_mb"] >= 64  # what the fork server said it got, for the worker's heartbeat
 
 
 BUSY = "import torch\n\ndef solution(x):\n    for _ in range(2000):\n        x = (x @ x).tanh()\n    return x\n"  # ~1 s
