@@ -123,6 +123,20 @@ def test_it_reports_a_gpu_pool_without_cuda_as_degraded(client: Client) -> None:
     assert graders["queues"]["grade_gpu"]["degraded"] == ["CUDA is not available in the sandbox runners"]
 
 
+def _beat_twice(pool: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, level: int) -> Any:
+    """Two heartbeats of a worker whose process holds ``pool``, logs at ``level`` and up captured."""
+    from graders import pool as worker_pool
+    from graders.worker import Heartbeat
+
+    monkeypatch.setattr(worker_pool, "_pool", pool)
+    monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
+    heartbeat = Heartbeat(60)
+    with caplog.at_level(level, logger="graders.worker"):
+        heartbeat.beat()
+        heartbeat.beat()
+    return heartbeat
+
+
 @pytest.mark.sandbox
 @pytest.mark.django_db(transaction=True)  # beat() closes a connection left inside a transaction, as a worker must
 def test_it_shows_a_fork_server_that_cannot_start_through_the_workers_heartbeat(
@@ -130,22 +144,15 @@ def test_it_shows_a_fork_server_that_cannot_start_through_the_workers_heartbeat(
 ) -> None:
     """A real pool whose fork server cannot import numpy (as on a host where packages are reachable only
     through PYTHONPATH): the worker logs it once, its heartbeat carries it and /healthz names it."""
-    from graders import pool as worker_pool
     from graders.sandbox import SandboxPool
-    from graders.worker import Heartbeat
 
     venv.create(tmp_path / "bare", with_pip=False)
     failing = SandboxPool(size=1, python=str(tmp_path / "bare" / "bin" / "python"))
     try:
-        monkeypatch.setattr(worker_pool, "_pool", failing)
-        monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
         deadline = time.monotonic() + 10
         while failing.health()["state"] == "starting" and time.monotonic() < deadline:
             time.sleep(0.05)
-        heartbeat = Heartbeat(60)
-        with caplog.at_level(logging.ERROR, logger="graders.worker"):
-            heartbeat.beat()
-            heartbeat.beat()
+        heartbeat = _beat_twice(failing, monkeypatch, caplog, logging.ERROR)
     finally:
         failing.close()
     reason = "the sandbox fork server could not start: ModuleNotFoundError: No module named 'numpy'"
@@ -171,9 +178,8 @@ def test_a_fork_server_without_huge_pages_grades_and_the_worker_says_what_it_cos
 
     import torch
 
-    from graders import pool as worker_pool
     from graders.sandbox import SandboxPool
-    from graders.worker import NO_HUGE_PAGES, Heartbeat
+    from graders.worker import NO_HUGE_PAGES
 
     pr_set_thp_disable = 41
     libc = ctypes.CDLL(None, use_errno=True)
@@ -187,12 +193,7 @@ def test_a_fork_server_without_huge_pages_grades_and_the_worker_says_what_it_cos
     try:
         result = pool.run("def solution(x):\n    return x * 2\n", "solution", [(torch.ones(2),)])
         assert result.status == "ok", result
-        monkeypatch.setattr(worker_pool, "_pool", pool)
-        monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
-        heartbeat = Heartbeat(60)
-        with caplog.at_level(logging.INFO, logger="graders.worker"):
-            heartbeat.beat()
-            heartbeat.beat()
+        heartbeat = _beat_twice(pool, monkeypatch, caplog, logging.INFO)
     finally:
         pool.close()
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [NO_HUGE_PAGES]
