@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 FORGET_AFTER = timedelta(days=1)  # heartbeat rows of processes gone this long are deleted
 NO_HUGE_PAGES = (
     "the sandbox fork server got no 2 MiB pages (transparent huge pages off, or Linux before 6.1): "
-    "each verdict's fork and exit cost about five times the CPU; see docs/deploy.md, 'Transparent huge pages'"
+    "each verdict's fork and exit cost five to seven times the CPU; see docs/deploy.md, 'Transparent huge pages'"
 )
 
 

@@ -174,23 +174,21 @@ def test_a_fork_server_without_huge_pages_grades_and_the_worker_says_what_it_cos
 ) -> None:
     """A host that gives no transparent huge pages (here: PR_SET_THP_DISABLE, which the fork server inherits
     across exec): grading still works, the heartbeat carries ``huge_pages_mb`` 0 and the worker warns once."""
-    import ctypes
-
     import torch
 
-    from graders.sandbox import SandboxPool
+    from graders.sandbox import SandboxPool, jail
     from graders.worker import NO_HUGE_PAGES
 
-    pr_set_thp_disable = 41
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(pr_set_thp_disable, 1, 0, 0, 0) != 0:
-        pytest.skip(f"prctl(PR_SET_THP_DISABLE) refused: errno {ctypes.get_errno()}")
     try:
-        pool = SandboxPool(size=1)
-        pool.warm(60)
-    finally:
-        libc.prctl(pr_set_thp_disable, 0, 0, 0, 0)  # this process's later pools get huge pages again
+        jail._prctl(jail.PR_SET_THP_DISABLE, 1)
+    except OSError as exc:
+        pytest.skip(f"prctl(PR_SET_THP_DISABLE) refused: {exc}")
+    pool = SandboxPool(size=1)
     try:
+        try:
+            pool.warm(60)  # its fork server has started, inheriting the flag
+        finally:
+            jail._prctl(jail.PR_SET_THP_DISABLE, 0)  # this process's later pools get huge pages again
         result = pool.run("def solution(x):\n    return x * 2\n", "solution", [(torch.ones(2),)])
         assert result.status == "ok", result
         heartbeat = _beat_twice(pool, monkeypatch, caplog, logging.INFO)

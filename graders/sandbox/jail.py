@@ -309,6 +309,7 @@ def seccomp_filter() -> Any:
 _FILTER: Any = None
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_THP_DISABLE = 41  # inherited across fork and exec: a host without huge pages (tests, bench)
 SECCOMP_MODE_FILTER = 2
 
 
