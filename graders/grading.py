@@ -18,6 +18,7 @@ from typing import Any, NotRequired, Protocol, TypedDict
 from graders.drills.cases import Case, generate_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
+from graders.drills.contract import judge, judge_type
 from graders.drills.schema import Drill, DrillError, DrillLimits
 from graders.sandbox.results import RunResult
 from graders.status import VERDICTS
@@ -39,6 +40,7 @@ class Runner(Protocol):
         limits: Any = None,
         grad: bool = False,
         silent_cases: Sequence[int] = (),
+        count_graph: bool = False,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -75,11 +77,13 @@ class ReferenceFailure(RuntimeError):
     """The drill's own reference did not run cleanly: our fault, never the learner's."""
 
 
-Cached = tuple[list[Case], list[object], list[tuple[Any, ...]]]  # cases, reference outputs, the cases' args
+# cases, reference outputs, the reference's behaviour records, the cases' args
+Cached = tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]]]
 
 
 class ReferenceCache:
-    """A small thread-safe LRU of (cases, reference outputs, args) per (version, seed, visible_only, device).
+    """A small thread-safe LRU of (cases, reference outputs and records, args) per (version, seed, visible_only,
+    device).
 
     The args list is handed to the runner as it is for every submission (never rebuilt, never changed),
     so the sandbox pool encodes it once.
@@ -130,14 +134,14 @@ def reference_outputs(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache = DEFAULT_CACHE
 ) -> tuple[list[Case], list[object], str]:
     """The cases for ``seed``, the reference output for each (cached) and the device they ran on."""
-    cases, expected, _args, device = _reference(drill, seed, visible_only, runner, cache)
+    cases, expected, _records, _args, device = _reference(drill, seed, visible_only, runner, cache)
     return cases, expected, device
 
 
 def _reference(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
-) -> tuple[list[Case], list[object], list[tuple[Any, ...]], str]:
-    """The cases for ``seed`` and the reference solution's output for each (cached); and the device.
+) -> tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], str]:
+    """The cases for ``seed``, the reference's output and behaviour record for each (cached); the device.
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
     CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
@@ -149,15 +153,23 @@ def _reference(
         return (*cached, device)
     cases = generate_cases(drill, seed, visible_only, device=device)
     args = [case.args for case in cases]
-    result = runner.run(drill.reference, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad)
+    result = runner.run(
+        drill.reference, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad, **_checks(drill)
+    )
     if result.status != "ok" or len(result.cases) != len(cases):
         raise ReferenceFailure(f"{drill.slug}: the reference ended with {result.status}: {result.message}")
     for case, outcome in zip(cases, result.cases, strict=True):
         if not outcome.ok:
             raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
     expected = [outcome.value for outcome in result.cases]
-    cache.put(key, (cases, expected, args))
-    return cases, expected, args, device
+    records = [outcome.behaviour for outcome in result.cases]
+    cache.put(key, (cases, expected, records, args))
+    return cases, expected, records, args, device
+
+
+def _checks(drill: Drill) -> dict[str, Any]:
+    """The runner options a drill's contract needs beyond the defaults."""
+    return {"count_graph": True} if drill.contract.graph_budget > 0 else {}
 
 
 def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **extra: Any) -> Verdict:
@@ -196,12 +208,26 @@ def _error_summary(error: str | None) -> str:
     return "an error"
 
 
-def _judge_case(case: Case, outcome: Any, expected: object, drill: Drill) -> tuple[TestResult, str, Mismatch | None]:
-    """One test result, the status it would give the submission, and the mismatch (for visible cases)."""
+def _judge_case(
+    case: Case, outcome: Any, expected: object, record: dict[str, Any] | None, drill: Drill
+) -> tuple[TestResult, str, Mismatch | None]:
+    """One test result, the status it would give the submission, and the mismatch (for visible cases).
+
+    The contract (what the call did to its arguments, the result's kind, device and autograd state, a second
+    call) is judged before the value: a right value reached by changing the caller's tensor is still wrong.
+    """
     if not outcome.ok:
         shown = f"raised {_error_summary(outcome.error)}" if case.hidden else (outcome.error or "raised an error")
         return {"name": case.name, "hidden": case.hidden, "passed": False, "message": shown}, "runtime_error", None
+    broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args))
+    if broken is not None:
+        message = "wrong behaviour (hidden case: details are not shown)" if case.hidden else broken
+        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": message}, "wrong_answer", None
     mismatch = compare(expected, outcome.value, drill.compare)
+    wrong_type = judge_type(record, outcome.behaviour) if mismatch is None else None
+    if wrong_type is not None:
+        message = "wrong type (hidden case: details are not shown)" if case.hidden else wrong_type
+        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": message}, "wrong_answer", None
     if mismatch is None:
         return {"name": case.name, "hidden": case.hidden, "passed": True, "message": "passed"}, "accepted", None
     if case.hidden:
@@ -230,13 +256,19 @@ def grade(
         device = runner_device(drill, runner)
         return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
     try:
-        cases, expected, args, device = _reference(drill, seed, visible_only, runner, cache)
+        cases, expected, records, args, device = _reference(drill, seed, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
     # Hidden tests' prints never leave the sandbox: the verdict's output is the visible tests' alone.
     silent = [index for index, case in enumerate(cases) if case.hidden]
     result = runner.run(
-        code, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad, silent_cases=silent
+        code,
+        drill.entry_point,
+        args,
+        limits=sandbox_limits(drill.limits),
+        grad=drill.grad,
+        silent_cases=silent,
+        **_checks(drill),
     )
     timing = {"cpu_ms": float(result.cpu_ms or 0), "wall_ms": float(result.wall_ms or 0), "stdout": result.stdout or ""}
     device = str(result.device or device)
@@ -248,7 +280,7 @@ def grade(
         message = message or f"the runner returned {len(result.cases)} results for {len(cases)} cases"
         tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases]
         return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
-    judged = [_judge_case(c, o, e, drill) for c, o, e in zip(cases, result.cases, expected, strict=True)]
+    judged = [_judge_case(c, o, e, r, drill) for c, o, e, r in zip(cases, result.cases, expected, records, strict=True)]
     tests = [test for test, _, _ in judged]
     passed = sum(test["passed"] for test in tests)
     hidden_passed = sum(test["passed"] for test in tests if test["hidden"])

@@ -253,8 +253,19 @@ def _compare_values(
     mismatch["message"] = (
         f"wrong value at {where}: expected {want!r}, got {got!r}; max abs error {abs_err:.3g}, "
         f"max rel error {rel_err:.3g} (allowed: |actual - expected| <= {rule.atol:g} + {rule.rtol:g} * |expected|)"
-    )
+    ) + _nonfinite_hint(expected, actual, same)
     return mismatch
+
+
+def _nonfinite_hint(expected: torch.Tensor, actual: torch.Tensor, same: torch.Tensor) -> str:
+    """A teacher's note when the result has nan/inf where the reference is finite: almost always overflow."""
+    if not bool((~same & torch.isfinite(expected) & ~torch.isfinite(actual)).any()):
+        return ""
+    return (
+        ". Your result has nan or inf where the expected one is finite: an overflow (exp of a large value, a"
+        " square of a large one) or a 0/0. Stable forms subtract the maximum first or use torch.logsumexp /"
+        " torch.softmax"
+    )
 
 
 def _around(

@@ -21,6 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from graders.sandbox import wire
+from graders.sandbox.child import run_case
 from graders.sandbox.results import CaseResult, RunResult
 
 SUBMISSION_FILE = "<submission>"
@@ -31,34 +33,6 @@ def trim_traceback(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == SUBMISSION_FILE]
     lines = [f"  line {f.lineno}, in {f.name}\n" for f in frames]
     return "".join(lines + traceback.format_exception_only(type(exc), exc)).strip()
-
-
-def _with_grad(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[torch.Tensor | None]]:
-    leaves: list[torch.Tensor | None] = []
-    out = []
-    for arg in args:
-        if isinstance(arg, torch.Tensor) and arg.dtype.is_floating_point:
-            arg = arg.detach().clone().requires_grad_(True)
-            leaves.append(arg)
-        elif isinstance(arg, torch.Tensor):
-            leaves.append(None)
-        out.append(arg)
-    return tuple(out), leaves
-
-
-def _call_with_grad(fn: Any, args: tuple[Any, ...]) -> dict[str, Any]:
-    """The sandbox's ``grad=True`` contract: the output and d(out.sum())/d(input) per float tensor input."""
-    args, leaves = _with_grad(args)
-    out = fn(*args)
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(f"a gradient drill must return a tensor, not {type(out).__name__}")
-    wanted = [leaf for leaf in leaves if leaf is not None]
-    grads: list[torch.Tensor | None] = [None] * len(wanted)
-    if out.requires_grad and wanted:
-        grads = list(torch.autograd.grad(out.sum(), wanted, allow_unused=True))
-    found = iter(grads)
-    per_input = [None if leaf is None else next(found) for leaf in leaves]
-    return {"output": out.detach(), "grads": per_input}
 
 
 def _moved(value: Any, device: str) -> Any:
@@ -92,6 +66,7 @@ class LocalRunner:
         limits: object = None,
         grad: bool = False,
         silent_cases: Sequence[int] = (),
+        count_graph: bool = False,
     ) -> RunResult:
         """Trusted code only; prints are not captured, so ``silent_cases`` has nothing to withhold."""
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -105,15 +80,20 @@ class LocalRunner:
             return RunResult("runtime_error", message=f"the code does not define {entry_point!r}")
         with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
             warnings.simplefilter("ignore")
-            results = [self._case(fn, args, grad) for args in cases]
+            results = [self._case(fn, args, grad, count_graph, code.splitlines()) for args in cases]
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu_started) * 1000
         return RunResult("ok", cases=results, cpu_ms=cpu_ms, wall_ms=wall_ms, device=self.device)
 
-    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool) -> CaseResult:
+    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str]) -> CaseResult:
+        """One case as the sandbox runs it (``child.run_case``), its value rebuilt as the wire rebuilds it."""
         try:
             args = _moved(copy.deepcopy(args), self.device)
-            value = _call_with_grad(fn, args) if grad else fn(*args)
-            return CaseResult(ok=True, value=_moved(value, "cpu"), error=None)
+            value, record = run_case(
+                fn, args, grad=grad, count_graph=count_graph, lines=lines, quiet=contextlib.nullcontext,
+                filename=SUBMISSION_FILE,
+            )  # fmt: skip
+            returned = wire.unpack(wire.pack({}, {"value": value}))[1]["value"]
+            return CaseResult(ok=True, value=returned, error=None, behaviour=record)
         except Exception as exc:  # noqa: BLE001
             return CaseResult(ok=False, value=None, error=trim_traceback(exc))

@@ -64,6 +64,25 @@ class Constraints:
     single_expression: bool = False  # every function body is one ``return <expression>``
 
 
+RESULT_KINDS = ("new", "may_view")
+RESULT_GRAD = ("none", "graph")
+
+
+@dataclass(frozen=True)
+class Contract:
+    """What a call must do besides returning the right value (``graders.drills.contract`` judges it).
+
+    The defaults fit most drills: every argument left untouched, a result that shares no memory with
+    them and carries no autograd graph, the same answer on a second call.
+    """
+
+    in_place: tuple[str, ...] = ()  # arguments the function must update in place (the others stay untouched)
+    result: str = "new"  # "may_view": the result may be a view of an argument (reshaping drills)
+    result_grad: str = "none"  # "graph": the result must carry the autograd graph back to the inputs
+    repeatable: bool = True  # a second call on fresh copies of the arguments gives the same answer
+    graph_budget: float = 0.0  # > 0: the largest graph alive may be at most this many times the reference's
+
+
 @dataclass(frozen=True)
 class DrillLimits:
     cpu_seconds: float = 2.0
@@ -94,6 +113,7 @@ class Drill:
     compare: CompareRule = field(default_factory=CompareRule)
     constraints: Constraints = field(default_factory=Constraints)
     limits: DrillLimits = field(default_factory=DrillLimits)
+    contract: Contract = field(default_factory=Contract)
     device: str = "cpu"
     difficulty: str = "medium"
     tags: tuple[str, ...] = ()
@@ -105,6 +125,26 @@ class Drill:
     @property
     def grad(self) -> bool:
         return self.compare.mode == "gradients"
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        """The entry point's parameter names (a class entry point's ``forward``), for messages."""
+        return entry_arg_names(self.reference, self.entry_point)
+
+
+def entry_arg_names(source: str, entry_point: str) -> tuple[str, ...]:
+    """Parameter names of ``def entry_point`` (or of ``forward`` in ``class entry_point``) in ``source``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return ()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == entry_point:
+            methods = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "forward"]
+            return tuple(a.arg for a in methods[0].args.args[1:]) if methods else ()
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            return tuple(a.arg for a in node.args.args)
+    return ()
 
 
 class _Reader:
@@ -226,6 +266,24 @@ def _constraints(reader: _Reader) -> Constraints:
     )
 
 
+def _contract(reader: _Reader, arg_names: tuple[str, ...]) -> Contract:
+    sub = reader.table("contract")
+    sub.check_known({"in_place", "result", "result_grad", "repeatable", "graph_budget"})
+    in_place = sub.get("in_place", list, [])
+    for i, name in enumerate(in_place):
+        if name not in arg_names:
+            raise sub.fail(f"in_place[{i}]", f"must name an argument of the entry point ({', '.join(arg_names)})")
+    result, result_grad = sub.get("result", str, "new"), sub.get("result_grad", str, "none")
+    if result not in RESULT_KINDS:
+        raise sub.fail("result", f"must be one of {', '.join(RESULT_KINDS)}, not {result!r}")
+    if result_grad not in RESULT_GRAD:
+        raise sub.fail("result_grad", f"must be one of {', '.join(RESULT_GRAD)}, not {result_grad!r}")
+    budget = sub.get("graph_budget", float, 0.0)
+    if budget < 0 or 0 < budget < 1:
+        raise sub.fail("graph_budget", "must be 0 (no budget) or >= 1 (times the reference's largest graph)")
+    return Contract(tuple(in_place), result, result_grad, sub.get("repeatable", bool, True), budget)
+
+
 def _limits(reader: _Reader) -> DrillLimits:
     sub = reader.table("limits")
     sub.check_known({"cpu_seconds", "wall_seconds", "memory_mb"})
@@ -261,7 +319,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
     top = _Reader(path, data)
     top.check_known(
         {"slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter", "reference", "device"}
-        | {"source", "examples", "hidden", "compare", "constraints", "limits"}
+        | {"source", "examples", "hidden", "compare", "constraints", "limits", "contract"}
         | {"difficulty", "tags", "track", "position"}
     )
     slug, entry = top.text("slug"), top.text("entry_point")
@@ -302,6 +360,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
         compare=_compare(top),
         constraints=_constraints(top),
         limits=_limits(top),
+        contract=_contract(top, entry_arg_names(top.text("reference"), entry)),
         device=device,
         difficulty=difficulty,
         tags=tags,

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import traceback
 import types
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
-from graders.sandbox import policy
+from graders.sandbox import behaviour, policy
 from graders.sandbox.proxies import ModuleProxy
 
 CASE_SEED = 0
@@ -27,6 +29,12 @@ class EntryPointError(Exception):
 
 def invoke(entry: Any, case: tuple[Any, ...], grad: bool) -> Any:
     """Call one case the way every drill is graded; with grad=True, return output and input gradients."""
+    target, args = prepare(entry, case, grad)
+    return finish(target(*args), args, grad)
+
+
+def prepare(entry: Any, case: tuple[Any, ...], grad: bool) -> tuple[Any, tuple[Any, ...]]:
+    """Seed, build the callable (a class entry point is instantiated) and its arguments."""
     import torch
 
     seed_everything(CASE_SEED)
@@ -37,13 +45,48 @@ def invoke(entry: Any, case: tuple[Any, ...], grad: bool) -> Any:
         target: Any = entry(*init_args)
     else:
         args, target = tuple(case), entry
-    if not grad:
-        return target(*args)
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.is_floating_point():
-            a.requires_grad_(True)
-    out = target(*args)
-    return {"output": out, "grads": _input_grads(out, args)}
+    if grad:
+        for a in args:
+            if isinstance(a, torch.Tensor) and a.is_floating_point():
+                a.requires_grad_(True)
+    return target, args
+
+
+def finish(out: Any, args: tuple[Any, ...], grad: bool) -> Any:
+    """The case's value: the output, or with grad=True the output and d(sum of outputs)/d(each input)."""
+    return {"output": out, "grads": _input_grads(out, args)} if grad else out
+
+
+def run_case(
+    entry: Any,
+    case: tuple[Any, ...],
+    *,
+    grad: bool,
+    count_graph: bool,
+    lines: list[str],
+    quiet: Callable[[], AbstractContextManager[Any]],
+    filename: str = policy.FILENAME,
+) -> tuple[Any, dict[str, Any]]:
+    """One case: its value and its behaviour record (``graders.sandbox.behaviour``), the learner's errors raised.
+
+    The call is made twice, the second time on fresh copies of the case under ``quiet`` (prints dropped):
+    a different answer means state kept between calls. Where the arguments changed, a third call finds the
+    line that changed them.
+    """
+    pristine = behaviour.fresh(case)
+    target, args = prepare(entry, case, grad)
+    value, record = behaviour.observe(
+        target, args, lambda: finish(target(*args), args, grad), grad=grad, count_graph=count_graph
+    )
+    first = behaviour.fresh(value)
+    with quiet():
+        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, behaviour.fresh(pristine), grad), first)
+        if record["changed"] or record.get("grad_left") or record.get("requires_grad_set"):
+            again, again_args = prepare(entry, behaviour.fresh(pristine), grad)
+            where = behaviour.locate(lambda: again(*again_args), again_args, filename, lines)
+            if where:
+                record["where"] = where
+    return value, record
 
 
 def seed_everything(seed: int) -> None:
@@ -138,7 +181,7 @@ def run_job(
     silent = set(job.get("silent_cases") or ())
     for index, case in enumerate(cases):
         sink.silent = index in silent
-        outcome = _run_case(entry, case, bool(job.get("grad")), device, lines, sink)
+        outcome = _run_case(entry, case, job, device, lines, sink)
         sink.silent = False
         if "status" in outcome:
             return outcome, {}
@@ -149,15 +192,22 @@ def run_job(
 
 
 def _run_case(
-    entry: Any, case: tuple[Any, ...], grad: bool, device: str, lines: list[str], sink: policy.PrintSink
+    entry: Any, case: tuple[Any, ...], job: dict[str, Any], device: str, lines: list[str], sink: policy.PrintSink
 ) -> dict[str, Any]:
     from graders.sandbox import wire
 
     try:
         args = tuple(_to_device(a, device) for a in case)
-        value = invoke(entry, args, grad)
+        value, record = run_case(
+            entry,
+            args,
+            grad=bool(job.get("grad")),
+            count_graph=bool(job.get("count_graph")),
+            lines=lines,
+            quiet=sink.quieted,
+        )
         wire._Encoder().encode(value)  # refuse unsupported return types here, as this case's error
-        return {"ok": True, "error": None, "value": value}
+        return {"ok": True, "error": None, "value": value, "behaviour": record}
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed or is_memory_error(exc):
             return _failure(exc, lines, sink, "")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import operator
 import types
@@ -599,6 +600,15 @@ class PrintSink:
 
     def text(self) -> str:
         return "".join(self.parts)
+
+    @contextlib.contextmanager
+    def quieted(self) -> Iterator[None]:
+        """Prints dropped (still counted against the cap) while active: a call repeated by the grader."""
+        previous, self.silent = self.silent, True
+        try:
+            yield
+        finally:
+            self.silent = previous
 
 
 class _PrintCollector:

@@ -70,6 +70,7 @@ class _Job:
     limits: Limits
     grad: bool
     silent_cases: tuple[int, ...]
+    count_graph: bool = False
 
 
 class _Child:
@@ -229,9 +230,11 @@ class SandboxPool:
         grad: bool = False,
         timeout: float | None = None,
         silent_cases: Sequence[int] = (),
+        count_graph: bool = False,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case. What the cases at ``silent_cases`` print (hidden
-        tests) is counted against the output limit but never leaves the child."""
+        tests) is counted against the output limit but never leaves the child. ``count_graph``: each case's
+        behaviour record says how large its autograd graphs grew (drills with a graph budget)."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -252,7 +255,7 @@ class SandboxPool:
                     message = f"the GPU sandbox cannot use CUDA: {reason}"
                     return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
-                    job = _Job(code, compiled, entry_point, cases, limits, grad, tuple(silent_cases))
+                    job = _Job(code, compiled, entry_point, cases, limits, grad, tuple(silent_cases), count_graph)
                     result = self._run_in(child, job, started)
                 finally:
                     child.close()
@@ -360,6 +363,7 @@ class SandboxPool:
             "entry_point": entry_point,
             "grad": grad,
             "silent_cases": list(run.silent_cases),
+            "count_graph": run.count_graph,
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "output_bytes": limits.output_bytes,
@@ -769,7 +773,9 @@ def _verdict(
     for index, raw in enumerate(raw_cases):
         ok = isinstance(raw, dict) and raw.get("ok") is True and str(index) in values
         error = None if ok else str(raw.get("error") if isinstance(raw, dict) else "malformed")[:5000]
-        cases.append(CaseResult(ok=ok, value=values.get(str(index)) if ok else None, error=error))
+        record = raw.get("behaviour") if ok and isinstance(raw, dict) else None
+        behaviour = record if isinstance(record, dict) else None  # plain JSON data, judged field by field
+        cases.append(CaseResult(ok=ok, value=values.get(str(index)) if ok else None, error=error, behaviour=behaviour))
     return RunResult(status="ok", cases=cases, message="", stdout=stdout, **common)
 
 

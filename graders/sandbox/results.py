@@ -23,6 +23,7 @@ class CaseResult:
     ok: bool  # the entry point returned normally
     value: object | None  # plain tensors / scalars / containers, rebuilt in the parent by wire.unpack
     error: str | None  # "ExcType: message" plus the learner's own traceback lines
+    behaviour: dict[str, object] | None = None  # what the call did besides returning (graders.sandbox.behaviour)
 
 
 @dataclass(frozen=True)

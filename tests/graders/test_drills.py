@@ -92,7 +92,36 @@ def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
     for alternative in known["alternative"]:
         assert graded(drill, alternative["code"], runner, cache).startswith("accepted"), alternative["code"]
     for wrong in known["wrong"]:
-        assert not graded(drill, wrong["code"], runner, cache).startswith("accepted"), wrong["why"]
+        result = graded(drill, wrong["code"], runner, cache)
+        assert not result.startswith("accepted"), wrong["why"]
+        assert wrong.get("says", "") in result, f"{wrong['why']}: the verdict does not name the mistake: {result}"
+
+
+# Each behaviour class of known-wrong solutions (``behaviour = ...`` in tests/graders/solutions) and the drills
+# where a learner really makes that mistake: each must have one, rejected with a message that names it.
+BEHAVIOUR_CLASSES = {
+    "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list"},
+    "grad": {"manual-sgd-step", "vjp-tanh-linear"},
+    "autograd": {"manual-sgd-step", "mlp-module", "load-state-dict", "weight-init-apply", "model-to-device"}
+    | {"stop-gradient"},
+    "type": {"reverse-1d", "tensor-nbytes"},
+    "repeat": {"cat-1d-list", "stack-scalars"},
+    "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed"},
+    "graph": {"accumulate-loss-item"},
+    "edge": {"masked-softmax"},
+}
+
+
+def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
+    found: dict[str, set[str]] = {}
+    for slug in DRILLS:
+        for wrong in solutions(slug).get("wrong", []):
+            if "behaviour" in wrong:
+                assert wrong["behaviour"] in BEHAVIOUR_CLASSES, (slug, wrong["behaviour"])
+                assert wrong.get("says"), f"{slug}: a behaviour wrong must say which words its verdict names"
+                found.setdefault(wrong["behaviour"], set()).add(slug)
+    for kind, slugs in BEHAVIOUR_CLASSES.items():
+        assert slugs <= found.get(kind, set()), (kind, slugs - found.get(kind, set()))
 
 
 @pytest.mark.parametrize("slug", sorted(DRILLS))

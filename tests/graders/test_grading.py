@@ -11,6 +11,7 @@ import pytest
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
 from graders.drills.local import LocalRunner
 from graders.grading import ReferenceCache, grade
+from graders.sandbox.results import CaseResult
 
 DRILLS = load_drills(DRILLS_DIR)
 NLL = DRILLS["weighted-nll-loss"]
@@ -340,7 +341,7 @@ class EchoRunner:
 
     def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> RunResult:
         self.seen += cases
-        echoed = [type("Case", (), {"ok": True, "value": args[-1], "error": None})() for args in cases]
+        echoed = [CaseResult(ok=True, value=args[-1], error=None, behaviour={}) for args in cases]
         return RunResult("ok", echoed, device=self.device)
 
 

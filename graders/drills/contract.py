@@ -1,0 +1,265 @@
+"""Judge a case's behaviour record against the drill's contract, and say what went wrong like a teacher.
+
+The runner records what each call did besides returning (``graders.sandbox.behaviour``); the records
+come back as plain data and are read here field by field, never trusted to have the right shape. The
+contract is the drill's declaration (``schema.Contract``) plus what only the reference can say: the exact
+type of the result, its device and how large its autograd graph may grow.
+
+Pure Python: no torch, no Django.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from graders.drills.schema import Contract
+
+MESSAGE_CHARS = 600
+
+
+def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
+    """A record's list of argument indices, cleaned: ints in range only, in order, at most one of each."""
+    raw = record.get(key)
+    if not isinstance(raw, list):
+        return []
+    return sorted({i for i in raw[:64] if type(i) is int and 0 <= i < n_args})
+
+
+def _new(expected: dict[str, Any], actual: dict[str, Any], key: str, n_args: int) -> list[int]:
+    """Indices in the submission's record that the reference's record for the same case does not have."""
+    return [i for i in _indices(actual, key, n_args) if i not in _indices(expected, key, n_args)]
+
+
+def _text(record: dict[str, Any], key: str, limit: int = 200) -> str:
+    value = record.get(key)
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def _names(indices: list[int], arg_names: tuple[str, ...]) -> str:
+    shown = [f"`{arg_names[i]}`" if i < len(arg_names) else f"argument {i + 1}" for i in indices]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def _where(record: dict[str, Any], arg: int, what: str) -> str:
+    """`` (line 3: `x.copy_(...)`)`` where the runner located the change, else ''."""
+    where = record.get("where")
+    if not isinstance(where, dict) or where.get("arg") != arg or where.get("what") != what:
+        return ""
+    line = where.get("line")
+    code = where.get("code") if isinstance(where.get("code"), str) else ""
+    if type(line) is not int or line <= 0:
+        return ""
+    return f" (line {line}: `{code[:120]}`)" if code else f" (line {line})"
+
+
+def _plain_signature(signature: str) -> str:
+    return re.sub(r" x\d+", "", signature)
+
+
+def _type_hint(expected: str, actual: str) -> str:
+    if actual.startswith("numpy.ndarray") and expected.startswith("Tensor"):
+        return ": convert with `torch.from_numpy(...)` or compute with torch from the start"
+    if actual.startswith("numpy.") and expected in ("float", "int", "bool"):
+        return f": convert it with `{expected}(...)`"
+    if actual.startswith("Tensor") and expected in ("float", "int", "bool"):
+        return ": take the number out with `.item()`"
+    if expected.startswith("Tensor") and actual in ("float", "int", "bool"):
+        return ": wrap it with `torch.tensor(...)`"
+    return ""
+
+
+def judge(
+    contract: Contract,
+    expected: dict[str, Any] | None,
+    actual: dict[str, Any] | None,
+    arg_names: tuple[str, ...],
+    n_args: int,
+) -> str | None:
+    """None when the call kept the contract, else the first broken promise in a learner's words.
+
+    ``expected`` is the reference's record for the same case; ``actual`` the submission's. A missing
+    record (a runner that sent none) is a broken contract: the runner always sends one. The result's exact
+    type is judged apart (``judge_type``), after the values: a wrong type that the comparison sees is
+    better shown with the values beside it.
+    """
+    if not isinstance(actual, dict):
+        return "the grader could not observe what your function did (no behaviour record came back)"
+    expected = expected if isinstance(expected, dict) else {}
+    for check in (_inputs, _autograd, _device, _alias, _graph, _repeat):
+        message = check(contract, expected, actual, arg_names, n_args)
+        if message:
+            return message[:MESSAGE_CHARS]
+    return None
+
+
+def judge_type(expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> str | None:
+    """None when the result's exact type is the reference's, else why not.
+
+    For a value that already matched: the wire turns a numpy array into a tensor and a numpy number into a
+    Python one, so only the runner's record still knows what the function really returned.
+    """
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return None
+    want, got = _text(expected, "type"), _text(actual, "type")
+    if not want or _plain_signature(want) == _plain_signature(got):
+        return None
+    got = got or "value of another type"
+    return f"the result should be {_a(want)}, but your function returned {_a(got)}" + _type_hint(want, got)
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _device(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    want, got = expected.get("devices"), actual.get("devices")
+    if not isinstance(want, list) or not want or not isinstance(got, list) or not got or got == want:
+        return ""
+    shown = ", ".join(str(d)[:10] for d in got[:4]) or "no device"
+    return f"the result should be on {', '.join(map(str, want))}, but it is on {shown}: move it with `.to(...)`"
+
+
+def _inputs(
+    contract: Contract, expected: dict[str, Any], actual: dict[str, Any], arg_names: tuple[str, ...], n: int
+) -> str:
+    in_place = [arg_names.index(name) for name in contract.in_place if name in arg_names]
+    changed = _indices(actual, "changed", n)
+    untouched = [i for i in changed if i not in in_place]
+    missing = [i for i in in_place if i not in changed]
+    if missing:
+        return (
+            f"{_names(missing, arg_names)} should be updated in place, but the caller's tensor did not change: "
+            "`w = w - ...` makes a new tensor; write `w -= ...` or `w.sub_(...)` (inside `torch.no_grad()`)"
+        )
+    moved = [i for i in _indices(actual, "moved", n) if i in in_place]
+    if moved:
+        return (
+            f"{_names(moved, arg_names)} was given new memory (`.data = ...` or `.set_()`) instead of being updated "
+            "in place: use an in-place operation such as `.sub_(...)` or `.copy_(...)`"
+        )
+    problems = {
+        "grad": _new(expected, actual, "grad_left", n),
+        "requires_grad": _new(expected, actual, "requires_grad_set", n),
+        "changed": untouched,
+    }
+    kind, i = _first_problem(problems, actual.get("where"))
+    if kind == "changed":
+        return (
+            f"your function changed its argument {_names([i], arg_names)}{_where(actual, i, 'changed')}; the caller's "
+            "value must stay as it was: work on a copy (`.clone()`) or use an out-of-place operation"
+        )
+    if kind == "grad":
+        return (
+            f"your function left a `.grad` on its argument {_names([i], arg_names)}{_where(actual, i, 'grad')}: the "
+            "caller's tensor is not yours to change, and a second call would add to that `.grad`. Differentiate a "
+            "copy (`x.detach().requires_grad_()`) or use `torch.autograd.grad`"
+        )
+    if kind == "requires_grad":
+        return (
+            f"your function changed `requires_grad` on its argument {_names([i], arg_names)}"
+            f"{_where(actual, i, 'requires_grad')}: do that on a copy (`.detach().clone().requires_grad_()`), "
+            "not on the caller's tensor"
+        )
+    return ""
+
+
+def _first_problem(problems: dict[str, list[int]], where: object) -> tuple[str, int]:
+    """The change the runner saw happen first (it located it), else the first kind found: (kind, argument)."""
+    if isinstance(where, dict) and where.get("arg") in problems.get(str(where.get("what")), []):
+        return str(where["what"]), int(where["arg"])
+    return next(((kind, found[0]) for kind, found in problems.items() if found), ("", -1))
+
+
+def _alias(
+    contract: Contract, expected: dict[str, Any], actual: dict[str, Any], arg_names: tuple[str, ...], n: int
+) -> str:
+    if contract.result == "may_view":
+        return ""
+    shared = _new(expected, actual, "alias", n)
+    if not shared:
+        return ""
+    return (
+        f"the result shares memory with the argument {_names(shared, arg_names)}: the statement asks for a new "
+        "tensor, so changing one would change the other. Return a copy (`.clone()`) or build a new tensor"
+    )
+
+
+def _autograd(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    state, grad_fn = _text(actual, "autograd", 20), _text(actual, "grad_fn", 60)
+    if contract.result_grad == "graph":
+        if state == "grad_fn":
+            return ""
+        return (
+            "the result carries no autograd graph, so gradients cannot flow back through it: was it detached, "
+            "or computed under `torch.no_grad()`?"
+        )
+    if state == "grad_fn":
+        return (
+            f"the result still carries an autograd graph (grad_fn={grad_fn or '...'}): do the update inside "
+            "`torch.no_grad()`, or return `.detach()`ed tensors"
+        )
+    if state == "leaf":
+        return "the result still requires grad: return a `.detach()`ed tensor"
+    return ""
+
+
+def _graph(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    reference, peak = expected.get("graph_nodes"), actual.get("graph_nodes")
+    if contract.graph_budget <= 0 or type(reference) is not int or type(peak) is not int:
+        return ""
+    allowed = max(1, reference) * contract.graph_budget
+    if peak <= allowed:
+        return ""
+    return (
+        f"your function kept the autograd graphs of earlier steps alive: at its peak one graph held {peak} "
+        f"operations, where each step needs about {max(1, reference)}. Record a loss with `loss.item()` "
+        "(a Python float) or `.detach()` so each step's graph can be freed"
+    )
+
+
+def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    again = _text(actual, "repeat", 80)
+    if not contract.repeatable or not again or _text(expected, "repeat", 80):
+        return ""
+    if again.startswith("raised"):
+        return (
+            f"called a second time with the same inputs, your function {again}: it keeps state between calls "
+            "(a module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
+        )
+    return (
+        "called twice with the same inputs, your function gave two different answers: it keeps state between "
+        "calls (a module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
+    )
+
+
+def describe(contract: Contract, arg_names: tuple[str, ...]) -> dict[str, str]:
+    """The contract in one sentence, English and Chinese, for the drill page."""
+    others = [f"`{n}`" for n in arg_names if n not in contract.in_place]
+    changed = ", ".join(f"`{n}`" for n in contract.in_place)
+    en, zh = [], []
+    if contract.in_place:
+        en.append(f"updates {changed} in place and leaves {', '.join(others) or 'nothing else'} untouched")
+        zh.append(f"原地更新 {changed}，{('、'.join(others) + ' ') if others else ''}保持不变")
+    else:
+        en.append("leaves every argument untouched (no in-place change, no `.grad`, `requires_grad` as it was)")
+        zh.append("不改动任何参数（不原地修改、不留下 `.grad`、不改 `requires_grad`）")
+    if contract.result == "may_view":
+        en.append("may return a view of its input")
+        zh.append("结果可以是输入的视图")
+    else:
+        en.append("returns a new result that shares no memory with the arguments")
+        zh.append("返回不与参数共享内存的新结果")
+    if contract.result_grad == "graph":
+        en.append("the result keeps the autograd graph back to the inputs")
+        zh.append("结果保留通往输入的计算图")
+    else:
+        en.append("the result carries no autograd graph")
+        zh.append("结果不带计算图")
+    if contract.graph_budget:
+        en.append("no step's graph is kept alive after that step")
+        zh.append("每一步的计算图在该步之后不再被引用")
+    if contract.repeatable:
+        en.append("and calling it twice gives the same answer")
+        zh.append("同样的输入调用两次结果相同")
+    return {"en": "The function " + ", ".join(en) + ".", "zh": "函数" + "，".join(zh) + "。"}

@@ -1,0 +1,323 @@
+"""What a call does besides what it returns: the behaviour record a drill's contract is judged on.
+
+Runs where the learner's code runs (the sandbox runner; ``LocalRunner`` for trusted code in tests),
+before anything is detached, converted or moved to the CPU, because that is where the mistakes PyTorch
+learners make are still visible: an argument changed in place, a ``.grad`` left on the caller's tensor,
+a result that still carries a graph, a numpy array where a tensor was asked, a tensor left on the wrong
+device, state kept between calls, graphs kept alive across a loop. The record is plain data (ints,
+short strings, lists); the parent compares it with the reference's record (``graders.drills.contract``).
+
+Everything here is cheap on the happy path (a copy of the inputs, one comparison per input, the call
+made twice); the costly look at *where* a mistake happened (``locate``) runs only after one was seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+TYPE_CHARS = 200  # a result's type signature is cut here: a record stays small whatever was returned
+GRAPH_WALK_CAP = 20_000  # nodes visited per graph; a bigger graph counts as this many
+MAX_OPS_WATCHED = 5_000  # ``locate`` stops looking after this many torch calls
+
+
+def fresh(value: Any) -> Any:
+    """A deep copy of a case's arguments: new tensors (same requires_grad), arrays and containers."""
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            copy = torch.Tensor.clone(torch.Tensor.detach(value))
+        return copy.requires_grad_(True) if value.requires_grad and value.is_leaf else copy
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    if isinstance(value, list):
+        return [fresh(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(fresh(v) for v in value)
+    if isinstance(value, dict):
+        return {k: fresh(v) for k, v in value.items()}
+    return value
+
+
+def same(a: Any, b: Any) -> bool:
+    """Structural equality where NaN equals NaN: the same answer twice, or an argument left alone."""
+    import numpy as np
+    import torch
+
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+            return False
+        with torch._C.DisableTorchFunctionSubclass():
+            if a.shape != b.shape or a.dtype != b.dtype or a.layout != b.layout or a.layout != torch.strided:
+                return a.shape == b.shape and a.dtype == b.dtype and a.layout == b.layout
+            a, b = torch.Tensor.detach(a).cpu(), torch.Tensor.detach(b).cpu()
+            if a.dtype.is_floating_point or a.dtype.is_complex:
+                return bool(((a == b) | (a.isnan() & b.isnan())).all())
+            return bool(torch.equal(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        if a.dtype.kind in "fc":
+            return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(a, b)) if a.dtype.kind in "biub" else True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 - an object that cannot say: not the same
+        return False
+
+
+def type_signature(value: Any, depth: int = 0) -> str:
+    """``Tensor``, ``float``, ``numpy.ndarray``, ``tuple[Tensor, Tensor]``...: the exact kind of a result."""
+    import numpy as np
+    import torch
+
+    if depth > 4:
+        return "..."
+    if isinstance(value, torch.Tensor):
+        return "Tensor" if type(value) is torch.Tensor or isinstance(value, torch.nn.Parameter) else "Tensor subclass"
+    if isinstance(value, np.ndarray | np.generic):
+        return f"numpy.{type(value).__name__}"
+    if isinstance(value, list | tuple):
+        name = type(value).__name__ if type(value) in (list, tuple) else "sequence subclass"
+        inner = [type_signature(v, depth + 1) for v in value[:8]]
+        if len(set(inner)) == 1 and len(value) > 1:
+            return f"{name}[{inner[0]} x{len(value)}]"
+        return f"{name}[{', '.join(inner)}{', ...' if len(value) > 8 else ''}]"
+    if isinstance(value, dict):
+        inner = [type_signature(v, depth + 1) for v in list(value.values())[:8]]
+        return f"dict[{', '.join(inner)}]"
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def tensors_in(value: Any, depth: int = 0) -> list[Any]:
+    import torch
+
+    if depth > 8:
+        return []
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in tensors_in(v, depth + 1)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in tensors_in(v, depth + 1)]
+    return []
+
+
+def _storage(value: Any) -> int | None:
+    """The address of a tensor's or array's memory (None for anything else, or a tensor without storage)."""
+    import numpy as np
+    import torch
+
+    try:
+        if isinstance(value, torch.Tensor):
+            with torch._C.DisableTorchFunctionSubclass():
+                return int(torch.Tensor.untyped_storage(value).data_ptr()) or None
+        if isinstance(value, np.ndarray):
+            base = value
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            return int(base.__array_interface__["data"][0]) or None
+    except (RuntimeError, TypeError, ValueError):
+        return None
+    return None
+
+
+def _buffers_in(value: Any) -> list[Any]:
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [a for v in value for a in _buffers_in(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _buffers_in(v)]
+    return tensors_in(value)
+
+
+def _autograd_state(tensors: list[Any]) -> tuple[str, str]:
+    """``none`` (no result carries autograd), ``grad_fn`` (one is the output of a graph) or ``leaf``."""
+    graph = [t for t in tensors if t.grad_fn is not None]
+    if graph:
+        return "grad_fn", type(graph[0].grad_fn).__name__[:60]
+    if any(t.requires_grad for t in tensors):
+        return "leaf", ""
+    return "none", ""
+
+
+class _Meta:
+    """What the call may change on an argument besides its values: its memory, requires_grad, .grad."""
+
+    def __init__(self, value: Any) -> None:
+        import torch
+
+        self.tensor = isinstance(value, torch.Tensor)
+        self.storage = _storage(value)
+        self.requires_grad = bool(value.requires_grad) if self.tensor else False
+        self.had_grad = self.tensor and value.grad is not None
+
+
+def observe(
+    target: Any,
+    args: tuple[Any, ...],
+    call: Callable[[], Any],
+    *,
+    grad: bool,
+    count_graph: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """Run ``call`` (which calls ``target(*args)``) and describe what it did to ``args`` and what it returned.
+
+    The record: ``changed`` (arguments whose value changed), ``moved`` (of those, the ones whose memory was
+    replaced rather than written in place), ``grad_left`` / ``requires_grad_set`` (arguments given a
+    ``.grad`` or a new ``requires_grad``), ``alias`` (arguments the result shares memory with), ``type``,
+    ``devices``, ``autograd`` and ``grad_fn`` of the result, and with ``count_graph`` the largest autograd
+    graph alive during the call (``graph_nodes``).
+    """
+    before = [fresh(a) for a in args]
+    meta = [_Meta(a) for a in args]
+    counter = GraphCounter() if count_graph else None
+    with counter if counter is not None else contextlib.nullcontext():
+        value = call()
+    record: dict[str, Any] = {}
+    changed = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
+    record["changed"] = changed
+    record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
+    if not grad:  # a gradient drill's inputs are made leaves that require grad by the grader itself
+        record["grad_left"] = [
+            i
+            for i, (a, m) in enumerate(zip(args, meta, strict=True))
+            if m.tensor and not m.had_grad and a.grad is not None
+        ]
+        record["requires_grad_set"] = [
+            i
+            for i, (a, m) in enumerate(zip(args, meta, strict=True))
+            if m.tensor and bool(a.requires_grad) != m.requires_grad
+        ]
+    result = value["output"] if grad and isinstance(value, dict) and "output" in value else value
+    owned = {s for s in (_storage(t) for t in _buffers_in(result)) if s is not None}
+    record["alias"] = [i for i, a in enumerate(args) if owned & {_storage(x) for x in _buffers_in(a)} - {None}]
+    record["type"] = type_signature(value)[:TYPE_CHARS]
+    tensors = tensors_in(result)
+    record["devices"] = sorted({t.device.type for t in tensors})
+    record["autograd"], record["grad_fn"] = _autograd_state(tensors)
+    if counter is not None:
+        record["graph_nodes"] = counter.peak
+    return value, record
+
+
+def graph_size(tensor: Any, cap: int = GRAPH_WALK_CAP) -> int:
+    """How many autograd nodes the graph behind ``tensor`` holds (at most ``cap``)."""
+    root = tensor.grad_fn
+    if root is None:
+        return 0
+    seen: set[Any] = set()
+    stack = [root]
+    while stack and len(seen) < cap:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+    return len(seen)
+
+
+class GraphCounter:
+    """The largest autograd graph any torch call produced while active (``peak``): graphs kept alive grow."""
+
+    def __init__(self) -> None:
+        from torch.overrides import TorchFunctionMode
+
+        counter = self
+
+        class _Mode(TorchFunctionMode):
+            def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                out = func(*args, **(kwargs or {}))
+                for t in tensors_in(out):
+                    if t.grad_fn is not None:
+                        counter.peak = max(counter.peak, graph_size(t))
+                return out
+
+        self.peak = 0
+        self._mode = _Mode()
+
+    def __enter__(self) -> GraphCounter:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
+
+
+def repeat_differs(call: Callable[[], Any], first: Any) -> str:
+    """'' when calling again (on fresh copies, by ``call``) gives ``first`` again, else what differed."""
+    try:
+        second = call()
+    except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the finding
+        return f"raised {type(exc).__name__}"
+    return "" if same(first, second) else "differs"
+
+
+def locate(
+    call: Callable[[], Any], args: tuple[Any, ...], filename: str, source_lines: list[str]
+) -> dict[str, Any] | None:
+    """Call again while watching every torch call; the first one after which an argument changed (its
+    values, ``requires_grad`` or ``.grad``), with the learner's line: ``{"arg", "what", "op", "line", "code"}``.
+
+    Only for the teacher's message, after ``observe`` saw such a change; numpy changes are not seen here.
+    """
+    from torch.overrides import TorchFunctionMode
+
+    before = [fresh(a) for a in args]
+    meta = [_Meta(a) for a in args]
+    found: dict[str, Any] = {}
+    ops = [0]
+
+    def first_change() -> tuple[int, str] | None:
+        for i, (a, b, m) in enumerate(zip(args, before, meta, strict=True)):
+            if m.tensor and a.grad is not None and not m.had_grad:
+                return i, "grad"
+            if m.tensor and bool(a.requires_grad) != m.requires_grad:
+                return i, "requires_grad"
+            if not same(a, b):
+                return i, "changed"
+        return None
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, a: Any = (), kwargs: Any = None) -> Any:
+            out = func(*a, **(kwargs or {}))
+            ops[0] += 1
+            if not found and ops[0] <= MAX_OPS_WATCHED:
+                change = first_change()
+                if change is not None:
+                    line = learner_line(filename)
+                    code = source_lines[line - 1].strip()[:120] if 0 < line <= len(source_lines) else ""
+                    name = getattr(func, "__name__", "") or type(func).__name__
+                    found.update(arg=change[0], what=change[1], op=str(name)[:40], line=line, code=code)
+            return out
+
+    with contextlib.suppress(Exception), _Watch():
+        call()
+    return found or None
+
+
+def learner_line(filename: str) -> int:
+    """The line of the innermost frame that runs the learner's code (0 if none)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == filename:
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return 0
