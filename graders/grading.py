@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
+from graders.drills.advice import advice_for
 from graders.drills.cases import Case, generate_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
@@ -68,9 +69,11 @@ class Verdict(TypedDict):
     device: str
     cpu_ms: float
     wall_ms: float
+    memory_mb: float  # the runner's peak resident memory, torch included (0 where the runner cannot say)
     stdout: str
     mismatch: NotRequired[Mismatch]  # the first failing visible case's details, never a hidden one's
     violations: NotRequired[list[str]]
+    advice: NotRequired[list[str]]  # an accepted solution's torch habits worth changing (never a failure)
 
 
 class ReferenceFailure(RuntimeError):
@@ -167,6 +170,16 @@ def _reference(
     return cases, expected, records, args, device
 
 
+def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:
+    """The entry point's parameters that are tensors in the first case (for advice on tensor habits)."""
+    import torch
+
+    args = cases[0].args if cases else ()
+    if args and f"class {drill.entry_point}" in drill.reference:
+        args = tuple(args[1]) if len(args) == 2 and isinstance(args[1], tuple | list) else ()
+    return frozenset(name for name, arg in zip(drill.arg_names, args, strict=False) if isinstance(arg, torch.Tensor))
+
+
 def _checks(drill: Drill) -> dict[str, Any]:
     """The runner options a drill's contract needs beyond the defaults."""
     return {"count_graph": True} if drill.contract.graph_budget > 0 else {}
@@ -187,6 +200,7 @@ def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **
         "device": device,
         "cpu_ms": 0.0,
         "wall_ms": 0.0,
+        "memory_mb": 0.0,
         "stdout": "",
     }
     verdict.update(extra)  # type: ignore[typeddict-item]
@@ -270,7 +284,12 @@ def grade(
         silent_cases=silent,
         **_checks(drill),
     )
-    timing = {"cpu_ms": float(result.cpu_ms or 0), "wall_ms": float(result.wall_ms or 0), "stdout": result.stdout or ""}
+    timing = {
+        "cpu_ms": float(result.cpu_ms or 0),
+        "wall_ms": float(result.wall_ms or 0),
+        "memory_mb": float(result.memory_mb or 0),
+        "stdout": result.stdout or "",
+    }
     device = str(result.device or device)
     hidden_total = sum(case.hidden for case in cases)
     counts = {"total": len(cases), "hidden_total": hidden_total}
@@ -278,7 +297,9 @@ def grade(
         status = result.status if result.status in VERDICTS else "internal_error"
         message = result.message if status == result.status else ""
         message = message or f"the runner returned {len(result.cases)} results for {len(cases)} cases"
-        tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases]
+        # Rejected by the sandbox's own compile: nothing ran, so no test failed (the rule is the whole message).
+        ran = status != "rejected"
+        tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases if ran]
         return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
     judged = [_judge_case(c, o, e, r, drill) for c, o, e, r in zip(cases, result.cases, expected, records, strict=True)]
     tests = [test for test, _, _ in judged]
@@ -287,9 +308,10 @@ def grade(
     counts.update(passed=passed, hidden_passed=hidden_passed)
     failing = [(test, status, mismatch) for test, status, mismatch in judged if not test["passed"]]
     if not failing:
-        return _verdict(
-            drill, seed, "accepted", f"all {len(cases)} tests passed", device, tests=tests, **counts, **timing
-        )
+        advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, cases))
+        extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
+        message = f"all {len(cases)} tests passed"
+        return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
     test, status, mismatch = failing[0]
     message = f"{test['name']}: {test['message']}"
     extra: dict[str, Any] = {"mismatch": mismatch} if mismatch is not None else {}

@@ -27,6 +27,7 @@ from cards.rendering import render_markdown
 from cards.review import get_profile, learner_today
 from graders import examples, reviews, submissions
 from graders import hub as drill_hub
+from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.forms import SubmissionForm
 from graders.heartbeat import grader_status
@@ -84,10 +85,16 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "form": form,
         "prompt_zh": render_markdown(drill.prompt_zh),
         "prompt_en": render_markdown(drill.prompt_en),
+        "contract": _contract_sentences(spec),
         "reference_available": available,
         "summary": ReviewSummary(session.review, session.state, progress, available),
         "rate_limit": submissions.RateLimit.from_settings(),
     }
+
+
+def _contract_sentences(spec: DrillSpec) -> dict[str, str]:
+    """The drill's behaviour contract in one sentence per language, as HTML."""
+    return {lang: render_markdown(text) for lang, text in contract.describe(spec.contract, spec.arg_names).items()}
 
 
 @dataclass(frozen=True)

@@ -154,8 +154,26 @@ def _own_functions(nodes: list[ast.AST]) -> set[str]:
     return names
 
 
+def _parameter_defaults(nodes: list[ast.AST], aliases: dict[str, str]) -> dict[str, str]:
+    """Parameters whose default is a dotted name (``def f(x, op=torch.flip)``): calling ``op`` calls that."""
+    found: dict[str, str] = {}
+    for node in nodes:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        args = node.args
+        positional = args.posonlyargs + args.args
+        pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+        pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+        for arg, default in pairs:
+            name = _dotted(default, aliases)
+            if name is not None:
+                found[arg.arg] = name
+    return found
+
+
 def _not_allowed(nodes: list[ast.AST], allow: tuple[str, ...]) -> list[Violation]:
     aliases = _collect_aliases(nodes)
+    defaults = _parameter_defaults(nodes, aliases)
     own = _own_functions(nodes) - set(aliases)
     dotted = {canonical(item) for item in allow if not item.startswith(".")}
     methods = {item[1:] for item in allow if item.startswith(".")}
@@ -174,12 +192,16 @@ def _not_allowed(nodes: list[ast.AST], allow: tuple[str, ...]) -> list[Violation
         if isinstance(func, ast.Name) and func.id in own:
             continue
         name = _dotted(func, aliases)
+        if isinstance(func, ast.Name) and func.id in defaults:  # a parameter whose default is the real callee
+            name = defaults[func.id]
         if name is not None and name in dotted:
             continue
         method = isinstance(func, ast.Attribute) and (name is None or name.split(".")[0] not in modules)
         if method and func.attr in methods:
             continue
         shown = f".{func.attr}" if method else (name or ast.unparse(func))
+        if isinstance(func, ast.Name) and func.id in defaults:
+            shown = f"{func.id} (its default is {defaults[func.id]})"
         found.append(Violation("allow", line, f"line {line}: calls {shown[:60]}; this drill allows only {listing}"))
     return found
 

@@ -107,25 +107,13 @@ def _input_grads(out: Any, args: tuple[Any, ...]) -> list[Any]:
     import torch
 
     leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
-    parts = [t for t in _tensors_in(out) if t.requires_grad]
+    parts = [t for t in behaviour.tensors_in(out) if t.requires_grad]
     if not leaves or not parts:
         return [None for _ in args]
     total = sum(torch.Tensor.sum(t) for t in parts)
     found = torch.autograd.grad(total, leaves, allow_unused=True)
     by_id = {id(leaf): g for leaf, g in zip(leaves, found, strict=True)}
     return [by_id.get(id(a)) if isinstance(a, torch.Tensor) else None for a in args]
-
-
-def _tensors_in(value: Any) -> list[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _tensors_in(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors_in(v)]
-    return []
 
 
 def describe_error(exc: BaseException, source_lines: list[str]) -> str:

@@ -759,6 +759,7 @@ def _verdict(
     if result is None:
         return _died(report, limits, common)
     header, values = result
+    common["memory_mb"] = _memory_mb(header.get("max_rss_kb"))
     status = header.get("status")
     stdout = str(header.get("stdout", ""))[: limits.output_bytes]
     message = str(header.get("message", ""))[:5000]
@@ -777,6 +778,13 @@ def _verdict(
         behaviour = record if isinstance(record, dict) else None  # plain JSON data, judged field by field
         cases.append(CaseResult(ok=ok, value=values.get(str(index)) if ok else None, error=error, behaviour=behaviour))
     return RunResult(status="ok", cases=cases, message="", stdout=stdout, **common)
+
+
+def _memory_mb(kilobytes: object) -> float:
+    """A child's reported peak memory, kept only when it is a plausible number (it is the child's word)."""
+    if type(kilobytes) is not int or not 0 < kilobytes < 1 << 40:
+        return 0.0
+    return round(kilobytes / 1024, 1)
 
 
 def _died(report: dict[str, Any] | None, limits: Limits, common: dict[str, Any]) -> RunResult:

@@ -35,3 +35,4 @@ class RunResult:
     cpu_ms: float = 0.0
     wall_ms: float = 0.0
     device: str = "cpu"  # the device that actually ran the code
+    memory_mb: float = 0.0  # the runner's peak resident memory (torch included); 0 where unknown

@@ -253,6 +253,7 @@ class RunResult:
     cpu_ms: float = 1.0
     wall_ms: float = 2.0
     device: str = "cpu"
+    memory_mb: float = 0.0
 
 
 class CountingRunner(LocalRunner):
@@ -282,6 +283,8 @@ def test_it_passes_on_the_sandbox_statuses(status: str) -> None:
     assert verdict["status"] == status
     assert verdict["message"] == f"{status}: stopped"
     assert verdict["passed"] == 0 and all(not t["passed"] for t in verdict["tests"])
+    # Rejected by the sandbox's compile, nothing ran: no test is listed as failed, the rule is said once.
+    assert (verdict["tests"] == []) == (status == "rejected")
 
 
 def test_it_calls_a_missing_result_an_internal_error() -> None:

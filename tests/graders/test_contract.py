@@ -1,0 +1,338 @@
+"""The behaviour contract: what the runner records about a call, and how the grader judges and words it."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from graders.drills import DRILLS_DIR, DrillError, load_drills, parse_drill
+from graders.drills.advice import advice_for, advise
+from graders.drills.constraints import check_constraints
+from graders.drills.contract import describe, judge, judge_type
+from graders.drills.schema import Contract
+from graders.models import Drill
+from graders.sandbox import behaviour
+from graders.sandbox.child import run_case
+from tests.graders.test_feedback import graded, page_of
+
+DRILLS = load_drills(DRILLS_DIR)
+FILE = "<test-submission>"
+
+
+def record_of(source: str, *args: Any, grad: bool = False, count_graph: bool = False) -> dict[str, Any]:
+    """Run ``solution`` from ``source`` on ``args`` the way the runner does; its behaviour record."""
+    namespace: dict[str, Any] = {"torch": torch, "np": np}
+    exec(compile(source, FILE, "exec"), namespace)  # noqa: S102 - the test's own code
+    _value, record = run_case(
+        namespace["solution"],
+        args,
+        grad=grad,
+        count_graph=count_graph,
+        lines=source.splitlines(),
+        quiet=contextlib.nullcontext,
+        filename=FILE,
+    )
+    return record
+
+
+def test_it_records_nothing_for_a_well_behaved_call() -> None:
+    record = record_of("def solution(x):\n    return x.flip(0)\n", torch.arange(3.0))
+    assert record["changed"] == record["alias"] == record["grad_left"] == record["requires_grad_set"] == []
+    assert (record["type"], record["devices"], record["autograd"], record["repeat"]) == ("Tensor", ["cpu"], "none", "")
+    assert "where" not in record
+
+
+def test_it_records_an_argument_changed_in_place_and_the_line_that_did_it() -> None:
+    record = record_of(
+        "def solution(x, y):\n    y = y + 1\n    x.add_(y)\n    return x * 2\n", torch.ones(2), torch.ones(2)
+    )
+    assert record["changed"] == [0] and record["moved"] == []
+    assert record["where"] == {"arg": 0, "what": "changed", "op": "add_", "line": 3, "code": "x.add_(y)"}
+
+
+def test_it_tells_a_replaced_memory_from_an_in_place_write() -> None:
+    record = record_of("def solution(x):\n    x.data = x.data * 2\n    return x.sum()\n", torch.ones(3))
+    assert record["changed"] == [0] and record["moved"] == [0]
+
+
+def test_it_records_a_list_argument_that_was_emptied() -> None:
+    record = record_of("def solution(xs):\n    return torch.cat([xs.pop(), *xs])\n", [torch.ones(1), torch.zeros(1)])
+    assert record["changed"] == [0]
+
+
+def test_it_records_grad_and_requires_grad_left_on_the_arguments() -> None:
+    source = "def solution(w, x):\n    w.requires_grad_()\n    (w * x).sum().backward()\n    return w.grad.clone()\n"
+    record = record_of(source, torch.ones(2), torch.ones(2))
+    assert record["grad_left"] == [0] and record["requires_grad_set"] == [0]
+    assert record["where"]["what"] == "requires_grad" and record["where"]["line"] == 2
+
+
+def test_it_records_memory_shared_with_an_argument() -> None:
+    assert record_of("def solution(x):\n    return x[1:]\n", torch.arange(4.0))["alias"] == [0]
+    assert record_of("def solution(x):\n    return x[1:].clone()\n", torch.arange(4.0))["alias"] == []
+    assert record_of("def solution(a):\n    return a.reshape(2, 2)\n", np.arange(4.0))["alias"] == [0]
+
+
+@pytest.mark.parametrize(
+    ("source", "signature"),
+    [
+        ("def solution(x):\n    return x.numpy()\n", "numpy.ndarray"),
+        ("def solution(x):\n    return np.float64(1.5)\n", "numpy.float64"),
+        ("def solution(x):\n    return x.sum().item()\n", "float"),
+        ("def solution(x):\n    return (x, x + 1, x + 2)\n", "tuple[Tensor x3]"),
+        ("def solution(x):\n    return {'a': x, 'b': [1, 2.0]}\n", "dict[Tensor, list[int, float]]"),
+    ],
+)
+def test_it_records_the_exact_type_of_the_result(source: str, signature: str) -> None:
+    assert record_of(source, torch.arange(3.0))["type"] == signature
+
+
+def test_it_records_the_autograd_state_of_the_result() -> None:
+    w = torch.ones(2)
+    leaf = "def solution(w):\n    return w.clone().requires_grad_()\n"
+    graph = "def solution(w):\n    v = w.clone().requires_grad_()\n    return v * 2\n"
+    assert record_of(leaf, w)["autograd"] == "leaf"
+    assert (record_of(graph, w)["autograd"], record_of(graph, w)["grad_fn"]) == ("grad_fn", "MulBackward0")
+
+
+def test_it_sees_state_kept_between_calls() -> None:
+    assert (
+        record_of("def solution(x, seen=[]):\n    seen.append(1)\n    return x * len(seen)\n", torch.ones(1))["repeat"]
+        == "differs"
+    )
+    once = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    if n[0] > 1:\n        raise ValueError\n    return x\n"
+    assert record_of(once, torch.ones(1))["repeat"] == "raised ValueError"
+
+
+def test_it_measures_the_largest_graph_alive_during_the_call() -> None:
+    loop = "def solution(x):\n    total = 0.0\n    for i in range(10):\n        total = total + {}\n    return {}\n"
+    keeps, frees = loop.format("(x * i).sum()", "total.item()"), loop.format("(x * i).sum().item()", "total")
+    x = torch.ones(3, requires_grad=True)
+    kept, freed = record_of(keeps, x, count_graph=True), record_of(frees, x, count_graph=True)
+    assert kept["graph_nodes"] > 3 * freed["graph_nodes"] > 0
+    assert "graph_nodes" not in record_of(frees, x)
+
+
+def test_equal_values_count_nan_as_equal_and_types_as_different() -> None:
+    assert behaviour.same(torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]))
+    assert not behaviour.same(torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
+    assert not behaviour.same([1], (1,)) and behaviour.same({"a": [1.0]}, {"a": [1.0]})
+
+
+# ------------------------------------------------------------------------------ judging
+
+NAMES = ("x", "y")
+CLEAN = {"changed": [], "moved": [], "grad_left": [], "requires_grad_set": [], "alias": [], "type": "Tensor"}
+CLEAN |= {"devices": ["cpu"], "autograd": "none", "grad_fn": "", "repeat": ""}
+
+
+DEFAULT = Contract()
+
+
+def broken(contract: Contract = DEFAULT, expected: dict[str, Any] = CLEAN, **actual: Any) -> str | None:
+    return judge(contract, expected, {**CLEAN, **actual}, NAMES, 2)
+
+
+def test_a_clean_record_keeps_the_default_contract() -> None:
+    assert broken() is None
+
+
+@pytest.mark.parametrize(
+    ("actual", "words"),
+    [
+        ({"changed": [1]}, "changed its argument `y`"),
+        ({"grad_left": [0]}, "left a `.grad` on its argument `x`"),
+        ({"requires_grad_set": [0]}, "changed `requires_grad` on its argument `x`"),
+        ({"alias": [0]}, "shares memory with the argument `x`"),
+        ({"autograd": "grad_fn", "grad_fn": "SubBackward0"}, "grad_fn=SubBackward0"),
+        ({"autograd": "leaf"}, "still requires grad"),
+        ({"devices": ["cuda"]}, "should be on cpu, but it is on cuda"),
+        ({"repeat": "differs"}, "two different answers"),
+        ({"repeat": "raised KeyError"}, "raised KeyError"),
+    ],
+)
+def test_it_names_each_broken_promise(actual: dict[str, Any], words: str) -> None:
+    message = broken(**actual)
+    assert message is not None and words in message
+
+
+def test_it_points_at_the_line_the_runner_located() -> None:
+    where = {"arg": 0, "what": "changed", "op": "copy_", "line": 3, "code": "x.copy_(x.flip(0))"}
+    assert "(line 3: `x.copy_(x.flip(0))`)" in (broken(changed=[0], where=where) or "")
+    # the located change comes first even when another kind was found too
+    located = {"arg": 1, "what": "requires_grad", "line": 2, "code": "y.requires_grad_()"}
+    assert "`requires_grad` on its argument `y` (line 2" in (
+        broken(changed=[0], requires_grad_set=[1], where=located) or ""
+    )
+
+
+def test_in_place_arguments_must_change_and_keep_their_memory() -> None:
+    contract = Contract(in_place=("x",))
+    assert broken(contract, changed=[0]) is None
+    assert "should be updated in place" in (broken(contract) or "")
+    assert "was given new memory" in (broken(contract, changed=[0], moved=[0]) or "")
+    assert "changed its argument `y`" in (broken(contract, changed=[0, 1]) or "")
+
+
+def test_what_the_reference_does_itself_is_allowed() -> None:
+    assert broken(expected={**CLEAN, "alias": [0]}, alias=[0]) is None
+    assert broken(Contract(result="may_view"), alias=[0]) is None
+    assert broken(Contract(result_grad="graph"), autograd="grad_fn") is None
+    assert "carries no autograd graph" in (broken(Contract(result_grad="graph")) or "")
+    assert broken(Contract(repeatable=False), repeat="differs") is None
+
+
+def test_a_graph_budget_is_relative_to_the_reference() -> None:
+    contract = Contract(graph_budget=3.0)
+    reference = {**CLEAN, "graph_nodes": 5}
+    assert broken(contract, reference, graph_nodes=15) is None
+    assert "kept the autograd graphs of earlier steps alive" in (broken(contract, reference, graph_nodes=16) or "")
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [None, [], {"changed": "all"}, {"changed": [True, -1, 99, "0"]}, {"where": {"arg": "x", "line": "1"}}, {"type": 5}],
+)
+def test_it_reads_a_forged_or_broken_record_without_failing(garbage: Any) -> None:
+    message = judge(Contract(), CLEAN, garbage, NAMES, 2)
+    assert message is None or isinstance(message, str)
+    assert judge(Contract(), CLEAN, None, NAMES, 2) == (
+        "the grader could not observe what your function did (no behaviour record came back)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "hint"),
+    [
+        ("Tensor", "numpy.ndarray", "torch.from_numpy"),
+        ("float", "numpy.float64", "float(...)"),
+        ("int", "Tensor", ".item()"),
+    ],
+)
+def test_it_names_a_type_the_wire_would_have_hidden(expected: str, actual: str, hint: str) -> None:
+    message = judge_type({"type": expected}, {"type": actual})
+    assert message is not None and actual in message and hint in message
+    assert judge_type({"type": "list[Tensor x3]"}, {"type": "list[Tensor x2]"}) is None  # lengths: the comparison's
+
+
+def test_it_says_the_contract_in_one_sentence_per_language() -> None:
+    default = describe(Contract(), ("x",))
+    assert "leaves every argument untouched" in default["en"] and "no autograd graph" in default["en"]
+    assert "不改动任何参数" in default["zh"]
+    in_place = describe(Contract(in_place=("w",), result_grad="graph", graph_budget=2.0), ("w", "x"))
+    assert "updates `w` in place and leaves `x` untouched" in in_place["en"]
+    assert "keeps the autograd graph" in in_place["en"] and "no step's graph is kept alive" in in_place["en"]
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [
+        ('in_place = ["z"]', "contract.in_place[0]"),
+        ('result = "copy"', "contract.result"),
+        ('result_grad = "maybe"', "contract.result_grad"),
+        ("graph_budget = 0.5", "contract.graph_budget"),
+        ("strict = true", "contract.strict"),
+    ],
+)
+def test_it_names_the_field_of_a_broken_contract(table: str, field: str) -> None:
+    text = Path(DRILLS["reverse-1d"].path).read_text(encoding="utf-8")
+    text = text.replace("[source]", f"[contract]\n{table}\n\n[source]", 1)
+    with pytest.raises(DrillError, match=re.escape(f"field '{field}'")):
+        parse_drill(text, "reverse-1d.toml")
+
+
+def test_every_bundled_view_contract_is_one_the_reference_keeps() -> None:
+    """``result = "may_view"`` only where a view is a natural answer; every drill's arguments are named."""
+    views = {slug for slug, drill in DRILLS.items() if drill.contract.result == "may_view"}
+    assert views == {"narrow-slice", "squeeze-dim", "permute-nhwc", "tf-diag-part", "index-assign-rows", "numpy-repeat"}
+    assert all(drill.arg_names for drill in DRILLS.values())
+
+
+# ------------------------------------------------------------------------------ constraints and advice
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\ndef solution(x, f=torch.flip):\n    return f(x, [0])\n",
+        "import torch\ndef solution(x, *, f=torch.flip):\n    return f(x, [0])\n",
+        "import torch\nsolution = lambda x, f=torch.flip: f(x, [0])\n",
+    ],
+)
+def test_constraints_see_through_a_parameter_default(code: str) -> None:
+    allow = DRILLS["puzzle-flip"].constraints
+    assert any("f (its default is torch.flip)" in v.message for v in check_constraints(code, allow))
+    forbid = DRILLS["weighted-nll-loss"].constraints
+    nll = code.replace("torch.flip", "torch.nn.functional.nll_loss")
+    assert any("forbids F.nll_loss" in v.message for v in check_constraints(nll, forbid))
+
+
+def test_a_default_that_is_an_allowed_call_stays_allowed() -> None:
+    code = "import torch\ndef solution(x, w=torch.where):\n    return w(x > 0, x, 0)\n"
+    assert not [v for v in check_constraints(code, DRILLS["puzzle-flip"].constraints) if "its default" in v.message]
+
+
+TENSORS = frozenset({"x"})
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        (
+            "def solution(x):\n    out = []\n    for i in range(len(x)):\n        out.append(x[i])\n    return out\n",
+            "element-loop",
+        ),
+        ("def solution(x):\n    return [v * 2 for v in x]\n", None),
+        ("def solution(x):\n    for v in x:\n        pass\n    return x\n", "element-loop"),
+        ("def solution(x, n):\n    for i in range(n):\n        x = x + 1\n    return x\n", None),
+        (
+            "def solution(x):\n    t = 0.0\n    for i in range(3):\n        t += x.sum().item()\n    return t\n",
+            "item-in-loop",
+        ),
+        ("import torch\ndef solution(x):\n    return torch.tensor(x) + 1\n", "tensor-of-tensor"),
+        ("import torch\ndef solution(values):\n    return torch.tensor(values)\n", None),
+    ],
+)
+def test_it_advises_on_torch_habits(code: str, rule: str | None) -> None:
+    assert [a.rule for a in advise(code, "solution", TENSORS)] == ([rule] if rule else [])
+
+
+def test_it_never_advises_against_what_the_reference_does() -> None:
+    drill = DRILLS["accumulate-loss-item"]
+    code = drill.reference.replace("total_loss += loss.item()", "total_loss += float(loss.item())")
+    assert advice_for(code, "solution", drill.reference, frozenset({"w0", "x", "y"})) == []
+    assert advice_for(code, "solution", "def solution(w0, x, y, lr, batch_size):\n    return 0.0\n", frozenset({"x"}))
+
+
+# ------------------------------------------------------------------------------ pages
+
+
+@pytest.mark.django_db
+def test_the_verdict_page_shows_time_memory_and_advice(client_for: Client, learner: User, drill: Drill) -> None:
+    code = "def solution(x):\n    out = x.clone()\n    for i in range(len(x)):\n        out[i] += 1\n    return out\n"
+    sub = graded(learner, drill, code)
+    page = page_of(client_for, sub)
+    assert sub.verdict["status"] == "accepted" and "data-run-facts" in page and " ms · wall " in page
+    assert "data-advice" in page and "a Python loop over the elements of `x`" in page
+
+
+@pytest.mark.django_db
+def test_the_verdict_page_names_a_changed_argument(client_for: Client, learner: User, drill: Drill) -> None:
+    sub = graded(learner, drill, "def solution(x):\n    x += 1\n    return x\n")
+    assert sub.verdict["status"] == "wrong_answer"
+    assert "your function changed its argument `x` (line 2: `x += 1`)" in page_of(client_for, sub)
+
+
+@pytest.mark.django_db
+def test_the_drill_page_states_the_contract(client_for: Client, drill: Drill) -> None:
+    page = client_for.get(reverse("graders:drill", args=[drill.slug])).content.decode()
+    assert page.count("data-contract") == 2 and "leaves every argument untouched" in page
