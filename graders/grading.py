@@ -8,10 +8,8 @@ per (drill version, seed, visible_only, device) because they are the same for ev
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -40,7 +38,7 @@ class Runner(Protocol):
         *,
         limits: Any = None,
         grad: bool = False,
-        silent_cases: Sequence[int] = (),
+        hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
     ) -> RunResult: ...
 
@@ -80,8 +78,8 @@ class ReferenceFailure(RuntimeError):
     """The drill's own reference did not run cleanly: our fault, never the learner's."""
 
 
-# cases, reference outputs, the reference's behaviour records, the cases' args
-Cached = tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]]]
+# cases (visible first), reference outputs, the reference's behaviour records, the visible and the hidden cases' args
+Cached = tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], list[tuple[Any, ...]]]
 
 
 class ReferenceCache:
@@ -137,14 +135,15 @@ def reference_outputs(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache = DEFAULT_CACHE
 ) -> tuple[list[Case], list[object], str]:
     """The cases for ``seed``, the reference output for each (cached) and the device they ran on."""
-    cases, expected, _records, _args, device = _reference(drill, seed, visible_only, runner, cache)
+    cases, expected, _records, _visible, _hidden, device = _reference(drill, seed, visible_only, runner, cache)
     return cases, expected, device
 
 
 def _reference(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
-) -> tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], str]:
-    """The cases for ``seed``, the reference's output and behaviour record for each (cached); the device.
+) -> tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], list[tuple[Any, ...]], str]:
+    """The cases for ``seed`` (visible first), the reference's output and behaviour record for each, the visible
+    and the hidden cases' args (cached, handed to the runner as they are); and the device.
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
     CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
@@ -155,19 +154,28 @@ def _reference(
     if cached is not None:
         return (*cached, device)
     cases = generate_cases(drill, seed, visible_only, device=device)
-    args = [case.args for case in cases]
+    visible = [case.args for case in cases if not case.hidden]
+    hidden = [case.args for case in cases if case.hidden]
     result = runner.run(
-        drill.reference, drill.entry_point, args, limits=sandbox_limits(drill.limits), grad=drill.grad, **_checks(drill)
+        drill.reference,
+        drill.entry_point,
+        visible,
+        limits=sandbox_limits(drill.limits),
+        grad=drill.grad,
+        hidden=hidden or None,
+        **_checks(drill),
     )
-    if result.status != "ok" or len(result.cases) != len(cases):
-        raise ReferenceFailure(f"{drill.slug}: the reference ended with {result.status}: {result.message}")
-    for case, outcome in zip(cases, result.cases, strict=True):
+    outcomes = result.cases + result.hidden
+    if result.status != "ok" or result.hidden_status not in ("", "ok") or len(outcomes) != len(cases):
+        status = result.status if result.status != "ok" else result.hidden_status
+        raise ReferenceFailure(f"{drill.slug}: the reference ended with {status}: {result.message}")
+    for case, outcome in zip(cases, outcomes, strict=True):
         if not outcome.ok:
             raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
-    expected = [outcome.value for outcome in result.cases]
-    records = [outcome.behaviour for outcome in result.cases]
-    cache.put(key, (cases, expected, records, args))
-    return cases, expected, records, args, device
+    expected = [outcome.value for outcome in outcomes]
+    records = [outcome.behaviour for outcome in outcomes]
+    cache.put(key, (cases, expected, records, visible, hidden))
+    return cases, expected, records, visible, hidden, device
 
 
 def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:
@@ -207,51 +215,32 @@ def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **
     return verdict
 
 
-_EXCEPTION_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration))\b")
-
-
-def _error_summary(error: str | None) -> str:
-    """The exception's type name only, for hidden cases (its message could echo the hidden input).
-
-    Both traceback layouts occur: Python's (exception last) and the sandbox's (exception first).
-    """
-    for line in (error or "").splitlines():
-        found = _EXCEPTION_NAME.match(line)
-        if found:
-            return found.group(1)
-    return "an error"
-
-
 def _judge_case(
     case: Case, outcome: Any, expected: object, record: dict[str, Any] | None, drill: Drill
 ) -> tuple[TestResult, str, Mismatch | None]:
-    """One test result, the status it would give the submission, and the mismatch (for visible cases).
+    """One visible test's result, the status it would give the submission, and the mismatch.
 
-    The contract (what the call did to its arguments, the result's kind, device and autograd state, a second
+    The contract (what the call did to its arguments, the result's autograd state and device, a second
     call) is judged before the value: a right value reached by changing the caller's tensor is still wrong.
     """
+
+    def failed(message: str, status: str = "wrong_answer") -> tuple[TestResult, str, Mismatch | None]:
+        return {"name": case.name, "hidden": False, "passed": False, "message": message}, status, None
+
     if not outcome.ok:
-        shown = f"raised {_error_summary(outcome.error)}" if case.hidden else (outcome.error or "raised an error")
-        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": shown}, "runtime_error", None
+        return failed(outcome.error or "raised an error", "runtime_error")
     broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args))
     if broken is not None:
-        message = "wrong behaviour (hidden case: details are not shown)" if case.hidden else broken
-        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": message}, "wrong_answer", None
+        return failed(broken)
     mismatch = compare(expected, outcome.value, drill.compare)
     wrong_type = judge_type(record, outcome.behaviour) if mismatch is None else None
     if wrong_type is not None:
-        message = "wrong type (hidden case: details are not shown)" if case.hidden else wrong_type
-        return {"name": case.name, "hidden": case.hidden, "passed": False, "message": message}, "wrong_answer", None
+        return failed(wrong_type)
     if mismatch is None:
-        return {"name": case.name, "hidden": case.hidden, "passed": True, "message": "passed"}, "accepted", None
-    if case.hidden:
-        message = f"wrong {mismatch['kind']} (hidden case: inputs and expected output are not shown)"
-        return {"name": case.name, "hidden": True, "passed": False, "message": message}, "wrong_answer", None
-    return (
-        {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"], "mismatch": mismatch},
-        "wrong_answer",
-        mismatch,
-    )
+        return {"name": case.name, "hidden": False, "passed": True, "message": "passed"}, "accepted", None
+    test: TestResult = {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"]}
+    test["mismatch"] = mismatch
+    return test, "wrong_answer", mismatch
 
 
 def grade(
@@ -270,18 +259,18 @@ def grade(
         device = runner_device(drill, runner)
         return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
     try:
-        cases, expected, records, args, device = _reference(drill, seed, visible_only, runner, cache)
+        cases, expected, records, visible, hidden, device = _reference(drill, seed, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
-    # Hidden tests' prints never leave the sandbox: the verdict's output is the visible tests' alone.
-    silent = [index for index, case in enumerate(cases) if case.hidden]
+    # The hidden cases go to the runner only after its visible phase answered; of their phase only values,
+    # ok flags and behaviour records come back, each case reduced here to passed or failed (one bit).
     result = runner.run(
         code,
         drill.entry_point,
-        args,
+        visible,
         limits=sandbox_limits(drill.limits),
         grad=drill.grad,
-        silent_cases=silent,
+        hidden=hidden or None,
         **_checks(drill),
     )
     timing = {
@@ -291,28 +280,76 @@ def grade(
         "stdout": result.stdout or "",
     }
     device = str(result.device or device)
-    hidden_total = sum(case.hidden for case in cases)
-    counts = {"total": len(cases), "hidden_total": hidden_total}
-    if result.status not in ("ok", "runtime_error") or len(result.cases) != len(cases):
+    counts = {"total": len(cases), "hidden_total": len(hidden)}
+    if result.status not in ("ok", "runtime_error") or len(result.cases) != len(visible):
         status = result.status if result.status in VERDICTS else "internal_error"
         message = result.message if status == result.status else ""
-        message = message or f"the runner returned {len(result.cases)} results for {len(cases)} cases"
+        message = message or f"the runner returned {len(result.cases)} results for {len(visible)} cases"
         # Rejected by the sandbox's own compile: nothing ran, so no test failed (the rule is the whole message).
         ran = status != "rejected"
         tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases if ran]
         return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
-    judged = [_judge_case(c, o, e, r, drill) for c, o, e, r in zip(cases, result.cases, expected, records, strict=True)]
+    shown = list(zip(cases, result.cases, expected, records, strict=False))
+    judged = [_judge_case(c, o, e, r, drill) for c, o, e, r in shown]
     tests = [test for test, _, _ in judged]
+    hidden_phase = _hidden_phase(result, len(hidden))
+    secret = list(
+        zip(cases[len(visible) :], result.hidden, expected[len(visible) :], records[len(visible) :], strict=False)
+    )
+    tests += [
+        _judge_hidden(c, o, e, r, drill) if hidden_phase == "ok" else _hidden_test(c, False) for c, o, e, r in secret
+    ]
+    if hidden_phase != "ok":
+        tests += [_hidden_test(c, False) for c in cases[len(visible) + len(secret) :]]
     passed = sum(test["passed"] for test in tests)
     hidden_passed = sum(test["passed"] for test in tests if test["hidden"])
     counts.update(passed=passed, hidden_passed=hidden_passed)
     failing = [(test, status, mismatch) for test, status, mismatch in judged if not test["passed"]]
-    if not failing:
-        advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, cases))
-        extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
-        message = f"all {len(cases)} tests passed"
-        return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
-    test, status, mismatch = failing[0]
-    message = f"{test['name']}: {test['message']}"
-    extra: dict[str, Any] = {"mismatch": mismatch} if mismatch is not None else {}
-    return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing, **extra)
+    if failing:
+        test, status, mismatch = failing[0]
+        extra: dict[str, Any] = {"mismatch": mismatch} if mismatch is not None else {}
+        message = f"{test['name']}: {test['message']}"
+        return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing, **extra)
+    if hidden_phase != "ok":
+        message = f"the hidden tests ended in {hidden_phase.replace('_', ' ')}"
+        return _verdict(drill, seed, hidden_phase, message, device, tests=tests, **counts, **timing)
+    failed_hidden = [test for test in tests if test["hidden"] and not test["passed"]]
+    if failed_hidden:
+        message = f"{failed_hidden[0]['name']}: {HIDDEN_FAILED}"
+        return _verdict(drill, seed, "wrong_answer", message, device, tests=tests, **counts, **timing)
+    advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, cases))
+    extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
+    message = f"all {len(cases)} tests passed"
+    return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
+
+
+HIDDEN_FAILED = "failed (a hidden case: its inputs, output and any error or message stay hidden)"
+# What the hidden phase's status can say, beside each case's bit (docs/security.md, "What a hidden case reveals").
+HIDDEN_STATUSES = ("ok", "time_limit", "memory_limit", "output_limit", "runtime_error", "internal_error")
+
+
+def _hidden_phase(result: Any, n_hidden: int) -> str:
+    """The hidden phase's status, reduced to a fixed word; ``ok`` only with one result per hidden case."""
+    if n_hidden == 0:
+        return "ok"
+    status = str(result.hidden_status)
+    if status == "ok" and len(result.hidden) != n_hidden:
+        return "runtime_error"
+    return status if status in HIDDEN_STATUSES else "runtime_error"
+
+
+def _hidden_test(case: Case, passed: bool) -> TestResult:
+    return {"name": case.name, "hidden": True, "passed": passed, "message": "passed" if passed else "failed"}
+
+
+def _judge_hidden(
+    case: Case, outcome: Any, expected: object, record: dict[str, Any] | None, drill: Drill
+) -> TestResult:
+    """One bit: the case passed (ran, kept the contract, the right value of the right type) or it did not."""
+    passed = (
+        outcome.ok
+        and judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args)) is None
+        and compare(expected, outcome.value, drill.compare) is None
+        and judge_type(record, outcome.behaviour) is None
+    )
+    return _hidden_test(case, bool(passed))

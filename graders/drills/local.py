@@ -13,7 +13,7 @@ import math
 import time
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -65,10 +65,10 @@ class LocalRunner:
         *,
         limits: object = None,
         grad: bool = False,
-        silent_cases: Sequence[int] = (),
+        hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
     ) -> RunResult:
-        """Trusted code only; prints are not captured, so ``silent_cases`` has nothing to withhold."""
+        """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them."""
         started, cpu_started = time.perf_counter(), time.process_time()
         namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "np": np, "math": math}
         try:
@@ -81,9 +81,19 @@ class LocalRunner:
         with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
             warnings.simplefilter("ignore")
             results = [self._case(fn, args, grad, count_graph, code.splitlines()) for args in cases]
+            secret = [self._case(fn, args, grad, count_graph, code.splitlines()) for args in hidden or []]
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu_started) * 1000
-        return RunResult("ok", cases=results, cpu_ms=cpu_ms, wall_ms=wall_ms, device=self.device)
+        hidden_status = "ok" if hidden else ""
+        return RunResult(
+            "ok",
+            results,
+            cpu_ms=cpu_ms,
+            wall_ms=wall_ms,
+            device=self.device,
+            hidden=secret,
+            hidden_status=hidden_status,
+        )
 
     def _case(self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str]) -> CaseResult:
         """One case as the sandbox runs it (``child.run_case``), its value rebuilt as the wire rebuilds it."""

@@ -10,6 +10,7 @@ Calling convention (also used by drills to compute references, see ``invoke``):
 
 from __future__ import annotations
 
+import dataclasses
 import traceback
 import types
 from collections.abc import Callable
@@ -138,6 +139,54 @@ def is_memory_error(exc: BaseException) -> bool:
     return isinstance(exc, MemoryError) or "can't allocate memory" in text or "out of memory" in text
 
 
+@dataclasses.dataclass(frozen=True)
+class Loaded:
+    """A submission whose module body ran: its entry point and its source lines (for tracebacks)."""
+
+    entry: Any
+    lines: list[str]
+
+
+def load(
+    job: dict[str, Any], modules: dict[str, ModuleProxy], sink: policy.PrintSink, code: types.CodeType | None = None
+) -> Loaded | dict[str, Any]:
+    """Steps: 1. compile (unless the pool compiled it); 2. run the module body; 3. find the entry point.
+    The loaded submission, or the failure as a result."""
+    source: str = job["code"]
+    lines = source.splitlines()
+    if code is None:
+        try:
+            code = policy.compile_submission(source, int(job["max_source_bytes"]))
+        except policy.Rejected as exc:
+            return {"status": "rejected", "message": str(exc)}
+    glb, _guards = policy.make_globals(modules, sink)
+    try:
+        exec(code, glb)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends too
+        return _failure(exc, lines, sink, "the module body raised: ")
+    entry = glb.get(job["entry_point"])
+    if entry is None or not callable(entry):
+        msg = f"the entry point {job['entry_point']!r} is not defined (or not callable)"
+        return {"status": "runtime_error", "message": msg}
+    return Loaded(entry, lines)
+
+
+def run_cases(
+    loaded: Loaded, cases: list[tuple[Any, ...]], job: dict[str, Any], device: str, sink: policy.PrintSink
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every case in order: per case ``ok``, ``error`` and ``behaviour``, the values apart (by index)."""
+    results: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    for index, case in enumerate(cases):
+        outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink)
+        if "status" in outcome:
+            return outcome, {}
+        if outcome["ok"]:
+            values[str(index)] = outcome.pop("value")
+        results.append(outcome)
+    return {"status": "ok", "message": "", "cases": results}, values
+
+
 def run_job(
     job: dict[str, Any],
     cases: list[tuple[Any, ...]],
@@ -146,37 +195,11 @@ def run_job(
     device: str,
     code: types.CodeType | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Steps: 1. compile (unless the pool compiled it); 2. run the module body; 3. find the entry point;
-    4. run every case."""
-    source: str = job["code"]
-    lines = source.splitlines()
-    if code is None:
-        try:
-            code = policy.compile_submission(source, int(job["max_source_bytes"]))
-        except policy.Rejected as exc:
-            return {"status": "rejected", "message": str(exc)}, {}
-    glb, _guards = policy.make_globals(modules, sink)
-    try:
-        exec(code, glb)
-    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends too
-        return _failure(exc, lines, sink, "the module body raised: "), {}
-    entry = glb.get(job["entry_point"])
-    if entry is None or not callable(entry):
-        msg = f"the entry point {job['entry_point']!r} is not defined (or not callable)"
-        return {"status": "runtime_error", "message": msg}, {}
-    results: list[dict[str, Any]] = []
-    values: dict[str, Any] = {}
-    silent = set(job.get("silent_cases") or ())
-    for index, case in enumerate(cases):
-        sink.silent = index in silent
-        outcome = _run_case(entry, case, job, device, lines, sink)
-        sink.silent = False
-        if "status" in outcome:
-            return outcome, {}
-        if outcome["ok"]:
-            values[str(index)] = outcome.pop("value")
-        results.append(outcome)
-    return {"status": "ok", "message": "", "cases": results}, values
+    """Load the submission and run every case (the warm-ups' path; a job's runner calls the two apart)."""
+    loaded = load(job, modules, sink, code)
+    if isinstance(loaded, dict):
+        return loaded, {}
+    return run_cases(loaded, cases, job, device, sink)
 
 
 def _run_case(

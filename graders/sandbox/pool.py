@@ -15,6 +15,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import dataclasses
 import io
 import json
 import marshal
@@ -29,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -69,7 +70,7 @@ class _Job:
     cases: list[tuple[Any, ...]]
     limits: Limits
     grad: bool
-    silent_cases: tuple[int, ...]
+    hidden: list[tuple[Any, ...]]  # sent only after the visible phase's result came back (``zygote._run``)
     count_graph: bool = False
 
 
@@ -229,12 +230,12 @@ class SandboxPool:
         limits: Limits | None = None,
         grad: bool = False,
         timeout: float | None = None,
-        silent_cases: Sequence[int] = (),
+        hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
     ) -> RunResult:
-        """Run ``code``'s ``entry_point`` on each case. What the cases at ``silent_cases`` print (hidden
-        tests) is counted against the output limit but never leaves the child. ``count_graph``: each case's
-        behaviour record says how large its autograd graphs grew (drills with a graph budget)."""
+        """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
+        result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
+        each case's behaviour record says how large its autograd graphs grew (drills with a graph budget)."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -255,7 +256,7 @@ class SandboxPool:
                     message = f"the GPU sandbox cannot use CUDA: {reason}"
                     return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
-                    job = _Job(code, compiled, entry_point, cases, limits, grad, tuple(silent_cases), count_graph)
+                    job = _Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
                     result = self._run_in(child, job, started)
                 finally:
                     child.close()
@@ -349,20 +350,15 @@ class SandboxPool:
     # -- one job -------------------------------------------------------------------------------------
 
     def _run_in(self, child: _Child, run: _Job, started: float) -> RunResult:
-        code, compiled, entry_point, cases, limits, grad = (
-            run.code,
-            run.compiled,
-            run.entry_point,
-            run.cases,
-            run.limits,
-            run.grad,
-        )
+        """Send the job and the visible cases, read that phase's result; then, if there are hidden cases and the
+        visible phase ended ``ok``, send them and read the hidden phase's (see ``zygote._run``)."""
+        limits = run.limits
         header = {
             "kind": "job",
-            "code": code,
-            "entry_point": entry_point,
-            "grad": grad,
-            "silent_cases": list(run.silent_cases),
+            "code": run.code,
+            "entry_point": run.entry_point,
+            "grad": run.grad,
+            "hidden": bool(run.hidden),
             "count_graph": run.count_graph,
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
@@ -371,20 +367,35 @@ class SandboxPool:
         }
         try:
             job = wire.pack(header)
-            packed_cases = self._packed_cases(cases)
+            packed_cases = self._packed_cases(run.cases)
+            packed_hidden = self._packed_cases(run.hidden) if run.hidden else b""
         except wire.WireError as exc:
             return RunResult(status="internal_error", message=f"the cases cannot be sent: {exc}")
         try:
             wire.send_message(child.ctl, wire.pack({"kind": "arm", "wall": limits.wall_seconds}))
             child.job.settimeout(limits.wall_seconds + RESULT_GRACE)
             wire.send_message(child.job, job)
-            wire.send_message(child.job, compiled)
+            wire.send_message(child.job, run.compiled)
             wire.send_message(child.job, packed_cases)
         except OSError as exc:
             return RunResult(status="internal_error", message=f"the sandbox child went away: {exc}")
         # Counted from the job's start, not from ``started``: waiting for a warm child (slow on a
         # loaded machine) must not eat into the time the child is given to answer.
         deadline = time.monotonic() + limits.wall_seconds + RESULT_GRACE
+        visible = self._phase(child, deadline, len(run.cases), limits, started)
+        if not run.hidden or visible.status != "ok":
+            return visible
+        try:
+            wire.send_message(child.job, packed_hidden)
+        except OSError:
+            pass  # the child went away after its visible phase: the hidden phase reads the warden's account
+        hidden = self._phase(child, deadline, len(run.hidden), limits, started)
+        # Of the hidden phase only its status and each case's value, ok flag and behaviour record are kept:
+        # what the child printed, its messages, errors and timings are dropped here, unread.
+        return dataclasses.replace(visible, hidden=hidden.cases, hidden_status=hidden.status)
+
+    def _phase(self, child: _Child, deadline: float, n_cases: int, limits: Limits, started: float) -> RunResult:
+        """One phase's message (or, when none comes, the warden's account of the child's end) as a result."""
         try:
             child.job.settimeout(max(deadline - time.monotonic(), 0.001))
             result: tuple[dict[str, Any], dict[str, Any]] | None = wire.unpack(
@@ -401,7 +412,7 @@ class SandboxPool:
             got = _recv(child.ctl, max(deadline, time.monotonic() + RESULT_GRACE), 1 << 16)
             report = got[0] if got else None
         try:
-            return _verdict(result, report, len(cases), limits, child, started)
+            return _verdict(result, report, n_cases, limits, child, started)
         except Exception as exc:  # noqa: BLE001 - what the child sent is data; none of it may crash the parent
             sys.stderr.write(f"sandbox: a result could not be interpreted ({type(exc).__name__}: {exc})\n")
             return RunResult(
@@ -811,11 +822,11 @@ def run_once(
     grad: bool = False,
     device: str = "cpu",
     timeout: float | None = None,
-    silent_cases: Sequence[int] = (),
+    hidden: list[tuple[Any, ...]] | None = None,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
-        return pool.run(code, entry_point, cases, grad=grad, timeout=timeout, silent_cases=silent_cases)
+        return pool.run(code, entry_point, cases, grad=grad, timeout=timeout, hidden=hidden)
 
 
 _DEFAULT: dict[tuple[int, str], SandboxPool] = {}

@@ -36,3 +36,7 @@ class RunResult:
     wall_ms: float = 0.0
     device: str = "cpu"  # the device that actually ran the code
     memory_mb: float = 0.0  # the runner's peak resident memory (torch included); 0 where unknown
+    # The hidden phase (``run(..., hidden=...)``): one result per hidden case when hidden_status is "ok"; its
+    # status otherwise ("" when no hidden phase ran). Nothing else of that phase leaves the pool.
+    hidden: list[CaseResult] = field(default_factory=list)
+    hidden_status: str = ""

@@ -45,7 +45,7 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -602,18 +602,16 @@ def runner(job_fd: int, workdir: str, config: RunnerConfig, isolation: dict[str,
     t5 = time.perf_counter()
     cpu_before = _cpu_seconds()
     jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda", data_base)
-    result, out_values = _run(header, values, device, sock, code)
-    if device == "cuda":
-        result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
-    t6 = time.perf_counter()
-    result["timings"] = {"run_ms": (t6 - t5) * 1000}
-    result["cpu_ms"] = (_cpu_seconds() - cpu_before) * 1000
-    result["max_rss_kb"] = _max_rss_kb()
-    try:
-        data = wire.pack(result, out_values)
-    except BaseException as exc:  # noqa: BLE001 - a value that cannot be encoded
-        data = wire.pack({"status": "runtime_error", "message": f"the result cannot be returned: {exc}"[:2000]})
-    wire.send_message(sock, data)
+
+    def facts(result: dict[str, Any]) -> None:
+        """What the visible phase cost: set before its result is sent, never after hidden data arrived."""
+        if device == "cuda":
+            result["max_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
+        result["timings"] = {"run_ms": (time.perf_counter() - t5) * 1000}
+        result["cpu_ms"] = (_cpu_seconds() - cpu_before) * 1000
+        result["max_rss_kb"] = _max_rss_kb()
+
+    _run(header, values, device, sock, code, facts)
     return 0
 
 
@@ -665,36 +663,78 @@ def _cpu_seconds() -> float:
 
 
 def _run(
-    header: dict[str, Any], values: dict[str, Any], device: str, sock: socket.socket, code: types.CodeType
-) -> tuple[dict[str, Any], dict[str, Any]]:
+    header: dict[str, Any],
+    values: dict[str, Any],
+    device: str,
+    sock: socket.socket,
+    code: types.CodeType,
+    facts: Callable[[dict[str, Any]], None],
+) -> None:
+    """The job in two phases, each ending in one message (DESIGN.md, the sandbox, layer 3).
+
+    1. The visible cases: the result says everything (values, errors, printed output, timings). It is
+       sent before this process ever holds a hidden input.
+    2. Only then, and only if the pool asks (``hidden`` in the header), the hidden cases arrive and run with
+       every print dropped. Their message carries values, ``ok`` flags and behaviour records and nothing
+       else; the parent reduces each case to passed or failed. Whatever this process says after it holds
+       hidden data (a forged message, a crash, a timing) becomes one of those bits or one status word.
+    """
     from graders.sandbox import child, policy
 
     def overflow() -> None:
         """Past the output cap the job ends at once: a bare ``except:`` in the submission cannot go on."""
-        text = sink.text()
         message = f"output limit: more than {sink.limit} bytes printed"
-        result = {"kind": "result", "status": "output_limit", "message": message, "stdout": text, "device": device}
+        result = {"kind": "result", "status": "output_limit", "message": message, "device": device}
+        result["stdout"] = "" if sink.silent else sink.text()
         wire.send_message(sock, wire.pack(result))
         os._exit(0)
 
     sink = policy.PrintSink(int(header["output_bytes"]), on_overflow=overflow)
-    cases = [tuple(c) for c in values.get("cases", [])]
+    visible = [tuple(c) for c in values.get("cases", [])]
+    loaded: child.Loaded | None = None
+    result: dict[str, Any] = {"status": "runtime_error", "message": "the pool sent no code object"}
+    out_values: dict[str, Any] = {}
+    if isinstance(code, types.CodeType):
+        found, _ = _guarded(lambda: (child.load(header, _MODULES, sink, code), {}), sink)
+        if isinstance(found, child.Loaded):
+            loaded = found
+            result, out_values = _guarded(lambda: child.run_cases(found, visible, header, device, sink), sink)
+        else:
+            result = found
+    result.update(stdout=sink.text(), device=device, kind="result")
+    facts(result)
+    _send_result(sock, result, out_values)
+    if not header.get("hidden") or result.get("status") != "ok" or loaded is None:
+        return
+    _, hidden_values = wire.unpack(wire.recv_message(sock))
+    hidden = [tuple(c) for c in hidden_values.get("cases", [])]
+    sink.silent = True  # for good: nothing printed from here on is kept (it still counts against the cap)
+    ran, out_values = _guarded(lambda: child.run_cases(loaded, hidden, header, device, sink), sink)
+    cases = [{"ok": c.get("ok") is True, "behaviour": c.get("behaviour")} for c in ran.get("cases", [])]
+    _send_result(sock, {"kind": "hidden", "status": ran.get("status"), "cases": cases}, out_values)
+
+
+def _guarded(step: Callable[[], tuple[Any, dict[str, Any]]], sink: Any) -> tuple[Any, dict[str, Any]]:
+    """A step of the job; anything it raises past the learner's own handling ends the phase as a status."""
+    from graders.sandbox import child, policy
+
     try:
-        if not isinstance(code, types.CodeType):
-            raise TypeError("the pool sent no code object")
-        result, out_values = child.run_job(header, cases, _MODULES, sink, device, code)
+        return step()
     except BaseException as exc:  # noqa: BLE001
         if isinstance(exc, policy.OutputLimitExceeded) or sink.overflowed:
-            result = {"status": "output_limit", "message": f"output limit: more than {sink.limit} bytes printed"}
-        elif child.is_memory_error(exc):
-            result = {"status": "memory_limit", "message": "memory limit exceeded"}
-        else:
-            result = {"status": "runtime_error", "message": f"{type(exc).__name__} while grading"}
-        out_values = {}
-    result["stdout"] = sink.text()
-    result["device"] = device
-    result["kind"] = "result"
-    return result, out_values
+            return {"status": "output_limit", "message": f"output limit: more than {sink.limit} bytes printed"}, {}
+        if child.is_memory_error(exc):
+            return {"status": "memory_limit", "message": "memory limit exceeded"}, {}
+        return {"status": "runtime_error", "message": f"{type(exc).__name__} while grading"}, {}
+
+
+def _send_result(sock: socket.socket, header: dict[str, Any], values: dict[str, Any]) -> None:
+    try:
+        data = wire.pack(header, values)
+    except BaseException as exc:  # noqa: BLE001 - a value that cannot be encoded
+        message = f"the result cannot be returned: {exc}"[:2000]
+        data = wire.pack({"kind": header.get("kind"), "status": "runtime_error", "message": message})
+    wire.send_message(sock, data)
 
 
 def _init_device(requested: str, gpu_memory_mb: int) -> tuple[str, dict[str, Any]]:

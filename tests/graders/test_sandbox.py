@@ -109,15 +109,49 @@ def test_it_caps_prints_with_an_output_limit(pool: SandboxPool) -> None:
 
 
 def test_it_never_returns_what_a_hidden_case_prints(pool: SandboxPool) -> None:
-    """Case 1 is hidden: its print (the hidden input) is dropped in the child, on success and at the limit."""
+    """The hidden cases run in a second phase: nothing of it but values, ok flags and records comes back."""
     code = "print('loaded')\ndef solution(x):\n    print('input', x)\n    return x\n"
-    result = pool.run(code, "solution", [(3,), (424242,), (5,)], silent_cases=[1])
-    assert result.status == "ok" and [c.value for c in result.cases] == [3, 424242, 5]
+    result = pool.run(code, "solution", [(3,), (5,)], hidden=[(424242,)])
+    assert result.status == "ok" and [c.value for c in result.cases] == [3, 5]
+    assert result.hidden_status == "ok" and [c.value for c in result.hidden] == [424242]
     assert result.stdout == "loaded\ninput 3\ninput 5\n"
-    flood = "def solution(x):\n    while True:\n        print('secret', x)\n"
-    result = pool.run(flood, "solution", [(424242,)], limits=Limits(output_bytes=1000), silent_cases=[0])
-    assert result.status == "output_limit"
-    assert "424242" not in result.stdout and "424242" not in result.message
+    flood = "def solution(x):\n    while x > 0:\n        print('secret', x)\n    return x\n"
+    result = pool.run(flood, "solution", [(0,)], limits=Limits(output_bytes=1000), hidden=[(424242,)])
+    assert (result.status, result.hidden_status) == ("ok", "output_limit")
+    assert "424242" not in repr(result)
+
+
+# The round-3 paths by which hidden inputs came back without any escape; each now ends as one bit per case.
+LEAKS = {
+    "a tuple whose __len__ raises with the input, in the last encode": (
+        "class T(tuple):\n    def __len__(self):\n        raise ValueError(repr(list(self)))\n"
+        "def solution(x):\n    return T((x,))\n"
+    ),
+    "an error whose second line looks like an exception name": (
+        "def solution(x):\n    if x > 100:\n        raise ValueError('a\\nKeyError: ' + str(x))\n    return x\n"
+    ),
+    "an error that starts like out of memory": (
+        "def solution(x):\n    if x > 100:\n        raise RuntimeError('out of memory ' + str(x))\n    return x\n"
+    ),
+    "printing the input, then flooding the output": (
+        "def solution(x):\n    if x > 100:\n        print(x)\n        while True:\n            print(x)\n    return x\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", LEAKS.values(), ids=list(LEAKS))
+def test_no_round_3_path_returns_a_hidden_input(pool: SandboxPool, code: str) -> None:
+    result = pool.run(code, "solution", [(3,)], hidden=[(424242,), (7,)])
+    assert "424242" not in repr(result), result
+    assert result.hidden_status in ("ok", "output_limit", "memory_limit", "runtime_error")
+
+
+def test_a_runner_that_owns_its_process_still_returns_one_message_per_phase(pool: SandboxPool) -> None:
+    """Real builtins or not, what the hidden phase sends is decoded as data and reduced by the parent."""
+    forged = "def solution(x):\n    return {'message': 'input ' + str(x), 'stdout': str(x)}\n"
+    result = pool.run(forged, "solution", [(3,)], hidden=[(424242,)])
+    assert result.hidden_status == "ok" and result.stdout == "" and result.message == ""
+    assert result.hidden[0].error is None  # its value is compared, never shown (graders.grading)
 
 
 def test_it_reports_a_runtime_error_with_the_learners_lines(pool: SandboxPool) -> None:
