@@ -190,3 +190,44 @@ def test_it_grades_a_drill_without_javascript(browser: Any, grader: Workers, liv
     expect(page.locator("#verdict")).to_have_attribute("data-status", "accepted", timeout=VERDICT_TIMEOUT_MS)
     expect(page.locator("[data-rated]")).to_contain_text("Accepted: rated 5")
     context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_solution_that_changes_its_argument_is_told_so_and_the_fix_gets_advice(
+    browser: Any, grader: Workers, live_server: Any, width: int
+) -> None:
+    """Through the real worker and sandbox: the contract under the prompt, the teacher's message with the line,
+    then an accepted loop with advice and the run's facts, at phone and desktop widths."""
+    from playwright.sync_api import expect
+
+    if not EDITOR_BUNDLE.exists():
+        pytest.skip("static/dist/editor.js is missing: run `make frontend`")
+    drill = make_drill()
+    context = browser.new_context(viewport={"width": width, "height": 1400}, color_scheme="light")
+    context.set_default_timeout(10_000)
+    client = Client()
+    client.force_login(make_user(f"contract-{width}"))
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page = context.new_page()
+    page.goto(f"{live_server.url}/drills/{drill.slug}/")
+    expect(page.locator(".prompt-en[data-contract]")).to_contain_text("leaves every argument untouched")
+    set_code(page, "def solution(x):\n    x += 1\n    return x\n")
+    page.get_by_role("button", name="Submit").click()
+    verdict = page.locator("#verdict")
+    expect(verdict).to_have_attribute("data-status", "wrong_answer", timeout=VERDICT_TIMEOUT_MS)
+    expect(verdict).to_contain_text("your function changed its argument `x` (line 2: `x += 1`)")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    if width == 390:
+        save_docs_screenshot(page, "drill-contract-verdict-phone.png")
+    set_code(
+        page,
+        "def solution(x):\n    out = x.clone()\n    for i in range(len(x)):\n        out[i] += 1\n    return out\n",
+    )
+    page.get_by_role("button", name="Submit").click()
+    expect(verdict).to_have_attribute("data-status", "accepted", timeout=VERDICT_TIMEOUT_MS)
+    expect(verdict.locator("[data-advice]")).to_contain_text("a Python loop over the elements of `x`")
+    expect(verdict.locator("[data-run-facts]")).to_contain_text("peak memory")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    if width == 1280:
+        save_docs_screenshot(page, "drill-contract-advice.png")
+    context.close()
