@@ -20,10 +20,10 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import extensions
+from cards import extensions, switching
 from cards import review as reviewing
-from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm
-from cards.models import Card, CardState, Note
+from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
+from cards.models import Card, CardState, Note, Scheduler
 from cards.rendering import render_markdown
 
 
@@ -165,7 +165,29 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Settings saved.")
         return redirect("cards:settings")
     zones = sorted(zoneinfo.available_timezones())
-    return render(request, "cards/settings.html", {"form": form, "zones": zones})
+    other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
+    context = {"form": form, "zones": zones, "profile": profile, "other": other, "other_label": Scheduler(other).label}
+    return render(request, "cards/settings.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def switch_scheduler(request: HttpRequest) -> HttpResponse:
+    """GET shows what the switch would do (the backlog and how it is spread); POST does exactly that."""
+    profile = reviewing.get_profile(request.user)
+    form = SwitchSchedulerForm(request.POST or request.GET or None)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Choose a scheduler: ?to=sm2 or ?to=fsrs.", content_type="text/plain")
+    target = form.cleaned_data["to"]
+    if request.method == "POST":
+        plan = switching.switch_scheduler(request.user, profile, target, timezone.now())
+        spread = f" {plan.backlog} newly due cards are spread over the next days." if plan.backlog else ""
+        messages.success(request, f"Switched to {Scheduler(target).label}.{spread}")
+        return redirect("cards:settings")
+    plan = switching.plan_switch(request.user, profile, target, timezone.now())
+    peak = max([max(day.before, day.after) for day in plan.days] + [1])
+    context = {"plan": plan, "profile": profile, "label": Scheduler(target).label, "peak": peak}
+    return render(request, "cards/scheduler_switch.html", context)
 
 
 @login_required
