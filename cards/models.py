@@ -110,6 +110,9 @@ class Profile(models.Model):
         default=Scheduler.SM2,
         help_text="Which scheduler sets due days: SM-2 (default) or FSRS-6.",
     )
+    scheduler_chosen = models.BooleanField(
+        default=False, help_text="The learner picked the scheduler; otherwise their first team's default applies."
+    )
     scheduler_switched_at = models.DateTimeField(null=True, blank=True, help_text="The last switch of scheduler.")
     desired_retention = models.DecimalField(
         max_digits=3,

@@ -16,6 +16,7 @@ the confirmed switch applies exactly that plan, inside one transaction.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -23,7 +24,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cards.models import CardState, Profile, ReviewLog, Scheduler
-from cards.review import learner_today, memory_from
+from cards.review import get_profile, learner_today, memory_from
 from cards.scheduling import fsrs6, schedulers
 
 PREVIEW_DAYS = 7
@@ -140,7 +141,9 @@ def _day_counts(states: list[CardState], plan: SwitchPlan, today: date) -> list[
     return [DayCount(day=day, before=before[day], after=after[day]) for day in days]
 
 
-def switch_scheduler(user: AbstractBaseUser, profile: Profile, target: str, now: datetime) -> SwitchPlan:
+def switch_scheduler(
+    user: AbstractBaseUser, profile: Profile, target: str, now: datetime, chosen: bool = True
+) -> SwitchPlan:
     """Apply the plan and the learner's choice together, with the learner's states locked so no rating
     lands in between; each changed state's version moves, so a rating form opened before the switch
     is refused as stale instead of recording against the old schedule."""
@@ -160,5 +163,20 @@ def switch_scheduler(user: AbstractBaseUser, profile: Profile, target: str, now:
         CardState.objects.bulk_update(changed, fields, batch_size=1000)
         profile.scheduler = target
         profile.scheduler_switched_at = now
-        profile.save(update_fields=["scheduler", "scheduler_switched_at"])
+        profile.scheduler_chosen = profile.scheduler_chosen or chosen
+        profile.save(update_fields=["scheduler", "scheduler_switched_at", "scheduler_chosen"])
     return plan
+
+
+def follow_team_default(users: Iterable[AbstractBaseUser], target: str, now: datetime) -> int:
+    """A team's default scheduler reaches the learners who never chose one (the teams app picks
+    which members follow which team); each switch is the same plan as a learner's own, backlog
+    spread included. Returns how many learners switched."""
+    switched = 0
+    for user in users:
+        profile = get_profile(user)
+        if profile.scheduler_chosen or profile.scheduler == target:
+            continue
+        switch_scheduler(user, profile, target, now, chosen=False)
+        switched += 1
+    return switched

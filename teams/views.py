@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from cards.models import default_time_zone
 
 from . import boards, services
-from .forms import PeriodForm, PreferenceForm, RenameForm, TeamForm
+from .forms import DefaultSchedulerForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
@@ -80,6 +80,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
         "history": history[: HISTORY_SEASONS * 3],
         "invite_url": invite_url,
         "rename_form": RenameForm(initial={"name": team.name}),
+        "scheduler_form": DefaultSchedulerForm(initial={"scheduler": team.default_scheduler}),
         "season": boards.team_season(team, timezone.now()),
     }
     return render(request, "teams/detail.html", context)
@@ -126,6 +127,19 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(request, "Team renamed.")
     else:
         messages.error(request, "A team needs a name of at most 100 characters.")
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def default_scheduler(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    form = DefaultSchedulerForm(request.POST)
+    if form.is_valid():
+        switched = services.set_default_scheduler(membership.team, form.cleaned_data["scheduler"])
+        messages.success(request, f"Default scheduler saved; {switched} member{'s' if switched != 1 else ''} switched.")
+    else:
+        messages.error(request, "Choose SM-2 or FSRS-6.")
     return redirect("teams:detail", slug=slug)
 
 

@@ -20,6 +20,7 @@ TEAM_URLS = [
     ("board", "get", False),
     ("stats", "get", False),
     ("rename", "post", True),
+    ("default_scheduler", "post", True),
     ("rotate_invite", "post", True),
     ("remove_member", "post", True),
     ("transfer_ownership", "post", True),
