@@ -32,9 +32,10 @@ class SwitchSchedulerForm(forms.Form):
 class SettingsForm(forms.ModelForm):
     class Meta:
         model = Profile
-        fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day", "desired_retention"]
+        fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day", "desired_retention", "fuzz"]
         labels = {
             "desired_retention": "Desired retention under FSRS (0.70-0.99)",
+            "fuzz": "Fuzz and balance due days",
             "time_zone": "Time zone (IANA name, e.g. Asia/Shanghai)",
             "day_start_hour": "A new day starts at (hour, 0-23)",
             "new_cards_per_day": "New cards per day",

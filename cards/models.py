@@ -110,6 +110,11 @@ class Profile(models.Model):
         default=Scheduler.SM2,
         help_text="Which scheduler sets due days: SM-2 (default) or FSRS-6.",
     )
+    fuzz = models.BooleanField(
+        default=False,
+        help_text="Move each due day a little (to the least busy day nearby, away from related cards). "
+        "Off, SM-2 is exactly SM-2.",
+    )
     scheduler_chosen = models.BooleanField(
         default=False, help_text="The learner picked the scheduler; otherwise their first team's default applies."
     )

@@ -10,6 +10,7 @@ scheduler returned. Every write is conditional on the state's
 from __future__ import annotations
 
 import enum
+import random
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -21,7 +22,7 @@ from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today
-from cards.scheduling import fsrs6, schedulers
+from cards.scheduling import fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
 from cards.scheduling.sm2 import Rating, SM2State
 
@@ -384,6 +385,8 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
     before = _sm2_of(state)
     scheduler = scheduler_for(profile)
     changes, repeat = _changes(state, request.quality, now, today, scheduler)
+    if profile.fuzz and "due" in changes:
+        changes["due"] = balanced_due(user, state.card, changes["due"], today)
     with transaction.atomic():
         updated = CardState.objects.filter(pk=state.pk, version=state.version).update(
             **changes, version=F("version") + 1
@@ -476,6 +479,29 @@ def _log_fields(
     }
 
 
+def balanced_due(user: AbstractBaseUser, card: Card, due: date, today: date) -> date:
+    """The due day after fuzz and load balancing (``cards.scheduling.fuzz``); two queries, only with fuzz on.
+
+    The generator is seeded by learner, card and day, so a retried request lands on the same day.
+    """
+    low, high = fuzz.fuzz_range((due - today).days)
+    if low == high:
+        return due
+    window = (
+        CardState.objects.filter(user=user, suspended=False, last_reviewed_at__isnull=False)
+        .filter(due__range=(today + timedelta(days=low), today + timedelta(days=high)))
+        .exclude(card_id=card.pk)
+        .order_by()
+    )
+    load = dict(window.values_list("due").annotate(n=Count("pk")).values_list("due", "n"))
+    siblings: set[date] = set()
+    if card.anchor:
+        related = window.filter(card__note_id=card.note_id, card__anchor=card.anchor)
+        siblings = set(related.values_list("due", flat=True))
+    rng = random.Random(f"{user.pk}:{card.pk}:{today.isoformat()}")
+    return today + timedelta(days=fuzz.balanced_interval((due - today).days, today, load, siblings, rng))
+
+
 def _research_fields(state: CardState | None, today: date, scheduler: Scheduler, profile: Profile) -> dict[str, Any]:
     """The review log's research columns: days since the previous review, the interval it scheduled,
     and which scheduler (and FSRS parameter version) this review ran under."""
@@ -491,10 +517,10 @@ def _research_fields(state: CardState | None, today: date, scheduler: Scheduler,
 def _rate_new(
     user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime, today: date, duration: int
 ) -> Outcome:
-    card_id = Card.objects.filter(uuid=request.card_uuid).values_list("pk", "active", "kind").first()
-    if card_id is None:
+    card = Card.objects.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
+    if card is None:
         return Outcome.NOT_FOUND
-    if not card_id[1] or not _rateable_by(card_id[2], request.source):
+    if not card.active or not _rateable_by(card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
     scheduler = scheduler_for(profile)
     step = scheduler.review(CardMemory(sm2=SM2State()), request.quality, today, False)
@@ -502,11 +528,13 @@ def _rate_new(
     memory = step.memory.fsrs if scheduler.name == "fsrs" else None
     easiness = Decimal(after.easiness_hundredths) / 100
     due = today + timedelta(days=step.interval or 0)
+    if profile.fuzz:
+        due = balanced_due(user, card, due, today)
     try:
         with transaction.atomic():
             CardState.objects.create(
                 user=user,
-                card_id=card_id[0],
+                card_id=card.pk,
                 easiness=easiness,
                 interval=after.interval,
                 repetitions=after.repetitions,
@@ -519,7 +547,7 @@ def _rate_new(
                 version=1,
             )
             ReviewLog.objects.create(
-                **_log_fields(user, card_id[0], request, now, today, duration),
+                **_log_fields(user, card.pk, request, now, today, duration),
                 **_research_fields(None, today, scheduler, profile),
                 was_new=True,
                 easiness_before=Decimal("2.50"),
