@@ -16,15 +16,15 @@ from uuid import UUID
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from cards import charts, extensions
+from cards import charts, extensions, revlog
 from cards import review as reviewing
 from cards import stats as numbers
-from cards.models import Card, Note, Profile
+from cards.models import Card, Note, Profile, ReviewLog
 
 CARDS_PER_PAGE = 50
 MAX_QUERY_LENGTH = 200
@@ -111,6 +111,16 @@ def card_detail(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
         "zone": profile.zone,
     }
     return render(request, "cards/card_detail.html", context)
+
+
+@login_required
+@require_GET
+def revlog_export(request: HttpRequest) -> StreamingHttpResponse:
+    """The learner's whole review log as CSV, ready for ``python -m cards.scheduling.evaluate``."""
+    logs = ReviewLog.objects.filter(user=request.user)
+    response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs)), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="revlog.csv"'
+    return response
 
 
 @login_required

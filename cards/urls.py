@@ -22,6 +22,7 @@ urlpatterns = [
     path("decks/<slug:slug>/", browse_views.deck, name="deck"),
     path("cards/<uuid:card_uuid>/", browse_views.card_detail, name="card"),
     path("stats/", browse_views.stats, name="stats"),
+    path("stats/revlog.csv", browse_views.revlog_export, name="revlog_export"),
     path("anki/export/", anki_views.anki_export, name="anki_export"),
     path("anki/import/", anki_views.anki_import, name="anki_import"),
 ]

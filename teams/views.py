@@ -6,13 +6,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from cards.models import default_time_zone
+from cards import revlog
+from cards.models import ReviewLog, default_time_zone
 
 from . import boards, services
 from .forms import DefaultSchedulerForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
@@ -102,6 +103,18 @@ def stats(request: HttpRequest, slug: str) -> HttpResponse:
     members = dict(team.memberships.values_list("user_id", "user__username"))
     charts = team_charts(team, members, learner_day(timezone.now(), team.zone))
     return render(request, "teams/stats.html", {"team": team, "charts": charts})
+
+
+@login_required
+def revlog_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    """The team's review log as CSV for the owner, learners named only by their join order (L1, L2...)."""
+    team = _owner_membership(request, slug).team
+    order = team.memberships.order_by("joined_at", "pk").values_list("user_id", flat=True)
+    learners = {user_id: f"L{index}" for index, user_id in enumerate(order, start=1)}
+    logs = ReviewLog.objects.filter(user_id__in=list(learners))
+    response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs, learners)), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{team.slug}-revlog.csv"'
+    return response
 
 
 @login_required

@@ -9,7 +9,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from cards import review, switching
-from cards.models import CardState, Profile, ReviewLog
+from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import Outcome, RatingRequest
 from cards.scheduling import fsrs6
 from tests.cards.factories import make_card, make_cards, make_user
@@ -223,3 +223,15 @@ class SwitchViewTests(FSRSCase):
         self.assertEqual(Profile.objects.get(user=self.user).desired_retention, Decimal("0.85"))
         response = self.client.post(reverse("cards:settings"), {**data, "desired_retention": "0.5"})
         self.assertContains(response, "Pick a retention from 0.70 to 0.99")
+
+
+class VerdictUnderFSRSTests(FSRSCase):
+    def test_it_rates_a_drill_verdict_as_the_fsrs_rating_of_its_quality(self) -> None:
+        self.use_fsrs()
+        self.user = type(self.user).objects.get(pk=self.user.pk)  # as the grader's task loads it
+        for quality, rating_stability in ((5, 8.2956), (4, 2.3065), (3, 1.2931), (2, 0.212), (0, 0.212)):
+            card = make_card(kind=Card.Kind.DRILL)
+            self.assertEqual(review.record_graded(self.user, card, quality, NOW), Outcome.RECORDED)
+            state = CardState.objects.get(user=self.user, card=card)
+            self.assertAlmostEqual(state.stability, rating_stability)
+            self.assertEqual(ReviewLog.objects.get(user=self.user, card=card).source, "grader")

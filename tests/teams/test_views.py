@@ -21,6 +21,7 @@ TEAM_URLS = [
     ("stats", "get", False),
     ("rename", "post", True),
     ("default_scheduler", "post", True),
+    ("revlog_export", "get", True),
     ("rotate_invite", "post", True),
     ("remove_member", "post", True),
     ("transfer_ownership", "post", True),
