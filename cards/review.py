@@ -204,11 +204,18 @@ def scheduler_for(profile: Profile) -> Scheduler:
     return schedulers.for_learner(profile.scheduler, profile.fsrs_parameters, float(profile.desired_retention))
 
 
+def stored_memory(state: CardState) -> fsrs6.Memory | None:
+    if state.stability is not None and state.difficulty is not None and state.last_review_day is not None:
+        return fsrs6.Memory(state.stability, state.difficulty, state.last_review_day)
+    return None
+
+
 def fsrs_memory(state: CardState, scheduler: Scheduler) -> fsrs6.Memory | None:
     """The card's FSRS state: stored, else computed from its full history (a query: only for a card
     not reviewed since the learner switched), else from its SM-2 ease and interval; None while new."""
-    if state.stability is not None and state.difficulty is not None and state.last_review_day is not None:
-        return fsrs6.Memory(state.stability, state.difficulty, state.last_review_day)
+    stored = stored_memory(state)
+    if stored is not None:
+        return stored
     if state.last_reviewed_at is None or not isinstance(scheduler, schedulers.FSRSScheduler):
         return None
     history = list(

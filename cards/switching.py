@@ -24,8 +24,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cards.models import CardState, Profile, ReviewLog, Scheduler
-from cards.review import get_profile, learner_today, memory_from
-from cards.scheduling import fsrs6, schedulers
+from cards.review import _new_cards, get_profile, learner_today, memory_from, stored_memory
+from cards.scheduling import fsrs6, schedulers, workload
 
 PREVIEW_DAYS = 7
 
@@ -76,7 +76,7 @@ def _seen_states(user: AbstractBaseUser) -> list[CardState]:
     return list(
         CardState.objects.filter(user=user, last_reviewed_at__isnull=False, last_review_day__isnull=False).only(
             "pk", "user_id", "card_id", "easiness", "interval", "repetitions", "due", "last_reviewed_at",
-            "last_review_day", "suspended", "version",
+            "last_review_day", "suspended", "version", "stability", "difficulty",
         )
     )  # fmt: skip
 
@@ -180,3 +180,21 @@ def follow_team_default(users: Iterable[AbstractBaseUser], target: str, now: dat
         switch_scheduler(user, profile, target, now, chosen=False)
         switched += 1
     return switched
+
+
+def workload_preview(user: AbstractBaseUser, profile: Profile, now: datetime) -> list[workload.Workload]:
+    """Reviews a day for the next 30 days at each desired retention, on the learner's own cards:
+    their FSRS memory states (stored, else from the history as a switch computes them) and the
+    new cards their daily limit would bring."""
+    today = learner_today(profile, now)
+    fsrs = schedulers.for_learner("fsrs", profile.fsrs_parameters, float(profile.desired_retention))
+    assert isinstance(fsrs, schedulers.FSRSScheduler)
+    states = [state for state in _seen_states(user) if not state.suspended]
+    stored = {state.pk: stored_memory(state) for state in states}
+    histories = _histories(user) if None in stored.values() else {}
+    cards = []
+    for state in states:
+        memory = stored[state.pk] or memory_from(fsrs, state, histories.get(state.card_id, []))
+        cards.append(workload.SimCard(memory=memory, due=state.due))
+    new = _new_cards(user, today).count()
+    return workload.compare(cards, new, profile.new_cards_per_day, today, profile.fsrs_parameters)

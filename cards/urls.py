@@ -17,6 +17,7 @@ urlpatterns = [
     path("cards/<uuid:card_uuid>/edit/", views.card_edit, name="card_edit"),
     path("settings/", views.settings_view, name="settings"),
     path("settings/scheduler/", views.switch_scheduler, name="switch_scheduler"),
+    path("settings/workload/", views.workload, name="workload"),
     path("notes/<slug:slug>/", views.note_detail, name="note"),
     path("decks/", browse_views.decks, name="decks"),
     path("decks/<slug:slug>/", browse_views.deck, name="deck"),

@@ -8,6 +8,7 @@ redirect or one template. Review actions answer htmx requests with the next card
 from __future__ import annotations
 
 import zoneinfo
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -20,7 +21,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import extensions, switching
+from cards import charts, extensions, switching
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Note, Scheduler
@@ -168,6 +169,23 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
     context = {"form": form, "zones": zones, "profile": profile, "other": other, "other_label": Scheduler(other).label}
     return render(request, "cards/settings.html", context)
+
+
+@login_required
+@require_GET
+def workload(request: HttpRequest) -> HttpResponse:
+    """Anki's "help me decide": reviews a day at each desired retention, simulated on the learner's cards."""
+    profile = reviewing.get_profile(request.user)
+    now = timezone.now()
+    rows = switching.workload_preview(request.user, profile, now)
+    today = reviewing.learner_today(profile, now)
+    days = [(today + timedelta(days=offset)).strftime("%d %b") for offset in range(len(rows[0].per_day))]
+    series = [
+        charts.Series(f"{row.retention:.2f}", [charts.Point(day, n) for day, n in zip(days, row.per_day, strict=True)])
+        for row in rows
+    ]
+    chart = charts.line_chart(series, chart_id="workload", title="Reviews a day at each desired retention")
+    return render(request, "cards/workload.html", {"rows": rows, "profile": profile, "chart": chart})
 
 
 @login_required
