@@ -321,3 +321,52 @@ class ReviewLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}"
+
+
+class Optimisation(models.Model):
+    """One fit of a learner's FSRS parameters on the worker: queued, running, then done or failed.
+
+    The settings page shows the latest; the beat job reads it to decide when to fit again.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="optimisations", db_index=False
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    reviews = models.PositiveIntegerField(default=0, help_text="The learner's scored reviews when it ran.")
+    test_points = models.PositiveIntegerField(default=0, help_text="Held-out reviews the two parameter sets met.")
+    log_loss_before = models.FloatField(null=True, blank=True)
+    log_loss_after = models.FloatField(null=True, blank=True)
+    kept = models.BooleanField(default=False, help_text="The fitted parameters predicted the held-out reviews better.")
+    parameters = models.JSONField(null=True, blank=True, help_text="What the fit produced, kept or not.")
+    message = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "running", "done", "failed"]),
+                name="optimisation_status_valid",
+            ),
+            # At most one fit per learner waits or runs at a time.
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="optimisation_one_active_per_user",
+            ),
+        ]
+        indexes = [
+            # The settings page and the beat job: WHERE user = ? ORDER BY created_at DESC LIMIT 1.
+            models.Index(fields=["user", "-created_at"], name="optimisation_user_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.status} {self.created_at:%Y-%m-%d}"

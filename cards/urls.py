@@ -18,6 +18,7 @@ urlpatterns = [
     path("settings/", views.settings_view, name="settings"),
     path("settings/scheduler/", views.switch_scheduler, name="switch_scheduler"),
     path("settings/workload/", views.workload, name="workload"),
+    path("settings/optimise/", views.optimise, name="optimise"),
     path("notes/<slug:slug>/", views.note_detail, name="note"),
     path("decks/", browse_views.decks, name="decks"),
     path("decks/<slug:slug>/", browse_views.deck, name="deck"),

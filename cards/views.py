@@ -21,11 +21,12 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import charts, extensions, switching
+from cards import charts, extensions, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
-from cards.models import Card, CardState, Note, Scheduler
+from cards.models import Card, CardState, Note, Optimisation, Scheduler
 from cards.rendering import render_markdown
+from cards.scheduling.fitting import MIN_TRAIN_REVIEWS
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -167,8 +168,27 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         return redirect("cards:settings")
     zones = sorted(zoneinfo.available_timezones())
     other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
-    context = {"form": form, "zones": zones, "profile": profile, "other": other, "other_label": Scheduler(other).label}
+    context = {
+        "form": form,
+        "zones": zones,
+        "profile": profile,
+        "other": other,
+        "other_label": Scheduler(other).label,
+        "optimisation": Optimisation.objects.filter(user=request.user).order_by("-created_at").first(),
+        "min_reviews": MIN_TRAIN_REVIEWS,
+    }
     return render(request, "cards/settings.html", context)
+
+
+@login_required
+@require_POST
+def optimise(request: HttpRequest) -> HttpResponse:
+    """Fit the learner's FSRS parameters now, on the worker; the settings page shows the outcome."""
+    if tasks.request_optimisation(request.user, timezone.now()) is None:
+        messages.info(request, "A fit of your parameters is already waiting or running.")
+    else:
+        messages.success(request, "Fitting your parameters on the worker; reload this page in a minute.")
+    return redirect("cards:settings")
 
 
 @login_required
