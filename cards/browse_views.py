@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from cards import charts, extensions, revlog
+from cards import calibrating, charts, extensions, revlog
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, Note, Profile, ReviewLog
@@ -121,6 +121,16 @@ def revlog_export(request: HttpRequest) -> StreamingHttpResponse:
     response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs)), content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="revlog.csv"'
     return response
+
+
+@login_required
+@require_GET
+def calibration(request: HttpRequest) -> HttpResponse:
+    """How well SM-2 and FSRS predict this learner's recall, scored on time-split folds of their own log."""
+    profile = reviewing.get_profile(request.user)
+    reviews = calibrating.reviews_of([request.user.pk])
+    context = calibrating.context(reviews, profile.fsrs_parameters, float(profile.desired_retention))
+    return render(request, "cards/calibration.html", {**context, "whose": "your", "profile": profile})
 
 
 @login_required

@@ -23,22 +23,18 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from cards.models import Optimisation, Profile, ReviewLog
+from cards.calibrating import reviews_of
+from cards.models import Optimisation, Profile
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
-from cards.scheduling.fsrs6 import EPOCH, rating_for_quality
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
 
 
 def learner_reviews(user_id: int) -> list[evaluate.Review]:
-    """The learner's log as the scoring reads it: one card per card, the learner's day, FSRS ratings."""
-    rows = ReviewLog.objects.filter(user_id=user_id).order_by("reviewed_at", "pk")
-    return [
-        evaluate.Review(card_id=str(card_id), day=(day - EPOCH).days, rating=rating_for_quality(quality))
-        for card_id, day, quality in rows.values_list("card_id", "review_day", "quality").iterator(chunk_size=5000)
-    ]
+    """The learner's log as the scoring reads it: the learner's days, FSRS ratings."""
+    return reviews_of([user_id])
 
 
 def scored_count(user_id: int) -> int:

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from cards import revlog
+from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
 from . import boards, services
@@ -103,6 +103,15 @@ def stats(request: HttpRequest, slug: str) -> HttpResponse:
     members = dict(team.memberships.values_list("user_id", "user__username"))
     charts = team_charts(team, members, learner_day(timezone.now(), team.zone))
     return render(request, "teams/stats.html", {"team": team, "charts": charts})
+
+
+@login_required
+def calibration(request: HttpRequest, slug: str) -> HttpResponse:
+    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats."""
+    team = _membership(request, slug).team
+    members = list(team.memberships.values_list("user_id", flat=True))
+    context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
+    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "team": team})
 
 
 @login_required

@@ -22,6 +22,7 @@ TEAM_URLS = [
     ("rename", "post", True),
     ("default_scheduler", "post", True),
     ("revlog_export", "get", True),
+    ("calibration", "get", False),
     ("rotate_invite", "post", True),
     ("remove_member", "post", True),
     ("transfer_ownership", "post", True),
