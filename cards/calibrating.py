@@ -15,6 +15,7 @@ from cards.scheduling import calibration, evaluate
 from cards.scheduling.fsrs6 import EPOCH, rating_for_quality
 
 NAMES = {"sm2": "SM-2", "fsrs": "FSRS-6"}
+MONTHS_SHOWN = 24
 
 
 def reviews_of(user_ids: Iterable[int]) -> list[evaluate.Review]:
@@ -40,20 +41,21 @@ def context(reviews: Sequence[evaluate.Review], parameters: Sequence[float] | No
         chart_id="reliability",
         title="Predicted recall against recall, on the test folds",
     )
-    months = [m.month.strftime("%b %Y") for m in report.months]
+    shown = report.months[-MONTHS_SHOWN:]
+    months = [m.month.strftime("%b %Y") for m in shown]
     retention = charts.line_chart(
         [
             charts.Series(
                 "true retention",
                 [
                     charts.Point(label, round(m.retention, 3), f"{label}: {m.retention:.3f} of {m.count}")
-                    for label, m in zip(months, report.months, strict=True)
+                    for label, m in zip(months, shown, strict=True)
                 ],
             ),
             charts.Series("target", [charts.Point(label, target) for label in months]),
         ],
         chart_id="true-retention",
-        title="True retention by month against the target",
+        title="True retention by month (the last two years) against the target",
         y_max=1,
     )
     return {

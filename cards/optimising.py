@@ -48,8 +48,8 @@ def is_due(user_id: int, now: datetime) -> bool:
         return False
     count = scored_count(user_id)
     if last is None:
-        return count >= fitting.MIN_TRAIN_REVIEWS
-    return count >= max(2 * last.reviews, fitting.MIN_TRAIN_REVIEWS) or now - last.created_at >= REFIT_AFTER
+        return count >= fitting.MIN_REVIEWS
+    return count >= max(2 * last.reviews, fitting.MIN_REVIEWS) or now - last.created_at >= REFIT_AFTER
 
 
 def queue(user: AbstractBaseUser, now: datetime) -> Optimisation | None:

@@ -26,7 +26,7 @@ from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Note, Optimisation, Scheduler
 from cards.rendering import render_markdown
-from cards.scheduling.fitting import MIN_TRAIN_REVIEWS
+from cards.scheduling.fitting import MIN_REVIEWS
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -175,7 +175,7 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         "other": other,
         "other_label": Scheduler(other).label,
         "optimisation": Optimisation.objects.filter(user=request.user).order_by("-created_at").first(),
-        "min_reviews": MIN_TRAIN_REVIEWS,
+        "min_reviews": MIN_REVIEWS,
     }
     return render(request, "cards/settings.html", context)
 

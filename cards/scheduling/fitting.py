@@ -14,6 +14,7 @@ stays light. Everything else is pure Python and shared with the scoring
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,8 +23,10 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from cards.scheduling import evaluate, fsrs6
 
 TRAIN_SHARE = 0.8
-# The package's optimizer returns the defaults below one mini-batch of scored reviews (512).
+# The package's optimizer returns the defaults below one mini-batch of scored reviews (512), and it
+# sees only the training share: about 640 scored reviews in all.
 MIN_TRAIN_REVIEWS = 512
+MIN_REVIEWS = math.ceil(MIN_TRAIN_REVIEWS / TRAIN_SHARE)
 
 
 @dataclass(frozen=True)
@@ -96,8 +99,11 @@ def optimise(reviews: Sequence[evaluate.Review], current: Sequence[float] | None
     """Steps 1-3: fit on the past, keep the result only if it predicts the held-out future better."""
     split = time_split(reviews)
     if split is None or split.train_reviews < MIN_TRAIN_REVIEWS:
-        have = 0 if split is None else split.train_reviews
-        message = f"Default parameters until {MIN_TRAIN_REVIEWS} reviews to learn from ({have} so far)."
+        have = len(scored_days(reviews))
+        message = (
+            f"Default parameters until {max(MIN_REVIEWS, have + 1)} reviews ({have} so far): the fit learns "
+            f"from the earlier {TRAIN_SHARE:.0%} of them and needs {MIN_TRAIN_REVIEWS}."
+        )
         return Outcome(split, None, None, None, 0, False, message)
     fitted = fit([review for review in reviews if review.day < split.day])
     before, n = held_out_log_loss(reviews, current or DEFAULT_PARAMETERS, split.day)
@@ -108,4 +114,4 @@ def optimise(reviews: Sequence[evaluate.Review], current: Sequence[float] | None
     return Outcome(split, fitted, before, after, n, keep, message)
 
 
-__all__ = ["MIN_TRAIN_REVIEWS", "Outcome", "Split", "fit", "held_out_log_loss", "optimise", "time_split"]
+__all__ = ["MIN_REVIEWS", "MIN_TRAIN_REVIEWS", "Outcome", "Split", "fit", "held_out_log_loss", "optimise", "time_split"]

@@ -40,15 +40,17 @@ class DueTests(TestCase):
         log_reviews(self.user, cards=10, reviews_each=6)  # 50 scored
         self.assertEqual(optimising.scored_count(self.user.pk), 50)
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=100, reviews_each=6)  # 550 scored
+        log_reviews(self.user, cards=100, reviews_each=6)  # 550 scored: under 640
+        self.assertFalse(optimising.is_due(self.user.pk, NOW))
+        log_reviews(self.user, cards=20, reviews_each=6)  # 650
         self.assertTrue(optimising.is_due(self.user.pk, NOW))
 
     def test_it_runs_again_when_the_reviews_doubled_or_a_month_passed(self) -> None:
-        log_reviews(self.user, cards=110, reviews_each=6)  # 550
-        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=550)
+        log_reviews(self.user, cards=130, reviews_each=6)  # 650
+        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=650)
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=29)))
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=30)))
-        log_reviews(self.user, cards=110, reviews_each=6)  # 1100: doubled
+        log_reviews(self.user, cards=130, reviews_each=6)  # 1300: doubled
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
 
     def test_it_keeps_one_fit_active_per_learner_and_enqueues_after_commit(self) -> None:
@@ -69,7 +71,11 @@ class DueTests(TestCase):
     def test_it_says_default_parameters_below_the_minimum(self) -> None:
         outcome = fitting.optimise(optimising.learner_reviews(self.user.pk), None)
         self.assertFalse(outcome.keep)
-        self.assertEqual(outcome.message, "Default parameters until 512 reviews to learn from (0 so far).")
+        self.assertEqual(
+            outcome.message,
+            "Default parameters until 640 reviews (0 so far): "
+            "the fit learns from the earlier 80% of them and needs 512.",
+        )
 
 
 class SettingsOptimisationTests(TestCase):
