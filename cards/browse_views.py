@@ -18,6 +18,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
@@ -130,7 +131,8 @@ def calibration(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     reviews = calibrating.reviews_of([request.user.pk])
     context = calibrating.context(reviews, profile.fsrs_parameters, float(profile.desired_retention))
-    return render(request, "cards/calibration.html", {**context, "whose": "your", "profile": profile})
+    export_url = reverse("cards:revlog_export")
+    return render(request, "cards/calibration.html", {**context, "whose": "your", "export_url": export_url})
 
 
 @login_required

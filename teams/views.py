@@ -111,7 +111,8 @@ def calibration(request: HttpRequest, slug: str) -> HttpResponse:
     team = _membership(request, slug).team
     members = list(team.memberships.values_list("user_id", flat=True))
     context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
-    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "team": team})
+    export_url = reverse("teams:revlog_export", args=[team.slug])
+    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "export_url": export_url})
 
 
 @login_required
