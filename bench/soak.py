@@ -528,7 +528,7 @@ def read_back(learners: list[Learner], recorder: Recorder) -> ReadBack:
         found.rows_stored += len(stored & made) - len(stored - made)  # an extra row counts against
         reviews = list(learner.pages("/api/v1/reviews/"))
         found.self_stored += sum(1 for r in reviews if r["source"] == "self")
-        found.output_stored += sum(1 for r in reviews if r["source"] == "grader" and r["card"] in outputs)
+        found.output_stored += sum(1 for r in reviews if r["source"] == "output" and r["card"] in outputs)
         found.self_made += recorder.reviews[(learner.username, "self")]
         found.output_made += recorder.reviews[(learner.username, "output")]
     return found

@@ -16,15 +16,16 @@ from uuid import UUID
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from cards import charts, extensions
+from cards import calibrating, charts, extensions, revlog
 from cards import review as reviewing
 from cards import stats as numbers
-from cards.models import Card, Note, Profile
+from cards.models import Card, Note, Profile, ReviewLog
 
 CARDS_PER_PAGE = 50
 MAX_QUERY_LENGTH = 200
@@ -111,6 +112,27 @@ def card_detail(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
         "zone": profile.zone,
     }
     return render(request, "cards/card_detail.html", context)
+
+
+@login_required
+@require_GET
+def revlog_export(request: HttpRequest) -> StreamingHttpResponse:
+    """The learner's whole review log as CSV, ready for ``python -m cards.scheduling.evaluate``."""
+    logs = ReviewLog.objects.filter(user=request.user)
+    response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs)), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="revlog.csv"'
+    return response
+
+
+@login_required
+@require_GET
+def calibration(request: HttpRequest) -> HttpResponse:
+    """How well SM-2 and FSRS predict this learner's recall, scored on time-split folds of their own log."""
+    profile = reviewing.get_profile(request.user)
+    reviews = calibrating.reviews_of([request.user.pk])
+    context = calibrating.context(reviews, profile.fsrs_parameters, float(profile.desired_retention))
+    export_url = reverse("cards:revlog_export")
+    return render(request, "cards/calibration.html", {**context, "whose": "your", "export_url": export_url})
 
 
 @login_required

@@ -400,3 +400,70 @@ def _heatmap_legend(left: int, y: int) -> list[str]:
     parts.append(f'<text x="{more_x}" y="{y}" fill="{AXIS_TEXT}" font-size="9">More</text>')
     parts.append("</g>")
     return parts
+
+
+@dataclass(frozen=True)
+class CalibrationPoint:
+    """One bin of a reliability diagram: mean prediction, share that came true, and its size."""
+
+    predicted: float
+    observed: float
+    count: int
+
+
+RELIABILITY_SIZE = 320
+RELIABILITY_MARGIN = 40
+
+
+def reliability_diagram(
+    series: Mapping[str, Sequence[CalibrationPoint]], *, chart_id: str, title: str, empty_message: str = "No data yet."
+) -> str:
+    """Predicted recall (x) against recall that happened (y), one coloured series per scheduler, over
+    the diagonal a perfectly calibrated model would follow; each point's area grows with its bin."""
+    if not any(series.values()):
+        return empty_chart(chart_id, title, empty_message)
+    size, margin = RELIABILITY_SIZE, RELIABILITY_MARGIN
+    plot = size - 2 * margin
+    summary = f"Predicted against observed recall for {', '.join(series)}; the diagonal is perfect calibration."
+    parts = _open_svg(chart_id, title, summary, size, size, "reliability")
+
+    def x_of(p: float) -> float:
+        return margin + plot * p
+
+    def y_of(p: float) -> float:
+        return margin + plot - plot * p
+
+    parts.append('<g class="grid" aria-hidden="true">')
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        parts.append(
+            f'<line x1="{x_of(0):.1f}" x2="{x_of(1):.1f}" y1="{y_of(tick):.1f}" y2="{y_of(tick):.1f}" '
+            f'stroke="{GRID_STROKE}"/>'
+            f'<text x="{margin - 4}" y="{y_of(tick) + 4:.1f}" text-anchor="end" fill="{AXIS_TEXT}">{_fmt(tick)}</text>'
+            f'<text x="{x_of(tick):.1f}" y="{size - margin + 14}" text-anchor="middle" fill="{AXIS_TEXT}">'
+            f"{_fmt(tick)}</text>"
+        )
+    parts.append(
+        f'<line class="diagonal" x1="{x_of(0):.1f}" y1="{y_of(0):.1f}" x2="{x_of(1):.1f}" y2="{y_of(1):.1f}" '
+        f'stroke="{AXIS_TEXT}" stroke-dasharray="4 3"/>'
+        f'<text x="{size / 2}" y="{size - 6}" text-anchor="middle" fill="{AXIS_TEXT}">predicted recall</text>'
+        f'<text x="12" y="{size / 2}" text-anchor="middle" fill="{AXIS_TEXT}" '
+        f'transform="rotate(-90 12 {size / 2})">recalled</text></g>'
+    )
+    biggest = max((p.count for points in series.values() for p in points), default=1)
+    for n, (name, points) in enumerate(series.items()):
+        colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
+        parts.append(f'<g class="series" data-series="{_esc(name)}">')
+        for p in points:
+            radius = 2.5 + 5 * math.sqrt(p.count / biggest)
+            detail = f"{name}: predicted {p.predicted:.2f}, recalled {p.observed:.2f} ({p.count} reviews)"
+            parts.append(
+                f'<circle cx="{x_of(p.predicted):.2f}" cy="{y_of(p.observed):.2f}" r="{radius:.1f}" '
+                f'fill="{colour}" fill-opacity="0.7"><title>{_esc(detail)}</title></circle>'
+            )
+        parts.append("</g>")
+        parts.append(
+            f'<g class="legend"><rect x="{margin + n * 90}" y="8" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{margin + n * 90 + 14}" y="17" fill="{AXIS_TEXT}">{_esc(name)}</text></g>'
+        )
+    parts.append("</svg>")
+    return "\n".join(parts)

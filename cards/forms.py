@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from cards.models import CardState, Profile
+from cards.models import CardState, Profile, Scheduler
 from cards.scheduling.sm2 import Rating
 
 
@@ -22,11 +23,19 @@ class RatingForm(forms.Form):
         return self.cleaned_data.get("duration_ms") or 0
 
 
+class SwitchSchedulerForm(forms.Form):
+    """The confirmed switch: which scheduler to move to (the preview page posts it)."""
+
+    to = forms.ChoiceField(choices=Scheduler.choices)
+
+
 class SettingsForm(forms.ModelForm):
     class Meta:
         model = Profile
-        fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day"]
+        fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day", "desired_retention", "fuzz"]
         labels = {
+            "desired_retention": "Desired retention under FSRS (0.70-0.99)",
+            "fuzz": "Fuzz and balance due days",
             "time_zone": "Time zone (IANA name, e.g. Asia/Shanghai)",
             "day_start_hour": "A new day starts at (hour, 0-23)",
             "new_cards_per_day": "New cards per day",
@@ -38,6 +47,8 @@ class SettingsForm(forms.ModelForm):
         self.fields["day_start_hour"].widget.attrs.update(min=0, max=23)
         self.fields["new_cards_per_day"].widget.attrs.update(max=1000)
         self.fields["reviews_per_day"].widget.attrs.update(max=10000)
+        self.fields["desired_retention"].widget.attrs.update(min="0.70", max="0.99", step="0.01")
+        self.fields["desired_retention"].required = False  # left out: kept as it was
         self.fields["time_zone"].widget.attrs.update(list="time-zones", autocomplete="off")
 
     def clean_day_start_hour(self) -> int:
@@ -51,6 +62,14 @@ class SettingsForm(forms.ModelForm):
 
     def clean_reviews_per_day(self) -> int:
         return self._at_most("reviews_per_day", 10000)
+
+    def clean_desired_retention(self) -> Decimal:
+        value: Decimal | None = self.cleaned_data["desired_retention"]
+        if value is None:
+            return self.instance.desired_retention  # type: ignore[no-any-return]
+        if not Decimal("0.70") <= value <= Decimal("0.99"):
+            raise forms.ValidationError("Pick a retention from 0.70 to 0.99 (0.90 is the usual choice).")
+        return value
 
     def _at_most(self, name: str, limit: int) -> int:
         value: int = self.cleaned_data[name]

@@ -89,6 +89,11 @@ def validate_time_zone(value: str) -> None:
         raise ValidationError(f"{value!r} is not a known IANA time zone, such as Asia/Shanghai.") from None
 
 
+class Scheduler(models.TextChoices):
+    SM2 = "sm2", "SM-2"
+    FSRS = "fsrs", "FSRS-6"
+
+
 class Profile(models.Model):
     """A learner's review settings. Created on first use, so every user has one without a signal."""
 
@@ -99,9 +104,41 @@ class Profile(models.Model):
     day_start_hour = models.PositiveSmallIntegerField(
         default=4, help_text="The learner's day starts at this hour (local time), like Anki's next day starts at."
     )
+    scheduler = models.CharField(
+        max_length=8,
+        choices=Scheduler.choices,
+        default=Scheduler.SM2,
+        help_text="Which scheduler sets due days: SM-2 (default) or FSRS-6.",
+    )
+    fuzz = models.BooleanField(
+        default=False,
+        help_text="Move each due day a little (to the least busy day nearby, away from related cards). "
+        "Off, SM-2 is exactly SM-2.",
+    )
+    scheduler_chosen = models.BooleanField(
+        default=False, help_text="The learner picked the scheduler; otherwise their first team's default applies."
+    )
+    scheduler_switched_at = models.DateTimeField(null=True, blank=True, help_text="The last switch of scheduler.")
+    desired_retention = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        default=Decimal("0.90"),
+        help_text="FSRS schedules each card for when recall is predicted to fall to this probability.",
+    )
+    fsrs_parameters = models.JSONField(
+        null=True, blank=True, help_text="This learner's fitted FSRS-6 parameters; empty means the defaults."
+    )
+    fsrs_parameters_version = models.PositiveIntegerField(
+        default=0, help_text="0 for the defaults; bumped each time optimisation keeps new parameters."
+    )
 
     class Meta:
         constraints = [
+            models.CheckConstraint(condition=models.Q(scheduler__in=["sm2", "fsrs"]), name="profile_scheduler_valid"),
+            models.CheckConstraint(
+                condition=models.Q(desired_retention__gte=Decimal("0.70"), desired_retention__lte=Decimal("0.99")),
+                name="profile_desired_retention_range",
+            ),
             models.CheckConstraint(condition=models.Q(new_cards_per_day__lte=1000), name="profile_new_per_day_range"),
             models.CheckConstraint(
                 condition=models.Q(reviews_per_day__lte=10000), name="profile_reviews_per_day_range"
@@ -177,6 +214,9 @@ class CardState(models.Model):
     repetitions = models.PositiveIntegerField(default=0)
     due = models.DateField(help_text="The learner's day (not UTC) on which the card comes back.")
     lapses = models.PositiveIntegerField(default=0)
+    # FSRS's memory state after the last review; empty until the learner's first FSRS review or switch.
+    stability = models.FloatField(null=True, blank=True, help_text="FSRS: days until recall falls to 90 %.")
+    difficulty = models.FloatField(null=True, blank=True, help_text="FSRS: 1 (easy) to 10 (hard).")
     suspended = models.BooleanField(default=False)
     buried_until = models.DateField(null=True, blank=True, help_text="Hidden from the queues before this day.")
     last_reviewed_at = models.DateTimeField(null=True, blank=True)
@@ -194,6 +234,11 @@ class CardState(models.Model):
             models.UniqueConstraint(fields=["user", "card"], name="cardstate_user_card_unique"),
             models.CheckConstraint(condition=models.Q(easiness__gte=Decimal("1.30")), name="cardstate_easiness_min"),
             models.CheckConstraint(condition=models.Q(easiness__lte=Decimal("99.99")), name="cardstate_easiness_max"),
+            models.CheckConstraint(
+                condition=models.Q(stability__isnull=True, difficulty__isnull=True)
+                | models.Q(stability__gt=0, difficulty__gte=1, difficulty__lte=10),
+                name="cardstate_fsrs_memory_valid",
+            ),
         ]
         indexes = [
             # The due queue and the forecast: WHERE user = ? AND due <= ? ORDER BY due.
@@ -223,6 +268,7 @@ class ReviewLog(models.Model):
     class Source(models.TextChoices):
         SELF = "self", "Self-rated"
         GRADER = "grader", "Graded drill"
+        OUTPUT = "output", "Output card"
 
     # db_index off on both: the named indexes below cover these lookups.
     user = models.ForeignKey(
@@ -244,6 +290,14 @@ class ReviewLog(models.Model):
     interval_after = models.PositiveIntegerField()
     repetitions_after = models.PositiveIntegerField()
     due_after = models.DateField()
+    # What research needs (srs-benchmark's columns): the days since the card's previous review and the
+    # interval that review had scheduled (both empty on a card's first review), and who scheduled it.
+    elapsed_days = models.PositiveIntegerField(null=True, blank=True)
+    scheduled_days = models.PositiveIntegerField(null=True, blank=True)
+    scheduler = models.CharField(max_length=8, choices=Scheduler.choices, default=Scheduler.SM2)
+    parameters_version = models.PositiveIntegerField(
+        default=0, help_text="The learner's FSRS parameter version in force (0: the defaults)."
+    )
     # Everything undo needs to put the CardState back exactly; null when the review created the row.
     prior_state = models.JSONField(null=True, blank=True)
 
@@ -251,9 +305,10 @@ class ReviewLog(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(quality__lte=5), name="reviewlog_quality_range"),
             models.CheckConstraint(
-                condition=models.Q(source__in=["self", "grader"]),
+                condition=models.Q(source__in=["self", "grader", "output"]),
                 name="reviewlog_source_valid",
             ),
+            models.CheckConstraint(condition=models.Q(scheduler__in=["sm2", "fsrs"]), name="reviewlog_scheduler_valid"),
         ]
         indexes = [
             # Stats, streaks and undo: WHERE user = ? ORDER BY reviewed_at (DESC) / a time range.
@@ -266,3 +321,52 @@ class ReviewLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}"
+
+
+class Optimisation(models.Model):
+    """One fit of a learner's FSRS parameters on the worker: queued, running, then done or failed.
+
+    The settings page shows the latest; the beat job reads it to decide when to fit again.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="optimisations", db_index=False
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    reviews = models.PositiveIntegerField(default=0, help_text="The learner's scored reviews when it ran.")
+    test_points = models.PositiveIntegerField(default=0, help_text="Held-out reviews the two parameter sets met.")
+    log_loss_before = models.FloatField(null=True, blank=True)
+    log_loss_after = models.FloatField(null=True, blank=True)
+    kept = models.BooleanField(default=False, help_text="The fitted parameters predicted the held-out reviews better.")
+    parameters = models.JSONField(null=True, blank=True, help_text="What the fit produced, kept or not.")
+    message = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=["queued", "running", "done", "failed"]),
+                name="optimisation_status_valid",
+            ),
+            # At most one fit per learner waits or runs at a time.
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(status__in=["queued", "running"]),
+                name="optimisation_one_active_per_user",
+            ),
+        ]
+        indexes = [
+            # The settings page and the beat job: WHERE user = ? ORDER BY created_at DESC LIMIT 1.
+            models.Index(fields=["user", "-created_at"], name="optimisation_user_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.status} {self.created_at:%Y-%m-%d}"

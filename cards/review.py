@@ -1,14 +1,16 @@
 """The daily review: the learner's day, the queues, rating, undo, suspend and bury.
 
 Plain functions that views (and the grader, with ``source=GRADER``) call. All scheduling
-arithmetic is delegated to ``cards.scheduling.sm2``; this module only decides *which* card
-comes next and stores what SM-2 returned. Every write is conditional on the state's
+arithmetic is delegated to the learner's scheduler (``cards.scheduling.schedulers``: SM-2 by
+default, FSRS-6 by choice); this module only decides *which* card comes next and stores what the
+scheduler returned. Every write is conditional on the state's
 ``version`` so that a double-submitted rating, or a rating from a stale tab, is recorded once.
 """
 
 from __future__ import annotations
 
 import enum
+import random
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -20,8 +22,9 @@ from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today
-from cards.scheduling.sm2 import Rating, SM2State, needs_same_day_repeat, preview_intervals
-from cards.scheduling.sm2 import review as sm2_review
+from cards.scheduling import fsrs6, fuzz, schedulers
+from cards.scheduling.schedulers import CardMemory, Scheduler
+from cards.scheduling.sm2 import Rating, SM2State
 
 QueueName = Literal["due", "new", "repeat"]
 MAX_DURATION_MS = 10 * 60 * 1000  # A card left open over lunch is not a ten-minute answer.
@@ -163,26 +166,76 @@ class ReviewItem:
     due: date | None
     user_note: str
     today: date
+    scheduler: Scheduler = schedulers.SM2Scheduler()
+    fsrs: fsrs6.Memory | None = None
 
     def buttons(self) -> list[RatingButton]:
         """Again / Hard / Good / Easy, each labelled with what it will really do.
 
-        A rating below Good brings the card back today (SM-2's same-day repeat) before the interval
-        starts, so those buttons say "today" first: "today · 1d", not a bare "1d" that hides the repeat.
+        A rating that brings the card back today (below Good under SM-2, its same-day repeat; Again
+        under FSRS) says "today" first: "today · 1d", not a bare "1d" that hides the repeat. Under
+        FSRS every button shows FSRS's interval, a same-day repeat's included (FSRS reschedules it).
         """
         labels = {Rating.AGAIN: "Again", Rating.HARD: "Hard", Rating.GOOD: "Good", Rating.EASY: "Easy"}
-        if self.queue == "repeat":
-            # A same-day repeat never changes the schedule: below 4 it comes back today, else it is done.
+        again = {r: _again_today(self.scheduler, r) for r in Rating}
+        if self.queue == "repeat" and self.scheduler.name == "sm2":
+            # An SM-2 same-day repeat never changes the schedule: below 4 it comes back today, else it is done.
             days = max(0, (self.due - self.today).days) if self.due else 0
-            hints = {r: ("today" if needs_same_day_repeat(r) else _days(days)) for r in Rating}
+            hints = {r: ("today" if again[r] else _days(days)) for r in Rating}
         else:
+            memory = CardMemory(sm2=self.sm2, fsrs=self.fsrs)
             hints = {
-                r: f"today · {_days(n)}" if needs_same_day_repeat(r) else _days(n)
-                for r, n in preview_intervals(self.sm2).items()
+                r: f"today · {_days(n)}" if again[r] else _days(n)
+                for r, n in self.scheduler.preview(memory, self.today).items()
             }
         return [
             RatingButton(rating=int(r), label=labels[r], key=i, hint=hints[r]) for i, r in enumerate(Rating, start=1)
         ]
+
+
+def _again_today(scheduler: Scheduler, rating: Rating) -> bool:
+    if scheduler.name == "fsrs":
+        return rating == Rating.AGAIN
+    return rating < Rating.GOOD
+
+
+def scheduler_for(profile: Profile) -> Scheduler:
+    """The scheduler the learner chose, with their FSRS parameters and desired retention."""
+    return schedulers.for_learner(profile.scheduler, profile.fsrs_parameters, float(profile.desired_retention))
+
+
+def stored_memory(state: CardState) -> fsrs6.Memory | None:
+    if state.stability is not None and state.difficulty is not None and state.last_review_day is not None:
+        return fsrs6.Memory(state.stability, state.difficulty, state.last_review_day)
+    return None
+
+
+def fsrs_memory(state: CardState, scheduler: Scheduler) -> fsrs6.Memory | None:
+    """The card's FSRS state: stored, else computed from its full history (a query: only for a card
+    not reviewed since the learner switched), else from its SM-2 ease and interval; None while new."""
+    stored = stored_memory(state)
+    if stored is not None:
+        return stored
+    if state.last_reviewed_at is None or not isinstance(scheduler, schedulers.FSRSScheduler):
+        return None
+    history = list(
+        ReviewLog.objects.filter(user_id=state.user_id, card_id=state.card_id)
+        .order_by("reviewed_at", "pk")
+        .values_list("review_day", "quality", "was_new")
+    )
+    return memory_from(scheduler, state, history)
+
+
+def memory_from(
+    scheduler: schedulers.FSRSScheduler, state: CardState, history: list[tuple[date, int, bool]]
+) -> fsrs6.Memory | None:
+    """A card's FSRS state from its logs ``(day, quality, was_new)``, when they start at its first review
+    (the way Anki switches); else from SM-2's ease and interval (Anki's fallback); None when neither exists."""
+    if history and history[0][2]:
+        return fsrs6.from_history(scheduler.fsrs, [(day, quality) for day, quality, _ in history])
+    if state.repetitions == 0 or state.last_review_day is None:
+        return None
+    return fsrs6.from_sm2(scheduler.fsrs, float(state.easiness), state.interval, state.last_review_day)
 
 
 def _days(n: int) -> str:
@@ -217,11 +270,13 @@ def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[
             due=None,
             user_note=card.state_note or "",  # type: ignore[attr-defined]
             today=today,
+            scheduler=scheduler_for(profile),
         )
         return item, snap
     if state_pk is None:
         return None, snap
     state = CardState.objects.select_related("card__note").defer(*(f"card__{f}" for f in NOT_SHOWN)).get(pk=state_pk)
+    scheduler = scheduler_for(profile)
     item = ReviewItem(
         card=state.card,
         queue=queue,  # type: ignore[arg-type]
@@ -230,6 +285,8 @@ def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[
         due=state.due,
         user_note=state.user_note,
         today=today,
+        scheduler=scheduler,
+        fsrs=fsrs_memory(state, scheduler),
     )
     return item, snap
 
@@ -258,6 +315,8 @@ def _prior(state: CardState) -> dict[str, Any]:
         "repetitions": state.repetitions,
         "due": state.due.isoformat(),
         "lapses": state.lapses,
+        "stability": state.stability,
+        "difficulty": state.difficulty,
         "last_reviewed_at": state.last_reviewed_at.isoformat() if state.last_reviewed_at else None,
         "last_review_day": state.last_review_day.isoformat() if state.last_review_day else None,
         "needs_repeat": state.needs_repeat,
@@ -278,22 +337,33 @@ def _rateable_by(kind: str, source: str) -> bool:
     return kind != Card.Kind.DRILL or source == ReviewLog.Source.GRADER
 
 
-def _changes(state: CardState, quality: int, now: datetime, today: date) -> tuple[dict[str, Any], bool]:
-    """The new field values after this rating, and whether it was a same-day repeat (SM-2 step 7)."""
+def _changes(
+    state: CardState, quality: int, now: datetime, today: date, scheduler: Scheduler
+) -> tuple[dict[str, Any], bool]:
+    """The new field values after this rating, and whether it was a same-day repeat (SM-2 step 7).
+
+    Under SM-2 the FSRS state is cleared (it would go stale; a switch recomputes it from the
+    history); under FSRS the SM-2 state still moves as SM-2 would, so switching back keeps it.
+    """
     repeat = state.needs_repeat and state.last_review_day == today and state.last_reviewed_at is not None
-    common = {"last_reviewed_at": now, "last_review_day": today, "needs_repeat": quality < 4}
+    memory = CardMemory(sm2=_sm2_of(state), fsrs=fsrs_memory(state, scheduler))
+    step = scheduler.review(memory, quality, today, repeat)
+    changes: dict[str, Any] = {"last_reviewed_at": now, "last_review_day": today, "needs_repeat": step.again_today}
+    after_fsrs = step.memory.fsrs if scheduler.name == "fsrs" else None
+    changes.update(stability=after_fsrs and after_fsrs.stability, difficulty=after_fsrs and after_fsrs.difficulty)
+    if step.interval is not None:
+        changes["due"] = today + timedelta(days=step.interval)
     if repeat:
-        return common, True
-    after = sm2_review(_sm2_of(state), quality)
+        return changes, True
+    after = step.memory.sm2
     lapse = quality < 3 and state.repetitions > 0
-    return {
-        **common,
-        "easiness": Decimal(after.easiness_hundredths) / 100,
-        "interval": after.interval,
-        "repetitions": after.repetitions,
-        "due": today + timedelta(days=after.interval),
-        "lapses": state.lapses + int(lapse),
-    }, False
+    changes.update(
+        easiness=Decimal(after.easiness_hundredths) / 100,
+        interval=after.interval,
+        repetitions=after.repetitions,
+        lapses=state.lapses + int(lapse),
+    )
+    return changes, False
 
 
 def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime) -> Outcome:
@@ -311,7 +381,7 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
     today = learner_today(profile, now)
     duration = max(0, min(int(request.duration_ms), MAX_DURATION_MS))
     if request.version == 0:
-        return _rate_new(user, request, now, today, duration)
+        return _rate_new(user, profile, request, now, today, duration)
     state = CardState.objects.select_related("card").filter(user=user, card__uuid=request.card_uuid).first()
     if state is None:
         return Outcome.NOT_FOUND
@@ -320,7 +390,10 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
     if not _in_queue(state, today) or not _rateable_by(state.card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
     before = _sm2_of(state)
-    changes, repeat = _changes(state, request.quality, now, today)
+    scheduler = scheduler_for(profile)
+    changes, repeat = _changes(state, request.quality, now, today, scheduler)
+    if profile.fuzz and "due" in changes:
+        changes["due"] = balanced_due(user, state.card, changes["due"], today)
     with transaction.atomic():
         updated = CardState.objects.filter(pk=state.pk, version=state.version).update(
             **changes, version=F("version") + 1
@@ -329,6 +402,7 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
             return Outcome.DUPLICATE
         ReviewLog.objects.create(
             **_log_fields(user, state.card_id, request, now, today, duration),
+            **_research_fields(state, today, scheduler, profile),
             was_new=state.last_reviewed_at is None,
             is_same_day_repeat=repeat,
             easiness_before=state.easiness,
@@ -412,31 +486,76 @@ def _log_fields(
     }
 
 
-def _rate_new(user: AbstractBaseUser, request: RatingRequest, now: datetime, today: date, duration: int) -> Outcome:
-    card_id = Card.objects.filter(uuid=request.card_uuid).values_list("pk", "active", "kind").first()
-    if card_id is None:
+def balanced_due(user: AbstractBaseUser, card: Card, due: date, today: date) -> date:
+    """The due day after fuzz and load balancing (``cards.scheduling.fuzz``); two queries, only with fuzz on.
+
+    The generator is seeded by learner, card and day, so a retried request lands on the same day.
+    """
+    low, high = fuzz.fuzz_range((due - today).days)
+    if low == high:
+        return due
+    window = (
+        CardState.objects.filter(user=user, suspended=False, last_reviewed_at__isnull=False)
+        .filter(due__range=(today + timedelta(days=low), today + timedelta(days=high)))
+        .exclude(card_id=card.pk)
+        .order_by()
+    )
+    load = dict(window.values_list("due").annotate(n=Count("pk")).values_list("due", "n"))
+    siblings: set[date] = set()
+    if card.anchor:
+        related = window.filter(card__note_id=card.note_id, card__anchor=card.anchor)
+        siblings = set(related.values_list("due", flat=True))
+    rng = random.Random(f"{user.pk}:{card.pk}:{today.isoformat()}")
+    return today + timedelta(days=fuzz.balanced_interval((due - today).days, today, load, siblings, rng))
+
+
+def _research_fields(state: CardState | None, today: date, scheduler: Scheduler, profile: Profile) -> dict[str, Any]:
+    """The review log's research columns: days since the previous review, the interval it scheduled,
+    and which scheduler (and FSRS parameter version) this review ran under."""
+    seen = state is not None and state.last_review_day is not None and state.last_reviewed_at is not None
+    return {
+        "elapsed_days": (today - state.last_review_day).days if seen else None,  # type: ignore[operator,union-attr]
+        "scheduled_days": max(0, (state.due - state.last_review_day).days) if seen else None,  # type: ignore[operator,union-attr]
+        "scheduler": scheduler.name,
+        "parameters_version": profile.fsrs_parameters_version if scheduler.name == "fsrs" else 0,
+    }
+
+
+def _rate_new(
+    user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime, today: date, duration: int
+) -> Outcome:
+    card = Card.objects.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
+    if card is None:
         return Outcome.NOT_FOUND
-    if not card_id[1] or not _rateable_by(card_id[2], request.source):
+    if not card.active or not _rateable_by(card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
-    after = sm2_review(SM2State(), request.quality)
+    scheduler = scheduler_for(profile)
+    step = scheduler.review(CardMemory(sm2=SM2State()), request.quality, today, False)
+    after = step.memory.sm2
+    memory = step.memory.fsrs if scheduler.name == "fsrs" else None
     easiness = Decimal(after.easiness_hundredths) / 100
-    due = today + timedelta(days=after.interval)
+    due = today + timedelta(days=step.interval or 0)
+    if profile.fuzz:
+        due = balanced_due(user, card, due, today)
     try:
         with transaction.atomic():
             CardState.objects.create(
                 user=user,
-                card_id=card_id[0],
+                card_id=card.pk,
                 easiness=easiness,
                 interval=after.interval,
                 repetitions=after.repetitions,
                 due=due,
+                stability=memory and memory.stability,
+                difficulty=memory and memory.difficulty,
                 last_reviewed_at=now,
                 last_review_day=today,
-                needs_repeat=request.quality < 4,
+                needs_repeat=step.again_today,
                 version=1,
             )
             ReviewLog.objects.create(
-                **_log_fields(user, card_id[0], request, now, today, duration),
+                **_log_fields(user, card.pk, request, now, today, duration),
+                **_research_fields(None, today, scheduler, profile),
                 was_new=True,
                 easiness_before=Decimal("2.50"),
                 interval_before=0,
@@ -479,6 +598,8 @@ def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card |
                 repetitions=prior["repetitions"],
                 due=date.fromisoformat(prior["due"]),
                 lapses=prior["lapses"],
+                stability=prior.get("stability"),
+                difficulty=prior.get("difficulty"),
                 last_reviewed_at=_parse_dt(prior["last_reviewed_at"]),
                 last_review_day=date.fromisoformat(prior["last_review_day"]) if prior["last_review_day"] else None,
                 needs_repeat=prior["needs_repeat"],

@@ -8,6 +8,7 @@ redirect or one template. Review actions answer htmx requests with the next card
 from __future__ import annotations
 
 import zoneinfo
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -20,11 +21,12 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import extensions
+from cards import charts, extensions, switching, tasks
 from cards import review as reviewing
-from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm
-from cards.models import Card, CardState, Note
+from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
+from cards.models import Card, CardState, Note, Optimisation, Scheduler
 from cards.rendering import render_markdown
+from cards.scheduling.fitting import MIN_REVIEWS
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -165,7 +167,65 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Settings saved.")
         return redirect("cards:settings")
     zones = sorted(zoneinfo.available_timezones())
-    return render(request, "cards/settings.html", {"form": form, "zones": zones})
+    other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
+    context = {
+        "form": form,
+        "zones": zones,
+        "profile": profile,
+        "other": other,
+        "other_label": Scheduler(other).label,
+        "optimisation": Optimisation.objects.filter(user=request.user).order_by("-created_at").first(),
+        "min_reviews": MIN_REVIEWS,
+    }
+    return render(request, "cards/settings.html", context)
+
+
+@login_required
+@require_POST
+def optimise(request: HttpRequest) -> HttpResponse:
+    """Fit the learner's FSRS parameters now, on the worker; the settings page shows the outcome."""
+    if tasks.request_optimisation(request.user, timezone.now()) is None:
+        messages.info(request, "A fit of your parameters is already waiting or running.")
+    else:
+        messages.success(request, "Fitting your parameters on the worker; reload this page in a minute.")
+    return redirect("cards:settings")
+
+
+@login_required
+@require_GET
+def workload(request: HttpRequest) -> HttpResponse:
+    """Anki's "help me decide": reviews a day at each desired retention, simulated on the learner's cards."""
+    profile = reviewing.get_profile(request.user)
+    now = timezone.now()
+    rows = switching.workload_preview(request.user, profile, now)
+    today = reviewing.learner_today(profile, now)
+    days = [(today + timedelta(days=offset)).strftime("%d %b") for offset in range(len(rows[0].per_day))]
+    series = [
+        charts.Series(f"{row.retention:.2f}", [charts.Point(day, n) for day, n in zip(days, row.per_day, strict=True)])
+        for row in rows
+    ]
+    chart = charts.line_chart(series, chart_id="workload", title="Reviews a day at each desired retention")
+    return render(request, "cards/workload.html", {"rows": rows, "profile": profile, "chart": chart})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def switch_scheduler(request: HttpRequest) -> HttpResponse:
+    """GET shows what the switch would do (the backlog and how it is spread); POST does exactly that."""
+    profile = reviewing.get_profile(request.user)
+    form = SwitchSchedulerForm(request.POST or request.GET or None)
+    if not form.is_valid():
+        return HttpResponseBadRequest("Choose a scheduler: ?to=sm2 or ?to=fsrs.", content_type="text/plain")
+    target = form.cleaned_data["to"]
+    if request.method == "POST":
+        plan = switching.switch_scheduler(request.user, profile, target, timezone.now())
+        spread = f" {plan.backlog} newly due cards are spread over the next days." if plan.backlog else ""
+        messages.success(request, f"Switched to {Scheduler(target).label}.{spread}")
+        return redirect("cards:settings")
+    plan = switching.plan_switch(request.user, profile, target, timezone.now())
+    peak = max([max(day.before, day.after) for day in plan.days] + [1])
+    context = {"plan": plan, "profile": profile, "label": Scheduler(target).label, "peak": peak}
+    return render(request, "cards/scheduler_switch.html", context)
 
 
 @login_required

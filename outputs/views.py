@@ -2,7 +2,7 @@
 
 The learner's typed answer is compared with what the snippet really printed in the sandbox (a cached
 ``SnippetRun``; a missing run is sent to a worker and the box polls until it is there). Right rates the
-card 4, wrong 1, through ``cards.review.rate`` with ``source=grader`` and the form's state version (what
+card 4, wrong 1, through ``cards.review.rate`` with ``source=output`` and the form's state version (what
 ``record_graded`` does, plus the version, so a double submit is recorded once). Random or context-bound
 snippets are not graded (a snippet that continues an earlier block of its note is graded against a run after
 that code): the box shows the note's answer and the learner rates themself as usual.
@@ -76,7 +76,7 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
         quality=RIGHT_QUALITY if right else WRONG_QUALITY,
         version=form.cleaned_data["version"],
         duration_ms=form.cleaned_data["duration_ms"] or 0,
-        source=ReviewLog.Source.GRADER,
+        source=ReviewLog.Source.OUTPUT,
     )
     outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
     if outcome is reviewing.Outcome.NOT_FOUND:

@@ -298,6 +298,8 @@ CELERY_BEAT_SCHEDULE = {
     "teams-season-rollover": {"task": "teams.tasks.rollover_seasons", "schedule": crontab(minute=5)},
     "teams-daily-digest": {"task": "teams.tasks.send_daily_digests", "schedule": crontab(minute=10)},
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},
+    # FSRS fits for learners whose reviews doubled since their last fit, or whose last is a month old.
+    "cards-optimise-due": {"task": "cards.tasks.optimise_due", "schedule": crontab(minute=40, hour=3)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from cards.models import validate_time_zone
+from cards.models import Scheduler, validate_time_zone
 
 
 class TeamForm(forms.Form):
@@ -13,6 +13,14 @@ class TeamForm(forms.Form):
         max_length=64,
         validators=[validate_time_zone],
         help_text="Weekly seasons start on Monday at 04:00 in this time zone (e.g. Asia/Shanghai).",
+    )
+
+
+class DefaultSchedulerForm(forms.Form):
+    scheduler = forms.ChoiceField(
+        choices=Scheduler.choices,
+        label="Default scheduler",
+        help_text="For members who never chose one themselves; they can still switch on their settings page.",
     )
 
 

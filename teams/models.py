@@ -14,7 +14,7 @@ import zoneinfo
 from django.conf import settings
 from django.db import models
 
-from cards.models import default_time_zone, validate_time_zone
+from cards.models import Scheduler, default_time_zone, validate_time_zone
 
 from .streaks import ActiveDay, Streak
 
@@ -39,6 +39,12 @@ class Team(models.Model):
         validators=[validate_time_zone],
         help_text="Weekly seasons start on Monday at 04:00 in this time zone.",
     )
+    default_scheduler = models.CharField(
+        max_length=8,
+        choices=Scheduler.choices,
+        default=Scheduler.SM2,
+        help_text="The scheduler of members who never chose one and joined this team first.",
+    )
     invite_nonce = models.CharField(
         max_length=32, default=new_invite_nonce, help_text="Part of every invite token; rotating it kills old links."
     )
@@ -48,6 +54,11 @@ class Team(models.Model):
 
     class Meta:
         ordering = ["name", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(default_scheduler__in=["sm2", "fsrs"]), name="team_default_scheduler_valid"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

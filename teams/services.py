@@ -15,9 +15,11 @@ from typing import TypedDict
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.text import slugify
 
+from cards import switching
 from cards.models import ReviewLog
 from graders.models import Status, Submission
 
@@ -64,7 +66,23 @@ def join(team: Team, user: AbstractBaseUser) -> Membership:
     membership, created = Membership.objects.get_or_create(team=team, user=user)
     if created:
         boards.publish_user(user.pk, _today(user.pk))
+        if user in followers(team):
+            switching.follow_team_default([user], team.default_scheduler, timezone.now())
     return membership
+
+
+def followers(team: Team) -> list[AbstractBaseUser]:
+    """Members for whom this team is their first: a learner in several teams follows the one joined first."""
+    first = Membership.objects.filter(user=OuterRef("user")).order_by("joined_at", "pk").values("team_id")[:1]
+    rows = Membership.objects.filter(team=team).annotate(first_team=Subquery(first)).filter(first_team=team.pk)
+    return [membership.user for membership in rows.select_related("user")]
+
+
+def set_default_scheduler(team: Team, scheduler: str) -> int:
+    """The team's default scheduler, switched for every follower who never chose one; returns how many."""
+    team.default_scheduler = scheduler
+    team.save(update_fields=["default_scheduler"])
+    return switching.follow_team_default(followers(team), scheduler, timezone.now())
 
 
 def rotate_invite(team: Team) -> None:

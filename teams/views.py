@@ -6,16 +6,17 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from cards.models import default_time_zone
+from cards import calibrating, revlog
+from cards.models import ReviewLog, default_time_zone
 
 from . import boards, services
-from .forms import PeriodForm, PreferenceForm, RenameForm, TeamForm
+from .forms import DefaultSchedulerForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
@@ -80,6 +81,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
         "history": history[: HISTORY_SEASONS * 3],
         "invite_url": invite_url,
         "rename_form": RenameForm(initial={"name": team.name}),
+        "scheduler_form": DefaultSchedulerForm(initial={"scheduler": team.default_scheduler}),
         "season": boards.team_season(team, timezone.now()),
     }
     return render(request, "teams/detail.html", context)
@@ -101,6 +103,28 @@ def stats(request: HttpRequest, slug: str) -> HttpResponse:
     members = dict(team.memberships.values_list("user_id", "user__username"))
     charts = team_charts(team, members, learner_day(timezone.now(), team.zone))
     return render(request, "teams/stats.html", {"team": team, "charts": charts})
+
+
+@login_required
+def calibration(request: HttpRequest, slug: str) -> HttpResponse:
+    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats."""
+    team = _membership(request, slug).team
+    members = list(team.memberships.values_list("user_id", flat=True))
+    context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
+    export_url = reverse("teams:revlog_export", args=[team.slug])
+    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "export_url": export_url})
+
+
+@login_required
+def revlog_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    """The team's review log as CSV for the owner, learners named only by their join order (L1, L2...)."""
+    team = _owner_membership(request, slug).team
+    order = team.memberships.order_by("joined_at", "pk").values_list("user_id", flat=True)
+    learners = {user_id: f"L{index}" for index, user_id in enumerate(order, start=1)}
+    logs = ReviewLog.objects.filter(user_id__in=list(learners))
+    response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs, learners)), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{team.slug}-revlog.csv"'
+    return response
 
 
 @login_required
@@ -126,6 +150,19 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
         messages.success(request, "Team renamed.")
     else:
         messages.error(request, "A team needs a name of at most 100 characters.")
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def default_scheduler(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = _owner_membership(request, slug)
+    form = DefaultSchedulerForm(request.POST)
+    if form.is_valid():
+        switched = services.set_default_scheduler(membership.team, form.cleaned_data["scheduler"])
+        messages.success(request, f"Default scheduler saved; {switched} member{'s' if switched != 1 else ''} switched.")
+    else:
+        messages.error(request, "Choose SM-2 or FSRS-6.")
     return redirect("teams:detail", slug=slug)
 
 

@@ -16,7 +16,7 @@ DOCKERFILES = ("web.Dockerfile", "worker.Dockerfile", "worker-gpu.Dockerfile")
 # What only the grading worker needs: torch and the packages only torch pulls in, and the sandbox's own.
 WORKER_ONLY = {
     "torch", "pyseccomp", "restrictedpython", "numpy", "sympy", "mpmath", "networkx", "fsspec",
-    "filelock", "jinja2", "markupsafe", "packaging",
+    "filelock", "jinja2", "markupsafe", "packaging", "pandas", "tqdm",
 }  # fmt: skip
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==[A-Za-z0-9.+!-]+$")
 

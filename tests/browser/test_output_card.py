@@ -148,8 +148,8 @@ def test_it_grades_typed_output_answers_wrong_then_right(browser: Any, runner: W
     # 3. Stored state: one grader log per card, and the runs that graded them.
     logs = ReviewLog.objects.filter(user=learner).order_by("pk")
     assert [(log.card_id, log.quality, log.source) for log in logs] == [
-        (cards[first].pk, 1, "grader"),
-        (cards[second].pk, 4, "grader"),
+        (cards[first].pk, 1, "output"),
+        (cards[second].pk, 4, "output"),
     ]
     for heading, repetitions, needs_repeat in ((first, 0, True), (second, 1, False)):
         state = CardState.objects.get(user=learner, card=cards[heading])

@@ -86,7 +86,7 @@ def test_it_rates_a_right_answer_4_exactly_once(signed_in: Client, learner: User
     again = _answer(signed_in, card, "tensor([2.0000, 4.0000])")
     assert b"already rated" in again.content
     logs = list(ReviewLog.objects.filter(user=learner, card=card))
-    assert [(log.quality, log.source) for log in logs] == [(4, "grader")]
+    assert [(log.quality, log.source) for log in logs] == [(4, "output")]
     state = CardState.objects.get(user=learner, card=card)
     state.refresh_from_db()
     assert state.version == 1 and state.repetitions == 1

@@ -1,0 +1,160 @@
+"""SM-2 against FSRS-6 on synthetic learners: the retention each reaches and the reviews per day it costs.
+
+    .venv/bin/python bench/scheduler.py [--learners 10] [--days 90] [--new-per-day 20] [--retention 0.90]
+
+Each synthetic learner studies a deck for ``--days`` days with the same daily new-card limit under
+each scheduler in turn (the project's own ``cards.scheduling.schedulers``, exactly as the review
+flow calls them; SM-2 is the baseline in the same run). Every day they review what is due, then
+learn new cards; a card rated Again (under SM-2 also Hard) comes back once more that day, rated
+Good. Pure Python, no Django, no database.
+
+The learner's memory is FSRS-6 with parameters of their own: the package's defaults with the
+initial stabilities and the recall-growth factor scaled per learner (log-normal), and a per-card
+difficulty shift, so FSRS at its default parameters does not schedule the true model. Recall is
+drawn from that model's retrievability; a recalled card is rated Hard, Good or Easy
+(15 / 75 / 10 %). This favours FSRS in kind (the ground truth has FSRS's form), which is why the
+table also shows what each scheduler's reviews buy: cards expected to be recalled on the last day.
+
+Prints one row per scheduler: true retention (share of reviews of cards seen on an earlier day
+that were recalled), reviews per day (same-day repeats included), cards expected to be recalled at
+the end, and reviews per such card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS  # noqa: E402
+
+from cards.scheduling import fsrs6, sm2  # noqa: E402
+from cards.scheduling.schedulers import CardMemory, FSRSScheduler, Scheduler, SM2Scheduler  # noqa: E402
+
+START = date(2026, 1, 5)
+QUALITY = {1: int(sm2.Rating.AGAIN), 2: int(sm2.Rating.HARD), 3: int(sm2.Rating.GOOD), 4: int(sm2.Rating.EASY)}
+
+
+@dataclass
+class Result:
+    reviews: int = 0
+    recall_reviews: int = 0
+    recalled: int = 0
+    expected_known: float = 0.0
+
+
+def learner_parameters(rng: random.Random) -> tuple[float, ...]:
+    """The package's defaults, with initial stabilities and recall growth scaled for this learner."""
+    w = list(DEFAULT_PARAMETERS)
+    scale = math.exp(rng.gauss(0, 0.4))
+    for k in range(4):
+        w[k] *= scale
+    w[8] *= math.exp(rng.gauss(0, 0.15))
+    return tuple(
+        min(max(v, lo), hi) for v, lo, hi in zip(w, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS, strict=True)
+    )
+
+
+def grade(rng: random.Random, recalled: bool) -> int:
+    """An FSRS rating 1-4 for one answer."""
+    if not recalled:
+        return 1
+    draw = rng.random()
+    return 2 if draw < 0.15 else 3 if draw < 0.90 else 4
+
+
+def simulate(scheduler: Scheduler, seed: int, days: int, new_per_day: int) -> Result:
+    rng = random.Random(seed)
+    truth = fsrs6.scheduler(learner_parameters(rng))
+    shifts = [rng.gauss(0, 1.0) for _ in range(days * new_per_day)]
+    rng = random.Random(seed * 7919 + 1)  # the answers: the same stream for every scheduler
+    memory: dict[int, CardMemory] = {}
+    true_memory: dict[int, fsrs6.Memory] = {}
+    due: dict[int, date] = {}
+    result = Result()
+    next_new = 0
+    for offset in range(days):
+        today = START + timedelta(days=offset)
+        todays = sorted((card for card, day in due.items() if day <= today), key=lambda c: (due[c], c))
+        todays += list(range(next_new, next_new + new_per_day))
+        next_new += new_per_day
+        for card in todays:
+            seen = card in true_memory
+            recalled = rng.random() < fsrs6.retrievability(truth, true_memory[card], today) if seen else False
+            rating = grade(rng, recalled) if seen else rng.choice([1, 2, 3, 3, 3, 4])
+            result.reviews += 1
+            if seen:
+                result.recall_reviews += 1
+                result.recalled += recalled
+            _answer(scheduler, truth, memory, true_memory, due, card, rating, today, shifts[card], False)
+            if due[card] == today:  # comes back today: one more answer, rated Good
+                result.reviews += 1
+                _answer(scheduler, truth, memory, true_memory, due, card, 3, today, shifts[card], True)
+    end = START + timedelta(days=days)
+    result.expected_known = sum(fsrs6.retrievability(truth, m, end) for m in true_memory.values())
+    return result
+
+
+def _answer(
+    scheduler: Scheduler,
+    truth: fsrs6.FSRSScheduler,
+    memory: dict[int, CardMemory],
+    true_memory: dict[int, fsrs6.Memory],
+    due: dict[int, date],
+    card: int,
+    rating: int,
+    today: date,
+    shift: float,
+    same_day_repeat: bool,
+) -> None:
+    quality = QUALITY[rating]
+    step = scheduler.review(memory.get(card, CardMemory(sm2=sm2.SM2State())), quality, today, same_day_repeat)
+    memory[card] = step.memory
+    if step.again_today and not same_day_repeat:
+        due[card] = today
+    elif step.interval is not None:
+        due[card] = today + timedelta(days=step.interval)
+    elif same_day_repeat:  # SM-2's repeat leaves its interval: the card is due that many days on
+        due[card] = today + timedelta(days=step.memory.sm2.interval)
+    after, _ = fsrs6.review(truth, true_memory.get(card), quality, today)
+    difficulty = min(max(after.difficulty + shift, 1.0), 10.0) if card not in true_memory else after.difficulty
+    true_memory[card] = fsrs6.Memory(after.stability, difficulty, today)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--learners", type=int, default=10)
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--new-per-day", type=int, default=20)
+    parser.add_argument("--retention", type=float, default=0.90)
+    args = parser.parse_args()
+    schedulers: list[tuple[str, Scheduler]] = [
+        ("SM-2 (baseline)", SM2Scheduler()),
+        (f"FSRS-6 at {args.retention:.2f}", FSRSScheduler(desired_retention=args.retention)),
+    ]
+    print(
+        f"{args.learners} synthetic learners, {args.days} days, {args.new_per_day} new cards a day "
+        f"({args.days * args.new_per_day} cards each)\n"
+    )
+    print(f"| scheduler | true retention | reviews/day | recalled at day {args.days} | reviews per recalled card | s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, scheduler in schedulers:
+        started = time.perf_counter()
+        results = [simulate(scheduler, seed, args.days, args.new_per_day) for seed in range(1, args.learners + 1)]
+        recalled = sum(r.recalled for r in results) / sum(r.recall_reviews for r in results)
+        per_day = sum(r.reviews for r in results) / args.learners / args.days
+        known = sum(r.expected_known for r in results) / args.learners
+        cost = sum(r.reviews for r in results) / sum(r.expected_known for r in results)
+        elapsed = time.perf_counter() - started
+        print(f"| {name} | {recalled:.3f} | {per_day:.1f} | {known:.0f} | {cost:.2f} | {elapsed:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
