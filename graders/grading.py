@@ -8,8 +8,11 @@ per (drill version, seed, visible_only, device) because they are the same for ev
 
 from __future__ import annotations
 
+import collections
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -116,6 +119,57 @@ class ReferenceCache:
 DEFAULT_CACHE = ReferenceCache()
 
 
+def fresh_seed() -> int:
+    """48 random bits: a fresh instance of the hidden cases (fits a JSON number and a bigint)."""
+    return int.from_bytes(os.urandom(6), "big")
+
+
+class SeedReservoir:
+    """Fresh seeds with their reference outputs ready, per (drill version, runner device); each handed out once.
+
+    Every attempt gets hidden cases no other submission saw, so what one verdict reveals (a bit per hidden
+    case) never adds up over attempts. A new seed's reference outputs need a run of the reference; made
+    ``batch`` seeds at a time, in one run (the examples once, then each seed's hidden cases), a fresh seed
+    costs about 1/``batch`` of a runner.
+    """
+
+    def __init__(self, batch: int = 16, new_seed: Callable[[], int] = fresh_seed) -> None:
+        self.batch, self.new_seed = batch, new_seed
+        self._ready: dict[tuple[str, str], collections.deque[tuple[int, Cached]]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, drill: Drill, runner: Runner) -> tuple[int, Cached]:
+        key = (drill.version, str(getattr(runner, "device", "cpu")))
+        with self._lock:
+            ready = self._ready.get(key)
+            if ready:
+                return ready.popleft()
+        made = self._make(drill, runner)
+        with self._lock:
+            self._ready.setdefault(key, collections.deque()).extend(made[1:])
+        return made[0]
+
+    def _make(self, drill: Drill, runner: Runner) -> list[tuple[int, Cached]]:
+        seeds = [self.new_seed() for _ in range(self.batch)]
+        device = runner_device(drill, runner)
+        per_seed = [generate_cases(drill, seed, False, device=device) for seed in seeds]
+        examples = [case for case in per_seed[0] if not case.hidden]  # the same for every seed
+        secret = [[case for case in cases if case.hidden] for cases in per_seed]
+        visible = [case.args for case in examples]
+        every_hidden = [case for cases in secret for case in cases]
+        outcomes = _run_reference(drill, runner, examples + every_hidden, visible, [c.args for c in every_hidden])
+        shown, rest = outcomes[: len(examples)], outcomes[len(examples) :]
+        made: list[tuple[int, Cached]] = []
+        for seed, cases, hidden in zip(seeds, per_seed, secret, strict=True):
+            mine, rest = shown + rest[: len(hidden)], rest[len(hidden) :]
+            entry = (cases, [o.value for o in mine], [o.behaviour for o in mine], visible, [c.args for c in hidden])
+            made.append((seed, entry))
+        return made
+
+
+DEFAULT_RESERVOIR = SeedReservoir()
+
+
 def runner_device(drill: Drill, runner: Runner) -> str:
     """``cuda`` only for a cuda drill on a runner that has a GPU; everything else grades on the CPU."""
     device = str(getattr(runner, "device", "cpu"))
@@ -156,6 +210,17 @@ def _reference(
     cases = generate_cases(drill, seed, visible_only, device=device)
     visible = [case.args for case in cases if not case.hidden]
     hidden = [case.args for case in cases if case.hidden]
+    outcomes = _run_reference(drill, runner, cases, visible, hidden)
+    expected = [outcome.value for outcome in outcomes]
+    records = [outcome.behaviour for outcome in outcomes]
+    cache.put(key, (cases, expected, records, visible, hidden))
+    return cases, expected, records, visible, hidden, device
+
+
+def _run_reference(
+    drill: Drill, runner: Runner, cases: list[Case], visible: list[tuple[Any, ...]], hidden: list[tuple[Any, ...]]
+) -> list[Any]:
+    """The reference's outcome for each case (visible, then hidden), or ReferenceFailure: ours to fix."""
     result = runner.run(
         drill.reference,
         drill.entry_point,
@@ -172,10 +237,7 @@ def _reference(
     for case, outcome in zip(cases, outcomes, strict=True):
         if not outcome.ok:
             raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
-    expected = [outcome.value for outcome in outcomes]
-    records = [outcome.behaviour for outcome in outcomes]
-    cache.put(key, (cases, expected, records, visible, hidden))
-    return cases, expected, records, visible, hidden, device
+    return outcomes
 
 
 def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:
@@ -247,21 +309,32 @@ def grade(
     drill: Drill,
     code: str,
     *,
-    seed: int,
+    seed: int | None,
     runner: Runner,
     visible_only: bool = False,
     cache: ReferenceCache = DEFAULT_CACHE,
+    reservoir: SeedReservoir | None = None,
 ) -> Verdict:
-    """Steps: 1. constraints  2. cases + reference outputs  3. run the code  4. compare each case."""
+    """Steps: 1. constraints  2. cases + reference outputs  3. run the code  4. compare each case.
+
+    ``seed=None``: a fresh seed from ``reservoir`` (the verdict's ``seed`` says which); a given seed
+    reproduces that seed's verdict (re-grading, the CLI, tests).
+    """
     violations = check_constraints(code, drill.constraints)
     if violations:
         messages = [v.message for v in violations]
         device = runner_device(drill, runner)
-        return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
+        return _verdict(drill, seed or 0, "rejected", "; ".join(messages), device, violations=messages)
     try:
-        cases, expected, records, visible, hidden, device = _reference(drill, seed, visible_only, runner, cache)
+        if seed is None and not visible_only:
+            seed, fresh = (reservoir or DEFAULT_RESERVOIR).take(drill, runner)
+            cases, expected, records, visible, hidden = fresh
+            device = runner_device(drill, runner)
+        else:
+            seed = seed or 0
+            cases, expected, records, visible, hidden, device = _reference(drill, seed, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
-        return _verdict(drill, seed, "internal_error", str(exc), runner_device(drill, runner))
+        return _verdict(drill, seed or 0, "internal_error", str(exc), runner_device(drill, runner))
     # The hidden cases go to the runner only after its visible phase answered; of their phase only values,
     # ok flags and behaviour records come back, each case reduced here to passed or failed (one bit).
     result = runner.run(

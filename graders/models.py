@@ -209,8 +209,12 @@ class Submission(Job):
     drill = models.ForeignKey(Drill, on_delete=models.PROTECT, related_name="submissions")
     code = models.TextField()
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SUBMIT)
-    seed = models.PositiveBigIntegerField(
-        help_text="Seed of the hidden cases: re-grading with it reproduces the verdict."
+    seed = models.PositiveBigIntegerField(help_text="The review's seed: it groups the submissions of one review.")
+    cases_seed = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Seed of this submission's own hidden cases, drawn fresh by the grader (re-grading with it "
+        "reproduces the verdict); empty until graded, and for example runs.",
     )
     drill_version = models.CharField(max_length=64, help_text="The drill version the submission was graded against.")
     status = models.CharField(max_length=16, choices=SUBMISSION_STATUSES, default=Status.QUEUED.value)
@@ -254,11 +258,12 @@ class Submission(Job):
 class DrillReview(models.Model):
     """One learner's work on one drill from the moment it came due until it is rated.
 
-    Its random ``seed`` draws the hidden cases of every submission made during the review (the
-    seed is copied onto each submission, so any verdict can be reproduced exactly), and a new
-    review, with a new seed, starts each time the drill card comes due again. Submissions belong
-    to the review whose (user, drill, seed) they share. ``finished_at`` is set exactly once, by a
-    conditional update, when the review is rated (accepted, moved on from, or given up).
+    Its random ``seed`` is copied onto each submission made during the review: submissions belong to
+    the review whose (user, drill, seed) they share, and a new review, with a new seed, starts each time
+    the drill card comes due again. Each attempt's hidden cases come from a seed of its own
+    (``Submission.cases_seed``, drawn by the grader), so what one verdict reveals never adds up.
+    ``finished_at`` is set exactly once, by a conditional update, when the review is rated (accepted,
+    moved on from, or given up).
     """
 
     class Outcome(models.TextChoices):
@@ -269,7 +274,7 @@ class DrillReview(models.Model):
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drill_reviews")
     drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="reviews")
-    seed = models.PositiveBigIntegerField(help_text="Random per review: the hidden cases of its submissions.")
+    seed = models.PositiveBigIntegerField(help_text="Random per review: it marks the review's submissions.")
     started_at = models.DateTimeField(default=timezone.now)
     reference_viewed_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when the learner opened the reference: caps the quality at 3."

@@ -45,12 +45,14 @@ class SubmissionKind:
         return job
 
     def run(self, job: Submission, pool: Any, *, worker: str) -> Finished:
-        """Grade against the stored drill version with the submission's seed; our own failures raise."""
+        """Grade against the stored drill version; an attempt on hidden cases of a fresh seed (kept on the row,
+        so re-grading reproduces it), an example run on the examples alone. Our own failures raise."""
         from graders.grading import ReferenceFailure, grade
 
         started = time.perf_counter()
+        seed = job.cases_seed if job.is_attempt else job.seed
         try:
-            verdict = dict(grade(job.drill.spec, job.code, seed=job.seed, runner=pool, visible_only=not job.is_attempt))
+            verdict = dict(grade(job.drill.spec, job.code, seed=seed, runner=pool, visible_only=not job.is_attempt))
         except ReferenceFailure as exc:
             raise Infrastructure(str(exc)) from exc
         status = verdict.get("status")
@@ -65,6 +67,8 @@ class SubmissionKind:
             "device": str(verdict.get("device") or "")[:16],
             "drill_version": job.drill.version,
         }
+        if job.is_attempt:
+            fields["cases_seed"] = verdict.get("seed")
         return Finished(Status(status), fields)
 
     def failed(self, message: str) -> Finished:

@@ -8,6 +8,7 @@ for a learner later. Nothing here imports torch: loading and validating drills i
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import tomllib
 from collections.abc import Mapping
@@ -132,6 +133,7 @@ class Drill:
         return entry_arg_names(self.reference, self.entry_point)
 
 
+@functools.lru_cache(maxsize=512)
 def entry_arg_names(source: str, entry_point: str) -> tuple[str, ...]:
     """Parameter names of ``def entry_point`` (or of ``forward`` in ``class entry_point``) in ``source``."""
     try:

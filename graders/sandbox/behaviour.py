@@ -19,6 +19,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import torch
+
 TYPE_CHARS = 200  # a result's type signature is cut here: a record stays small whatever was returned
 GRAPH_WALK_CAP = 20_000  # nodes visited per graph; a bigger graph counts as this many
 MAX_OPS_WATCHED = 5_000  # ``locate`` stops looking after this many torch calls
@@ -26,9 +29,6 @@ MAX_OPS_WATCHED = 5_000  # ``locate`` stops looking after this many torch calls
 
 def fresh(value: Any) -> Any:
     """A deep copy of a case's arguments: new tensors (same requires_grad), arrays and containers."""
-    import numpy as np
-    import torch
-
     if isinstance(value, torch.Tensor):
         with torch._C.DisableTorchFunctionSubclass():
             copy = torch.Tensor.clone(torch.Tensor.detach(value))
@@ -46,19 +46,17 @@ def fresh(value: Any) -> Any:
 
 def same(a: Any, b: Any) -> bool:
     """Structural equality where NaN equals NaN: the same answer twice, or an argument left alone."""
-    import numpy as np
-    import torch
-
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             return False
         with torch._C.DisableTorchFunctionSubclass():
             if a.shape != b.shape or a.dtype != b.dtype or a.layout != b.layout or a.layout != torch.strided:
                 return a.shape == b.shape and a.dtype == b.dtype and a.layout == b.layout
-            a, b = torch.Tensor.detach(a).cpu(), torch.Tensor.detach(b).cpu()
-            if a.dtype.is_floating_point or a.dtype.is_complex:
-                return bool(((a == b) | (a.isnan() & b.isnan())).all())
-            return bool(torch.equal(a, b))
+            if torch.equal(a, b):  # the usual answer, in one kernel (False where a NaN sits)
+                return True
+            if not (a.dtype.is_floating_point or a.dtype.is_complex) or a.device != b.device:
+                return False
+            return bool(((a == b) | (a.isnan() & b.isnan())).all())
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape or a.dtype != b.dtype:
             return False
@@ -81,9 +79,6 @@ def same(a: Any, b: Any) -> bool:
 
 def type_signature(value: Any, depth: int = 0) -> str:
     """``Tensor``, ``float``, ``numpy.ndarray``, ``tuple[Tensor, Tensor]``...: the exact kind of a result."""
-    import numpy as np
-    import torch
-
     if depth > 4:
         return "..."
     if isinstance(value, torch.Tensor):
@@ -104,8 +99,6 @@ def type_signature(value: Any, depth: int = 0) -> str:
 
 
 def tensors_in(value: Any, depth: int = 0) -> list[Any]:
-    import torch
-
     if depth > 8:
         return []
     if isinstance(value, torch.Tensor):
@@ -119,9 +112,6 @@ def tensors_in(value: Any, depth: int = 0) -> list[Any]:
 
 def _storage(value: Any) -> int | None:
     """The address of a tensor's or array's memory (None for anything else, or a tensor without storage)."""
-    import numpy as np
-    import torch
-
     try:
         if isinstance(value, torch.Tensor):
             with torch._C.DisableTorchFunctionSubclass():
@@ -137,8 +127,6 @@ def _storage(value: Any) -> int | None:
 
 
 def _buffers_in(value: Any) -> list[Any]:
-    import numpy as np
-
     if isinstance(value, np.ndarray):
         return [value]
     if isinstance(value, list | tuple):
@@ -162,8 +150,6 @@ class _Meta:
     """What the call may change on an argument besides its values: its memory, requires_grad, .grad."""
 
     def __init__(self, value: Any) -> None:
-        import torch
-
         self.tensor = isinstance(value, torch.Tensor)
         self.storage = _storage(value)
         self.requires_grad = bool(value.requires_grad) if self.tensor else False
@@ -176,6 +162,7 @@ def observe(
     call: Callable[[], Any],
     *,
     grad: bool,
+    before: tuple[Any, ...],
     count_graph: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
     """Run ``call`` (which calls ``target(*args)``) and describe what it did to ``args`` and what it returned.

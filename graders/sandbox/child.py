@@ -76,17 +76,19 @@ def run_case(
     """
     pristine = behaviour.fresh(case)
     target, args = prepare(entry, case, grad)
+    before = tuple(pristine[1]) if isinstance(entry, type) else tuple(pristine)  # a class's call arguments
     value, record = behaviour.observe(
-        target, args, lambda: finish(target(*args), args, grad), grad=grad, count_graph=count_graph
+        target, args, lambda: finish(target(*args), args, grad), grad=grad, before=before, count_graph=count_graph
     )
     first = behaviour.fresh(value)
     with quiet():
-        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, behaviour.fresh(pristine), grad), first)
         if record["changed"] or record.get("grad_left") or record.get("requires_grad_set"):
             again, again_args = prepare(entry, behaviour.fresh(pristine), grad)
             where = behaviour.locate(lambda: again(*again_args), again_args, filename, lines)
             if where:
                 record["where"] = where
+        # The copy is used up by this last call: a second call on the arguments as they were.
+        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first)
     return value, record
 
 

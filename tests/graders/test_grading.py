@@ -11,7 +11,7 @@ import torch
 
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
 from graders.drills.local import LocalRunner
-from graders.grading import HIDDEN_FAILED, ReferenceCache, grade
+from graders.grading import HIDDEN_FAILED, ReferenceCache, SeedReservoir, grade
 from graders.sandbox.results import CaseResult
 from graders.sandbox.results import RunResult as RealRunResult
 
@@ -413,3 +413,26 @@ def test_it_sends_the_hidden_cases_apart_from_the_visible_ones() -> None:
     verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=Recording(), cache=ReferenceCache())
     hidden = [test for test in verdict["tests"] if test["hidden"]]
     assert seen[-1] == (len(verdict["tests"]) - len(hidden), len(hidden)) and hidden
+
+
+def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_batch(runner: LocalRunner) -> None:
+    calls: list[int] = []
+
+    class Counting(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            calls.append(len(kwargs.get("hidden") or []))
+            return super().run(code, entry_point, cases, **kwargs)
+
+    seeds = iter(range(100, 200))
+    reservoir = SeedReservoir(batch=4, new_seed=lambda: next(seeds))
+    counting = Counting()
+    verdicts = [grade(REVERSE, REVERSE.reference, seed=None, runner=counting, reservoir=reservoir) for _ in range(5)]
+    assert [v["seed"] for v in verdicts] == [100, 101, 102, 103, 104]
+    assert all(v["status"] == "accepted" for v in verdicts)
+    references = [n for n in calls if n > 8]  # the reference runs: four seeds' hidden cases at once
+    assert len(references) == 2 and len(calls) == 5 + 2
+    # the outputs made for a seed in a batch are the ones that seed gives alone
+    wrong = "def solution(x):\n    return x.flip(0) if len(x) < 5 else x.flip(0) + 1\n"
+    batched = grade(REVERSE, wrong, seed=None, runner=runner, reservoir=SeedReservoir(batch=3))
+    alone = grade(REVERSE, wrong, seed=batched["seed"], runner=runner, cache=ReferenceCache())
+    assert batched["tests"] == alone["tests"]

@@ -303,18 +303,20 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
     assert (sub.status, sub.attempts) == (Status.ACCEPTED, 2)
 
 
-def test_it_reuses_reference_outputs_across_tasks(learner: User, drill: Drill) -> None:
+def test_it_makes_reference_outputs_for_a_batch_of_fresh_seeds_at_once(learner: User, drill: Drill) -> None:
+    """Every attempt has a seed of its own; the references for four seeds come from one run of the reference."""
+    from graders.grading import SeedReservoir
+
     runner = LocalRunner()
-    seed = 987_654_321  # not today's seed, so no other test has filled the cache for it
-    first, second = (
-        Submission.objects.create(user=learner, drill=drill, code=WRONG, seed=seed, drill_version=drill.version)
-        for _ in range(2)
-    )
-    with mock.patch.object(runner, "run", wraps=runner.run) as run:
-        grade(first, runner)
-        assert run.call_count == 2  # the reference, then the learner's code
-        grade(second, runner)
-        assert run.call_count == 3  # the learner's code only
+    subs = [queued(learner, drill, WRONG) for _ in range(5)]
+    with (
+        mock.patch("graders.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4)),
+        mock.patch.object(runner, "run", wraps=runner.run) as run,
+    ):
+        for sub in subs:
+            grade(sub, runner)
+    assert run.call_count == 5 + 2  # the five attempts, and the references of 4 + 4 seeds in two runs
+    assert len({sub.cases_seed for sub in Submission.objects.all()}) == 5
 
 
 def test_it_never_stores_an_accepted_verdict_without_its_rating(learner: User, drill: Drill) -> None:
@@ -371,3 +373,22 @@ def test_it_grades_against_the_stored_drill_once_the_drill_has_moved_on(learner:
     assert grade(second) == Outcome("wrong_answer")  # graded against v2, not the v1 row this worker kept
     second.refresh_from_db()
     assert second.drill_version == "v2"
+
+
+def test_each_attempt_gets_hidden_cases_of_its_own_seed_and_keeps_it(learner: User, drill: Drill) -> None:
+    """Attempts of one review share its seed (the grouping) but never their hidden cases (issue 24)."""
+    from graders.grading import ReferenceCache
+    from graders.grading import grade as grade_code
+
+    first, second = queued(learner, drill, WRONG), queued(learner, drill, WRONG)
+    assert first.seed == second.seed and first.cases_seed is None
+    grade(first), grade(second)
+    first.refresh_from_db(), second.refresh_from_db()
+    assert None not in (first.cases_seed, second.cases_seed) and first.cases_seed != second.cases_seed
+    assert first.verdict["seed"] == first.cases_seed
+    again = grade_code(drill.spec, WRONG, seed=first.cases_seed, runner=LocalRunner(), cache=ReferenceCache())
+    assert again["tests"] == first.verdict["tests"]  # the recorded seed reproduces the verdict
+    example = queued(learner, drill, WRONG, Submission.Kind.EXAMPLES)
+    grade(example)
+    example.refresh_from_db()
+    assert example.cases_seed is None  # an example run has no hidden cases
