@@ -609,6 +609,7 @@ class SandboxPool:
             self._zygote.wait()
         parent_end, zygote_end = socket.socketpair()
         self._stderr_tail.clear()
+        os.makedirs(self._base, 0o700, exist_ok=True)  # the fork server's directory, if a /tmp cleaner took it
         self._zygote = subprocess.Popen(
             [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, *self._runner_config().argv()],
             pass_fds=[zygote_end.fileno()],

@@ -287,7 +287,7 @@ class Warden:
         ctl = socket.socket(fileno=ctl_fd)
         try:
             workdir = str(json.loads(msg)["workdir"])
-            os.mkdir(workdir, 0o700)
+            self._make_directory(workdir)
             os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
             socket.send_fds(self.link, [os.fsencode(workdir)], [job_fd])  # all a runner needs of the request
         except (OSError, ValueError, KeyError, TypeError):
@@ -296,6 +296,18 @@ class Warden:
         finally:
             os.close(job_fd)
         self.pending.append((ctl, workdir))
+
+    def _make_directory(self, workdir: str) -> None:
+        """The runner's directory, in the pool's; that one made again if something removed it.
+
+        A ``/tmp`` cleaner (systemd-tmpfiles, tmpreaper) may remove the pool's directory under a running
+        pool; without this every later runner failed to start and the pool never recovered.
+        """
+        try:
+            os.mkdir(workdir, 0o700)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(workdir), 0o700, exist_ok=True)
+            os.mkdir(workdir, 0o700)
 
     def _from_zygote(self) -> None:
         msg, fds = _recv_fds(self.link, 1)
