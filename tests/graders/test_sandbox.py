@@ -205,6 +205,17 @@ def test_it_reports_cpu_time_limits(pool: SandboxPool) -> None:
     assert result.cpu_ms >= 900
 
 
+@pytest.mark.parametrize("seconds", [0.3, 1.0])
+def test_a_cpu_limit_is_what_it_says(pool: SandboxPool, seconds: float) -> None:
+    """The warden ends the job on its measured CPU: RLIMIT_CPU alone counted whole seconds from the runner's
+    start, so a "2 s" limit allowed about 3 s (and 0.3 s about 1 s)."""
+    code = "def solution():\n    n = 0\n    while True:\n        n += 1\n"
+    result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=seconds, wall_seconds=10))
+    assert result.status == "time_limit" and "CPU" in result.message, result
+    # cpu_ms counts the runner's whole life: its set-up (a few ms), the job, and the warden's read interval
+    assert seconds * 1000 <= result.cpu_ms < seconds * 1000 + 150, result.cpu_ms
+
+
 def test_it_reports_memory_limits(pool: SandboxPool) -> None:
     result = pool.run("import torch\ndef solution():\n    return torch.ones(10 ** 9)\n", "solution", [()])
     assert result.status == "memory_limit", result
