@@ -274,6 +274,7 @@ def static_limits(threads_allowed: bool, tasks: int | None = None) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, no kill
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _try_setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))  # no host memory pinned (mlock), whatever the host's default
     if not threads_allowed:
         _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))
     elif tasks is not None:
@@ -366,9 +367,10 @@ DENIED_SYSCALLS = (
     # sync and syncfs force the host's write-back, sysinfo tells the host's process count, load and
     # memory, and a runner must not rename the UTS namespace the pool's runners share. flock and the
     # lock commands of fcntl (a rule below) are denied too: a lock on an inode two runners can both reach
-    # (a GPU runner's device files) is a channel between them.
+    # (a GPU runner's device files) is a channel between them. inotify instances are a per-user budget
+    # of the host's, and memfd_secret memory is locked memory.
     "io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents sync syncfs sysinfo sysfs ustat "
-    "sethostname setdomainname flock"
+    "sethostname setdomainname flock inotify_init inotify_init1 memfd_secret"
 ).split()
 F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
 F_SETLEASE, F_NOTIFY = 1024, 1026
@@ -520,7 +522,7 @@ def lock_down(
     """The last steps before untrusted code: empty root directory, an unprivileged uid of its own where
     we are root (in a user namespace with its map, or real), static limits, seccomp (and, without a PID
     namespace of its own, signals confined to itself)."""
-    tasks = task_count()  # /proc is gone after chroot
+    tasks = task_count() if threads_allowed else 0  # /proc is gone after chroot (a CPU runner needs no count)
     chrooted = enter_directory(workdir)
     if not own_pidns:  # the other runners can see it: they must not read it
         set_undumpable()
