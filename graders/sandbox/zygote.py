@@ -395,7 +395,7 @@ class Warden:
         if base is None:
             return
         runner.cpu_limit, runner.cpu_base = max(seconds, 0.0), base
-        runner.cpu_check = time.monotonic() + runner.cpu_limit / _threads(runner.host_pid)
+        runner.cpu_check = time.monotonic() + runner.cpu_limit / self._threads(runner)
 
     def _check_cpu(self, runner: _Runner, now: float) -> None:
         used = jail.process_cpu_seconds(runner.host_pid)
@@ -408,7 +408,12 @@ class Warden:
             runner.cpu_killed = True
             runner.cpu_check = None
             return
-        runner.cpu_check = now + max(left / _threads(runner.host_pid), MIN_CPU_CHECK)
+        runner.cpu_check = now + max(left / self._threads(runner), MIN_CPU_CHECK)
+
+    @staticmethod
+    def _threads(runner: _Runner) -> int:
+        """A CPU runner (a PID namespace of its own) has one thread (RLIMIT_NPROC 0); a GPU runner, several."""
+        return 1 if runner.pidns else _threads(runner.host_pid)
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
