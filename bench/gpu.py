@@ -76,7 +76,8 @@ print(json.dumps(report))
 VARIANTS: list[tuple[str, int, bool]] = [
     ("host namespaces", 0, False),
     ("net", jail.CLONE_NEWNET, False),
-    ("net + ipc (the GPU runners' recipe)", jail.CLONE_NEWNET | jail.CLONE_NEWIPC, False),
+    ("net + ipc", jail.CLONE_NEWNET | jail.CLONE_NEWIPC, False),
+    ("net + ipc + uts (the GPU runners' recipe)", jail.CLONE_NEWNET | jail.CLONE_NEWIPC | jail.CLONE_NEWUTS, False),
     ("pid", jail.CLONE_NEWPID, False),
     ("net + pid", jail.CLONE_NEWNET | jail.CLONE_NEWPID, False),
     ("net + pid + mnt, /proc remounted", jail.CLONE_NEWNET | jail.CLONE_NEWPID | jail.CLONE_NEWNS, True),

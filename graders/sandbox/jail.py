@@ -13,6 +13,7 @@ import math
 import os
 import resource
 import signal
+import time
 from typing import Any
 
 try:  # imported here, before any chroot, so install_seccomp never has to import
@@ -24,6 +25,7 @@ except Exception as exc:  # not installed, or libseccomp's shared library missin
     SECCOMP_ERROR = f"{type(exc).__name__}: {exc}"[:300]
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -35,7 +37,19 @@ PR_SET_DUMPABLE = 4
 MIB = 1024 * 1024
 CUDA_ADDRESS_SPACE = 64 * 1024 * MIB  # CUDA reserves ~18 GB of address space; below 32 GiB it breaks
 
-RUNNER_UID = 65534  # "nobody": what a runner of a root fork server without a user namespace becomes
+# Every runner becomes a uid of its own from this range (``runner_uid``), in the pool's user namespace
+# (mapped to the same host uids) or, without one, on the host: the kernel counts tasks per uid, so
+# RLIMIT_NPROC bounds each runner alone, and no two runners share an owner for signals, renicing or files.
+RUNNER_UID_BASE = 1_600_000_000  # far above any account's uid
+RUNNER_UID_COUNT = 65_536  # more than ever live at once: a uid comes back only after 65,536 spawns
+RUNNER_EXTRA_TASKS = 32  # a GPU runner may start this many threads beyond those it had when it got ready
+HOSTNAME = b"sandbox"  # what uname(2) says in a runner (its own UTS namespace), not the host's name
+
+
+def runner_uid(serial: int, base: int = RUNNER_UID_BASE) -> int:
+    """The uid of a fork server's ``serial``-th runner."""
+    return base + serial % RUNNER_UID_COUNT
+
 
 CLEAN_ENV = {
     "PATH": "/usr/bin:/bin",
@@ -73,6 +87,10 @@ def unshare(flags: int) -> bool:
     if _libc.unshare(ctypes.c_int(flags)) != 0:
         return False
     return True
+
+
+def sethostname(name: bytes) -> bool:
+    return _libc.sethostname(name, ctypes.c_size_t(len(name))) == 0
 
 
 def setns(fd: int, nstype: int) -> bool:
@@ -150,19 +168,67 @@ NAMESPACE_RECIPES: dict[str, tuple[tuple[int, dict[str, bool]], ...]] = {
 }
 
 
-def enter_namespaces(device: str = "cpu") -> dict[str, bool]:
+def enter_namespaces(device: str = "cpu", uid_base: int = RUNNER_UID_BASE) -> dict[str, bool]:
     """The device's namespace recipe (``NAMESPACE_RECIPES``), the first tier the host allows.
 
     With a PID namespace, the next fork becomes its PID 1. The IPC namespace means no System V objects or
     POSIX queues are shared with the host; the seccomp filter denies the IPC calls to the runners anyway,
-    so two submissions cannot meet there even where the host refuses the namespace.
+    so two submissions cannot meet there even where the host refuses the namespace. Every tier comes with
+    a UTS namespace of its own where the host allows one, named ``HOSTNAME``: a runner learns nothing of
+    the host from uname(2) (CUDA works in Docker's containers, which all have one). A new user namespace
+    gets its uid and gid maps (``_IdMapper``): root, and the runners' uids (``runner_uid``).
     """
     for flags, got in NAMESPACE_RECIPES[device]:
-        if unshare(flags | CLONE_NEWIPC):
-            return {**got, "ipcns": True}
-        if unshare(flags):
-            return {**got, "ipcns": False}
-    return {"userns": False, "netns": False, "pidns": False, "ipcns": False}
+        for extra in (CLONE_NEWIPC | CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUTS, 0):
+            mapper = _IdMapper(uid_base) if flags & CLONE_NEWUSER else None
+            entered = unshare(flags | extra)
+            mapped = mapper.finish(entered) if mapper is not None else False
+            if entered:
+                utsns = bool(extra & CLONE_NEWUTS) and sethostname(HOSTNAME)
+                return {**got, "ipcns": bool(extra & CLONE_NEWIPC), "utsns": utsns, "uid_map": mapped}
+    return {"userns": False, "netns": False, "pidns": False, "ipcns": False, "utsns": False, "uid_map": False}
+
+
+class _IdMapper:
+    """Writes a new user namespace's uid and gid maps from outside it, as the kernel requires.
+
+    Only a process in the parent namespace with CAP_SETUID there may map more than one id, so a helper
+    forked before ``unshare`` (the launcher is single-threaded) waits for the word and writes
+    ``0 0 1`` (root stays root, so a runner's setuid clears its capabilities as on the host) and the
+    runners' range, mapped to the same host ids. Unprivileged, the write fails and the namespace keeps no
+    map: runners then stay in it with the worker's uid (RLIMIT_NPROC still bites: that uid is not root).
+    """
+
+    def __init__(self, uid_base: int) -> None:
+        self.lines = f"0 0 1\n{uid_base} {uid_base} {RUNNER_UID_COUNT}\n"
+        self.read, self.write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            self._serve(os.getppid())
+
+    def _serve(self, target: int) -> None:
+        code = 1
+        try:
+            os.close(self.write)
+            if os.read(self.read, 1) == b"1":
+                for name in ("uid_map", "gid_map"):
+                    with open(f"/proc/{target}/{name}", "w") as fh:
+                        fh.write(self.lines)
+                code = 0
+        except OSError:
+            pass
+        finally:
+            os._exit(code)
+
+    def finish(self, unshared: bool) -> bool:
+        """Tell the helper whether to write (the namespace exists), wait for it; True if it wrote both."""
+        os.close(self.read)
+        try:
+            os.write(self.write, b"1" if unshared else b"0")
+        finally:
+            os.close(self.write)
+        _pid, status = os.waitpid(self.pid, 0)
+        return unshared and os.waitstatus_to_exitcode(status) == 0
 
 
 def enter_directory(path: str) -> bool:
@@ -181,10 +247,12 @@ def enter_directory(path: str) -> bool:
 
 
 def drop_privileges(uid: int) -> bool:
-    """Real root (no user namespace): become ``uid`` with no groups, after chroot and before seccomp.
+    """Root (real, or in the pool's user namespace with ``runner_uid``'s range mapped): become ``uid``
+    with no groups and no capabilities, after chroot and before seccomp.
 
     Without a PID namespace a root runner could otherwise signal or read any process of the host; as an
-    unprivileged user the kernel's permission checks stop that, and nothing in its root is its own.
+    unprivileged user of its own the kernel's permission checks stop that, nothing in its root is its own,
+    and RLIMIT_NPROC counts its threads alone.
     """
     if os.geteuid() != 0:
         return False
@@ -197,13 +265,40 @@ def drop_privileges(uid: int) -> bool:
     return os.geteuid() == uid
 
 
-def static_limits(threads_allowed: bool) -> None:
-    """Limits that hold from warm-up on: no files written, no core dumps, no new processes."""
+def static_limits(threads_allowed: bool, tasks: int | None = None) -> None:
+    """Limits that hold from warm-up on: no files written, no core dumps, no new processes, and tasks
+    bounded: a CPU runner starts no thread at all, a GPU runner at most ``RUNNER_EXTRA_TASKS`` beyond the
+    ``tasks`` it has. The kernel counts RLIMIT_NPROC per uid (and never for root), so this bounds the
+    runner alone once it has a uid of its own (``drop_privileges``; without one, ``tasks`` is None and a
+    GPU runner keeps its limit: its uid's count is the worker's too); seccomp covers fork."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, no kill
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _try_setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))  # no host memory pinned (mlock), whatever the host's default
     if not threads_allowed:
-        _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))  # not enforced for root; seccomp covers fork
+        _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    elif tasks is not None:
+        _try_setrlimit(resource.RLIMIT_NPROC, (tasks + RUNNER_EXTRA_TASKS, tasks + RUNNER_EXTRA_TASKS))
+
+
+def task_count() -> int:
+    """This process's threads (from /proc, so before chroot); 1 if unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 1
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU seconds of process ``pid`` (all its threads), from its CPU clock; None once it is gone.
+
+    The warden's measurement of a runner: nanosecond resolution, one system call, no /proc parsing.
+    """
+    clock = ((~pid) << 3) | 2  # the kernel's CPUCLOCK_SCHED process clock of ``pid`` (clock_getcpuclockid)
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
 
 
 def data_bytes() -> int:
@@ -267,8 +362,19 @@ DENIED_SYSCALLS = (
     # directory it was given; files are not opened for creation (see seccomp_filter).
     "mkdir mkdirat rmdir rename renameat renameat2 unlink unlinkat creat truncate chmod fchmod fchmodat "
     "fchmodat2 chown fchown lchown fchownat setxattr lsetxattr fsetxattr removexattr lremovexattr "
-    "fremovexattr utime utimes utimensat futimesat"
+    "fremovexattr utime utimes utimensat futimesat "
+    # Host-wide resources and identity: asynchronous I/O contexts charge the host's fs.aio-nr budget,
+    # sync and syncfs force the host's write-back, sysinfo tells the host's process count, load and
+    # memory, and a runner must not rename the UTS namespace the pool's runners share. flock and the
+    # lock commands of fcntl (a rule below) are denied too: a lock on an inode two runners can both reach
+    # (a GPU runner's device files) is a channel between them. inotify instances are a per-user budget
+    # of the host's, and memfd_secret memory is locked memory.
+    "io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents sync syncfs sysinfo sysfs ustat "
+    "sethostname setdomainname flock inotify_init inotify_init1 memfd_secret"
 ).split()
+F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
+F_SETLEASE, F_NOTIFY = 1024, 1026
+LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY)
 # open(2)/openat(2) with one of these flags would create a file (O_TMPFILE holds O_DIRECTORY's bit too).
 CREATE_FLAGS = (os.O_CREAT, getattr(os, "O_TMPFILE", 0o20200000) & ~os.O_DIRECTORY)
 
@@ -302,6 +408,8 @@ def seccomp_filter() -> Any:
                 except Exception:  # a syscall this architecture does not have
                     continue
         filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
+        for command in LOCK_COMMANDS:
+            filt.add_rule(seccomp.ERRNO(errno.EPERM), "fcntl", seccomp.Arg(1, seccomp.EQ, command))
         _FILTER = filt
     return _FILTER
 
@@ -382,12 +490,23 @@ def install_signal_filter() -> bool:
 
 
 def redirect_stdio() -> None:
-    """fd 0-2 to /dev/null: prints are captured by the collector; C-level chatter goes nowhere."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    if null > 2:
-        os.close(null)
+    """fd 0-2 to pipes of the runner's own: prints are captured by the collector; C-level chatter goes
+    nowhere (the read end is closed: a write fails with EPIPE, which Python ignores), and stdin reads EOF.
+
+    Not /dev/null: that inode is the host's, shared by every runner, and byte-range locks on it carried
+    16 bytes from one runner to another running beside it. A runner's root is an empty directory, so it
+    has no /dev at all; what a GPU runner's driver opened before the jail is closed to locks by seccomp.
+    """
+    stdin_read, stdin_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.close(stdin_write)
+    os.close(out_read)
+    os.dup2(stdin_read, 0)
+    os.dup2(out_write, 1)
+    os.dup2(out_write, 2)
+    for fd in (stdin_read, out_write):
+        if fd > 2:
+            os.close(fd)
 
 
 def close_other_fds(keep: int) -> None:
@@ -398,15 +517,17 @@ def close_other_fds(keep: int) -> None:
 
 
 def lock_down(
-    workdir: str, userns: bool, threads_allowed: bool, *, own_pidns: bool = True, runner_uid: int = RUNNER_UID
+    workdir: str, userns: bool, threads_allowed: bool, *, own_pidns: bool = True, runner_uid: int = RUNNER_UID_BASE
 ) -> dict[str, Any]:
-    """The last steps before untrusted code: empty root directory, an unprivileged uid where we are real
-    root, static limits, seccomp (and, without a PID namespace of its own, signals confined to itself)."""
+    """The last steps before untrusted code: empty root directory, an unprivileged uid of its own where
+    we are root (in a user namespace with its map, or real), static limits, seccomp (and, without a PID
+    namespace of its own, signals confined to itself)."""
+    tasks = task_count() if threads_allowed else 0  # /proc is gone after chroot (a CPU runner needs no count)
     chrooted = enter_directory(workdir)
     if not own_pidns:  # the other runners can see it: they must not read it
         set_undumpable()
-    dropped = False if userns else drop_privileges(runner_uid)
-    static_limits(threads_allowed)
+    dropped = drop_privileges(runner_uid)
+    static_limits(threads_allowed, tasks if dropped else None)
     locked: dict[str, Any] = {"chroot": chrooted, "seccomp": install_seccomp(), "uid": os.geteuid()}
     locked["uid_dropped"] = dropped
     locked["signals_confined"] = own_pidns or (locked["seccomp"] and install_signal_filter())

@@ -255,6 +255,14 @@ def compile_submission(source: str, max_source_bytes: int) -> types.CodeType:
     return result.code
 
 
+def compile_plain(source: str, max_source_bytes: int) -> types.CodeType:
+    """Layer 1 off: plain Python bytecode (``SandboxPool(unguarded=True)``, the attack suite's jail runs)."""
+    try:
+        return compile(source, FILENAME, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise Rejected(f"rejected: {type(exc).__name__}: {exc}") from None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Runtime guards
 
@@ -661,9 +669,24 @@ _BUILTIN_NAMES = allowlist.words(
 )
 
 
+_UNGUARDED: list[bool] = []  # set once in a fork server of the attack suite's unguarded pools, never else
+
+
+def switch_off_guards() -> None:
+    """Layer 2 off in this process for good: ``make_globals`` hands out the real builtins.
+
+    Only ``zygote.prepare`` calls it, in the fork server of a ``SandboxPool(unguarded=True)``: the attack
+    suite's way to test the jail with code that owns its runner from its first line (DESIGN.md: layer 2
+    is a speed bump, the jail is the boundary). Such a pool reports itself ``degraded``.
+    """
+    _UNGUARDED.append(True)
+
+
 def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict[str, Any], Guards]:
     """The globals a submission's module body runs in (a fresh dict per submission)."""
     guards = Guards(modules, sink)
+    if _UNGUARDED:
+        return _unguarded_globals(sink), guards
     safe_builtins: dict[str, Any] = {name: getattr(builtins, name) for name in _BUILTIN_NAMES}
     given = list(safe_builtins.values())
     safe_builtins.update(guards.builtins())
@@ -701,3 +724,14 @@ def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict
     }
     guards.bind(glb, given)
     return glb, guards
+
+
+def _unguarded_globals(sink: PrintSink) -> dict[str, Any]:
+    """The real builtins, with ``print`` going to the sink (fd 1 is a pipe nobody reads)."""
+
+    def to_sink(
+        *args: Any, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False
+    ) -> None:
+        sink.write((" " if sep is None else sep).join(str(a) for a in args) + ("\n" if end is None else end))
+
+    return {"__builtins__": {**vars(builtins), "print": to_sink}, "__name__": "submission"}

@@ -174,7 +174,8 @@ class SandboxPool:
         concurrency: int | None = None,
         host_gpu: bool | None = None,
         python: str = sys.executable,
-        runner_uid: int = jail.RUNNER_UID,
+        runner_uid: int = jail.RUNNER_UID_BASE,
+        unguarded: bool = False,
     ) -> None:
         if device not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
@@ -191,6 +192,9 @@ class SandboxPool:
         self.limits = limits
         self.python = python
         self.runner_uid = runner_uid
+        # Layers 1 and 2 off: plain bytecode run with the real builtins. The attack suite's only: it tests
+        # the jail against code that owns its runner from its first line. ``health()`` says degraded.
+        self.unguarded = unguarded
         self._pipelined = self.device == "cuda"
         jail.set_undumpable()  # this process holds references and secrets; runners share our user where
         # they cannot have a user namespace, and must not read our memory or environment through /proc
@@ -241,7 +245,8 @@ class SandboxPool:
         limits = limits or self.limits
         started = time.monotonic()
         try:  # layer 1 here, where Python is warm: in a fresh child it cost 8x as much (1.7 ms)
-            compiled = marshal.dumps(policy.compile_submission(code, limits.max_source_bytes))
+            compile_code = policy.compile_plain if self.unguarded else policy.compile_submission
+            compiled = marshal.dumps(compile_code(code, limits.max_source_bytes))
         except policy.Rejected as exc:
             return RunResult(status="rejected", message=str(exc), device=self._device_name(), wall_ms=_ms(started))
         with self.busy():
@@ -335,6 +340,8 @@ class SandboxPool:
             report.update(state="failed", error=failure or "the sandbox cannot start a child")
         elif ready:
             problems = _problems(self.device, ready)
+            if self.unguarded:
+                problems.append("layers 1 and 2 are off in this pool (the attack suite's unguarded mode)")
             report["state"] = "degraded" if problems else "ok"
             if problems:
                 report["error"] = "; ".join(problems)
@@ -372,7 +379,8 @@ class SandboxPool:
         except wire.WireError as exc:
             return RunResult(status="internal_error", message=f"the cases cannot be sent: {exc}")
         try:
-            wire.send_message(child.ctl, wire.pack({"kind": "arm", "wall": limits.wall_seconds}))
+            arm = {"kind": "arm", "wall": limits.wall_seconds, "cpu": limits.cpu_seconds}  # the warden's limits
+            wire.send_message(child.ctl, wire.pack(arm))
             child.job.settimeout(limits.wall_seconds + RESULT_GRACE)
             wire.send_message(child.job, job)
             wire.send_message(child.job, run.compiled)
@@ -624,6 +632,7 @@ class SandboxPool:
             self._zygote.wait()
         parent_end, zygote_end = socket.socketpair()
         self._stderr_tail.clear()
+        os.makedirs(self._base, 0o700, exist_ok=True)  # the fork server's directory, if a /tmp cleaner took it
         self._zygote = subprocess.Popen(
             [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, *self._runner_config().argv()],
             pass_fds=[zygote_end.fileno()],
@@ -643,7 +652,7 @@ class SandboxPool:
         self._relay.start()
 
     def _runner_config(self) -> RunnerConfig:
-        return RunnerConfig(self.device, self.gpu_memory_mb, self.runner_uid)
+        return RunnerConfig(self.device, self.gpu_memory_mb, self.runner_uid, not self.unguarded)
 
     def _await_hello(self, zsock: socket.socket, zygote: subprocess.Popen[bytes]) -> None:
         """Wait (outside ``_zlock``, so ``close`` is never held up) until the zygote is ready to fork."""

@@ -304,6 +304,8 @@ class ValueGuard:
         while base is not None and type(base) is not self.t.torch.Tensor:
             if not isinstance(base, self.t.np.ndarray):
                 raise Refused("arrays over another object's memory (buffer=) are not available in the sandbox")
+            if base.dtype.hasobject:  # an int64 view over an object array reads and writes its pointers
+                raise Refused("views over an array of Python objects are not available in the sandbox")
             base = base.base
 
     def _container(self, value: Any, kind: int, depth: int, seen: set[int] | None) -> None:

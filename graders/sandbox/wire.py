@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import socket
 import struct
 from typing import Any
@@ -26,6 +27,14 @@ from typing import Any
 MAX_DEPTH = 32
 MAX_NODES = 200_000
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+# What a header may decode to, checked on its bytes before ``json.loads`` builds anything: 16 MiB of JSON
+# (an output-capped stdout, messages and 200,000 value nodes take a few), at most this many arrays and
+# objects (every ``[`` and ``{``, those inside strings included, so the count only errs on the safe side)
+# and this many items (every ``,``). A 64 MiB header of empty lists once made the parent build 22 million
+# of them (1.6 GB, 9 s); now it is refused by three ``bytes.count`` calls.
+MAX_HEADER_BYTES = 16 * 1024 * 1024
+MAX_CONTAINERS = 2 * MAX_NODES + 100_000
+MAX_ITEMS = 4 * MAX_NODES
 ALIGN = 64  # every tensor's bytes start at a multiple of this, so any dtype can view them in place
 DTYPES = ("float16 bfloat16 float32 float64 complex64 complex128 uint8 int8 int16 int32 int64 bool").split()
 
@@ -139,13 +148,15 @@ def _unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     (head_len,) = struct.unpack_from("<I", data)
     if head_len > len(data) - 4:
         raise WireError("bad header length")
-    head = data[4 : 4 + head_len]
+    if head_len > MAX_HEADER_BYTES:  # before the header is copied out of the message
+        raise WireError(f"the header's {head_len} bytes are over the {MAX_HEADER_BYTES} byte limit")
+    head = bytes(data[4 : 4 + head_len])
+    _check_header_size(head)
     try:
         body = json.loads(head, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"bad header: {exc}") from None
-    if b"\\ud" in head.lower():  # a lone surrogate would make every later encode() of the text fail
-        body = _without_lone_surrogates(body)
+    body = clean(body)
     if not isinstance(body, dict):
         raise WireError("the header is not an object")
     raw_values = body.pop("values", {})
@@ -155,10 +166,21 @@ def _unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
     return body, {str(k): dec.decode(v) for k, v in raw_values.items()}
 
 
+def _check_header_size(head: bytes) -> None:
+    """Refuse a header whose JSON would decode to more than a message ever holds (see MAX_HEADER_BYTES).
+
+    Counted on the bytes, in any of the encodings ``json.loads`` accepts: ``[``, ``{`` and ``,`` are one
+    byte each in UTF-8 and a byte of their own (beside zeros) in UTF-16 and UTF-32.
+    """
+    if head.count(b"[") + head.count(b"{") > MAX_CONTAINERS or head.count(b",") > MAX_ITEMS:
+        raise WireError("the header holds too many parts")
+
+
 class _Decoder:
     def __init__(self, blob: memoryview) -> None:
         self.blob = blob
         self.nodes = 0
+        self.copied = 0  # tensor bytes copied so far: never more than the blob holds
 
     def decode(self, node: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -178,7 +200,7 @@ class _Decoder:
         if tag == "c" and isinstance(arg, list) and len(arg) == 2:
             return complex(_float(arg[0]), _float(arg[1]))
         if tag == "s" and isinstance(arg, str):
-            return arg
+            return arg  # cleaned with the rest of the header (``clean``)
         if tag == "T" and isinstance(arg, list) and len(arg) == 4:
             return self._tensor(*arg)
         if tag == "dt" and isinstance(arg, str):
@@ -213,6 +235,11 @@ class _Decoder:
             raise WireError("the tensor's shape, dtype and bytes do not agree")
         if size == 0:
             return torch.empty(shape, dtype=dtype)
+        # pack writes every tensor's bytes once: nodes that share a range (one 64 MiB range named by
+        # 200,000 nodes) would make the parent copy far more than the child sent.
+        self.copied += size
+        if self.copied > len(self.blob):
+            raise WireError("the tensors name more bytes than the message holds")
         raw = bytearray(self.blob[offset : offset + size])  # a copy the tensor owns, writable
         if dtype_name == "bool" and raw.translate(None, b"\x00\x01"):
             raise WireError("a bool tensor holds bytes other than 0 and 1")  # undefined behaviour in ATen
@@ -229,14 +256,30 @@ def _float(text: Any) -> float:
     return value if not math.isnan(value) else math.nan
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    """Texts as the parent can store and print them: an unpaired surrogate becomes U+FFFD."""
+# What no text from a child may hold: unpaired surrogates (however they were sent: an escaped ``ud800``,
+# the raw bytes ED A0 80, a UTF-16 header; ``json.loads`` lets all three through), which no encoder
+# accepts, so the verdict could not be printed as JSON or stored; NUL, which PostgreSQL's ``jsonb``
+# refuses; and the other C0 and C1 control characters and DEL (a terminal's escape sequences), except
+# newline and tab.
+_UNCLEAN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with every character in ``_UNCLEAN`` replaced by U+FFFD (one regex scan when none is)."""
+    if _UNCLEAN.search(text) is None:
+        return text
+    return _UNCLEAN.sub(REPLACEMENT, text)
+
+
+def clean(value: Any) -> Any:
+    """A decoded header with every string in it (dict keys too) passed through ``clean_text``."""
     if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return clean_text(value)
     if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
+        return [clean(v) for v in value]
     if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+        return {clean(k): clean(v) for k, v in value.items()}
     return value
 
 
@@ -265,13 +308,18 @@ def send_message(sock: socket.socket, data: bytes) -> None:
 
 
 def recv_exact(sock: socket.socket, size: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < size:
-        chunk = sock.recv(min(size - len(buf), 1 << 20))
-        if not chunk:
+    """Exactly ``size`` bytes, read into one buffer of that size (a 64 MiB message costs 64 MiB, not the
+    two or three times that growing a buffer and copying it out took)."""
+    buf = bytearray(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:], min(size - got, 1 << 20))
+        if not n:
             raise EOFError("the peer closed the channel")
-        buf += chunk
-    return bytes(buf)
+        got += n
+    view.release()
+    return buf  # type: ignore[return-value] - a bytearray reads like bytes wherever a message is read
 
 
 def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> bytes:

@@ -98,16 +98,17 @@ class RunnerConfig:
 
     device: str = "cpu"
     gpu_memory_mb: int = 1024
-    runner_uid: int = jail.RUNNER_UID
+    runner_uid: int = jail.RUNNER_UID_BASE  # the first of the runners' uids (``jail.runner_uid``)
+    guarded: bool = True  # False: layers 1 and 2 off (``SandboxPool(unguarded=True)``, the attack suite)
 
     def argv(self) -> list[str]:
         """How the pool passes it on the launcher's command line (``from_argv`` reads it back)."""
-        return [self.device, str(self.gpu_memory_mb), str(self.runner_uid)]
+        return [self.device, str(self.gpu_memory_mb), str(self.runner_uid), "guarded" if self.guarded else "unguarded"]
 
     @classmethod
     def from_argv(cls, argv: list[str]) -> RunnerConfig:
-        device, gpu_memory_mb, runner_uid = argv
-        return cls(device, int(gpu_memory_mb), int(runner_uid))
+        device, gpu_memory_mb, runner_uid, guarded = argv
+        return cls(device, int(gpu_memory_mb), int(runner_uid), guarded == "guarded")
 
 
 def main(fd: int, config: RunnerConfig) -> None:
@@ -118,7 +119,7 @@ def main(fd: int, config: RunnerConfig) -> None:
     the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
     """
     jail.set_parent_death_signal()
-    isolation = jail.enter_namespaces(config.device)
+    isolation = jail.enter_namespaces(config.device, config.runner_uid)
     base = os.getcwd()
     link, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
@@ -134,7 +135,7 @@ def main(fd: int, config: RunnerConfig) -> None:
 _MODULES: dict[str, Any] = {}
 
 
-def prepare(device: str) -> int:
+def prepare(device: str, guarded: bool = True) -> int:
     """Everything runners share with their fork server: imports, proxies, (CPU only) a warm-up job, the
     seccomp filter, frozen and huge-paged memory. Imported once, so a child never imports after chroot.
     Returns the bytes now in 2 MiB pages (0 where the host has no transparent huge pages).
@@ -159,7 +160,10 @@ def prepare(device: str) -> int:
         error = _warm_up("cpu")
     if error:
         sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
-    _REHEARSAL.append(policy.compile_submission(REHEARSAL_CODE, len(REHEARSAL_CODE)))
+    if not guarded:  # after the warm-up, which runs under the guards as every fork server's does
+        policy.switch_off_guards()
+    compile_rehearsal = policy.compile_submission if guarded else policy.compile_plain
+    _REHEARSAL.append(compile_rehearsal(REHEARSAL_CODE, len(REHEARSAL_CODE)))
     gc.collect()
     jail.seccomp_program()  # built and compiled once here; each child only loads it
     gc.freeze()  # children share these pages copy-on-write; the collector must not touch (copy) them
@@ -203,6 +207,11 @@ class _Runner:
     pidns: bool  # PID 1 of a namespace of its own
     deadline: float | None = None
     wall_killed: bool = False
+    host_pid: int = 0  # its pid in our PID namespace, once armed
+    cpu_limit: float | None = None  # CPU seconds the job may use, counted from when it was armed
+    cpu_base: float = 0.0  # its CPU seconds when it was armed
+    cpu_check: float | None = None  # when to look at its CPU clock next
+    cpu_killed: bool = False
 
 
 # Zygote -> warden messages on their SOCK_SEQPACKET link: a tag byte, then a fixed layout (the zygote
@@ -243,7 +252,7 @@ class Warden:
         zygote_fd = os.pidfd_open(self.zygote)
         while True:
             waiting: list[Any] = [self.sock, self.link, zygote_fd, *self.by_ctl]
-            deadlines = [r.deadline for r in self.runners.values() if r.deadline is not None]
+            deadlines = [d for r in self.runners.values() for d in (r.deadline, r.cpu_check) if d is not None]
             timeout = max(min(deadlines) - time.monotonic(), 0) if deadlines else None
             ready, _, _ = select.select(waiting, [], [], timeout)
             for item in ready:
@@ -287,7 +296,7 @@ class Warden:
         ctl = socket.socket(fileno=ctl_fd)
         try:
             workdir = str(json.loads(msg)["workdir"])
-            os.mkdir(workdir, 0o700)
+            self._make_directory(workdir)
             os.chmod(workdir, 0o555)  # the runner's root directory: nothing may be created in it
             socket.send_fds(self.link, [os.fsencode(workdir)], [job_fd])  # all a runner needs of the request
         except (OSError, ValueError, KeyError, TypeError):
@@ -296,6 +305,18 @@ class Warden:
         finally:
             os.close(job_fd)
         self.pending.append((ctl, workdir))
+
+    def _make_directory(self, workdir: str) -> None:
+        """The runner's directory, in the pool's; that one made again if something removed it.
+
+        A ``/tmp`` cleaner (systemd-tmpfiles, tmpreaper) may remove the pool's directory under a running
+        pool; without this every later runner failed to start and the pool never recovered.
+        """
+        try:
+            os.mkdir(workdir, 0o700)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(workdir), 0o700, exist_ok=True)
+            os.mkdir(workdir, 0o700)
 
     def _from_zygote(self) -> None:
         msg, fds = _recv_fds(self.link, 1)
@@ -337,6 +358,7 @@ class Warden:
             "cpu_ms": cpu_seconds * 1000.0,
             "max_rss_kb": max_rss_kb,
             "wall_killed": runner.wall_killed,
+            "cpu_killed": runner.cpu_killed,
         }
         if runner.ctl is not None:
             del self.by_ctl[runner.ctl]
@@ -357,6 +379,41 @@ class Warden:
             runner.ctl = None
         if header.get("kind") == "arm" and runner.deadline is None:
             runner.deadline = time.monotonic() + float(header["wall"])
+            if "cpu" in header:
+                self._arm_cpu(runner, float(header["cpu"]))
+
+    def _arm_cpu(self, runner: _Runner, seconds: float) -> None:
+        """The job's CPU limit, measured here on the runner's CPU clock and enforced with SIGKILL.
+
+        RLIMIT_CPU (the runner's backstop, ``jail.job_limits``) counts whole seconds from the runner's
+        start: a "2 s" limit let a job use about 3 s. The clock is read when the runner could first have
+        used its budget (all of it on one thread, or spread over the threads it has) and again as
+        often as what is left allows, so a job that ends in milliseconds costs one read.
+        """
+        runner.host_pid = _pid_here(runner.pidfd)
+        base = jail.process_cpu_seconds(runner.host_pid) if runner.host_pid else None
+        if base is None:
+            return
+        runner.cpu_limit, runner.cpu_base = max(seconds, 0.0), base
+        runner.cpu_check = time.monotonic() + runner.cpu_limit / self._threads(runner)
+
+    def _check_cpu(self, runner: _Runner, now: float) -> None:
+        used = jail.process_cpu_seconds(runner.host_pid)
+        if used is None or runner.cpu_limit is None:
+            runner.cpu_check = None
+            return
+        left = runner.cpu_limit - (used - runner.cpu_base)
+        if left <= 0:
+            _kill(runner)
+            runner.cpu_killed = True
+            runner.cpu_check = None
+            return
+        runner.cpu_check = now + max(left / self._threads(runner), MIN_CPU_CHECK)
+
+    @staticmethod
+    def _threads(runner: _Runner) -> int:
+        """A CPU runner (a PID namespace of its own) has one thread (RLIMIT_NPROC 0); a GPU runner, several."""
+        return 1 if runner.pidns else _threads(runner.host_pid)
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
@@ -365,6 +422,19 @@ class Warden:
                 _kill(runner)
                 runner.wall_killed = True
                 runner.deadline = None
+            if runner.cpu_check is not None and now >= runner.cpu_check:
+                self._check_cpu(runner, now)
+
+
+MIN_CPU_CHECK = 0.002  # seconds between two reads of a runner's CPU clock, at the least
+
+
+def _threads(pid: int) -> int:
+    """How many threads process ``pid`` has (1 where /proc cannot tell)."""
+    try:
+        return max(1, len(os.listdir(f"/proc/{pid}/task")))
+    except OSError:
+        return 1
 
 
 class Zygote:
@@ -377,6 +447,7 @@ class Zygote:
         self.environment = dict(os.environ)  # the clean one the pool started us with (jail.process_env)
         self.pid = os.getpid()
         self.live: dict[int, int] = {}  # pid by pidfd
+        self.spawned = 0  # runners forked so far: the next one's uid is ``jail.runner_uid(spawned)``
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if isolation["pidns"] else -1
         self.fork = os.fork
 
@@ -384,7 +455,7 @@ class Zygote:
         """Prepare, say hello (the parent waits for it: a fork server that cannot start says why on its
         stderr and exits, and the pool reports that line at once), then serve requests forever."""
         try:
-            huge = prepare(self.config.device)
+            huge = prepare(self.config.device, self.config.guarded)
         except BaseException:  # noqa: BLE001 - a missing module or library: the last stderr line says which
             traceback.print_exc()
             sys.stderr.flush()
@@ -428,6 +499,7 @@ class Zygote:
             return
         job_fd = fds[0]
         fresh_pidns = self.own_pidns >= 0 and jail.unshare(jail.CLONE_NEWPID)
+        self.spawned += 1
         try:
             pid = self.fork()
         except OSError:
@@ -436,7 +508,8 @@ class Zygote:
             code = 70
             try:
                 isolation = {**self.isolation, "pidns": fresh_pidns}
-                code = runner(job_fd, os.fsdecode(msg), self.config, isolation, self.pid)
+                uid = jail.runner_uid(self.spawned, self.config.runner_uid)
+                code = runner(job_fd, os.fsdecode(msg), self.config, isolation, self.pid, uid)
             finally:
                 os._exit(code)
         if fresh_pidns:
@@ -557,7 +630,9 @@ def _remove_tree(path: str) -> None:
         pass
 
 
-def runner(job_fd: int, workdir: str, config: RunnerConfig, isolation: dict[str, bool], zygote: int = 0) -> int:
+def runner(
+    job_fd: int, workdir: str, config: RunnerConfig, isolation: dict[str, bool], zygote: int = 0, uid: int = 0
+) -> int:
     """R: PID 1 of the new namespace where it has one (its death kills the namespace).
 
     Steps: 1. clean fds (the environment is the zygote's clean one); 2. device; 3. jail; 4. ready;
@@ -579,7 +654,7 @@ def runner(job_fd: int, workdir: str, config: RunnerConfig, isolation: dict[str,
     t1 = time.perf_counter()
     warm_error = _warm_up_gpu() if device == "cuda" else ""  # the zygote warmed up the CPU path
     t2 = time.perf_counter()
-    uid = config.runner_uid
+    uid = uid or config.runner_uid
     data_base = jail.data_bytes() if device == "cuda" else 0  # /proc is gone after chroot
     locked = jail.lock_down(
         workdir, isolation["userns"], threads_allowed=requested != "cpu", own_pidns=isolation["pidns"], runner_uid=uid

@@ -106,7 +106,7 @@ def attack_env() -> Iterator[Any]:
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
 def test_it_contains_each_attack_on_gpu_runners(pool: SandboxPool, attack_env: Any, attack: Any) -> None:
     """The attack suite's own check (tests/graders/test_sandbox_attacks.py), on GPU runners."""
-    from tests.graders.test_sandbox_attacks import test_it_contains_the_attack as contained
+    from tests.graders.test_sandbox_attacks import check_contained as contained
 
     contained(pool, attack_env, attack)
 

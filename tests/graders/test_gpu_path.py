@@ -178,8 +178,9 @@ def test_a_gpu_pool_whose_runners_lack_cuda_refuses_jobs_and_says_why(gpu_pool_w
     isolation = health["isolation"]
     assert (isolation["userns"], isolation["pidns"], isolation["netns"]) == (False, False, True)
     assert isolation["seccomp"] is True and isolation["signals_confined"] is True
-    if os.geteuid() == 0:  # a root fork server without a user namespace: chroot, then nobody
-        assert isolation["chroot"] is True and isolation["uid"] == jail.RUNNER_UID
+    if os.geteuid() == 0:  # a root fork server without a user namespace: chroot, then a uid of its own
+        assert isolation["chroot"] is True and isolation["uid_dropped"] is True
+        assert jail.RUNNER_UID_BASE < isolation["uid"] < jail.RUNNER_UID_BASE + jail.RUNNER_UID_COUNT
 
 
 @pytest.mark.sandbox

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import marshal
+import os
 import time
 from collections.abc import Iterator
 
@@ -236,6 +237,17 @@ def test_it_reports_cpu_time_limits(pool: SandboxPool) -> None:
     result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=1, wall_seconds=10))
     assert result.status == "time_limit" and "CPU" in result.message
     assert result.cpu_ms >= 900
+
+
+@pytest.mark.parametrize("seconds", [0.3, 1.0])
+def test_a_cpu_limit_is_what_it_says(pool: SandboxPool, seconds: float) -> None:
+    """The warden ends the job on its measured CPU: RLIMIT_CPU alone counted whole seconds from the runner's
+    start, so a "2 s" limit allowed about 3 s (and 0.3 s about 1 s)."""
+    code = "def solution():\n    n = 0\n    while True:\n        n += 1\n"
+    result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=seconds, wall_seconds=10))
+    assert result.status == "time_limit" and "CPU" in result.message, result
+    # cpu_ms counts the runner's whole life: its set-up (a few ms), the job, and the warden's read interval
+    assert seconds * 1000 <= result.cpu_ms < seconds * 1000 + 150, result.cpu_ms
 
 
 def test_it_reports_memory_limits(pool: SandboxPool) -> None:
@@ -699,3 +711,36 @@ def test_source_too_deep_to_compile_is_rejected_and_the_pool_grades_on(pool: San
     deep = pool.run("def solution(x):\n    return x" + " + x" * 3000 + "\n", "solution", [(torch.ones(1),)])
     assert deep.status == "rejected" and "nested too deeply" in deep.message
     assert pool.run(DOUBLE, "solution", [(torch.ones(2),)]).status == "ok"
+
+
+def test_it_recovers_by_itself_when_its_working_folder_is_removed_mid_load() -> None:
+    """What a /tmp cleaner does: the pool's folder (and every runner's in it) goes while jobs run. Once,
+    every later runner failed to start and no verdict came until the worker was stopped."""
+    import shutil
+    import threading
+
+    results: list = []
+    with SandboxPool(size=2) as p:
+        p.warm()
+
+        def load() -> None:
+            for _ in range(30):
+                results.append(p.run(DOUBLE, "solution", [(torch.ones(2),)], timeout=20))
+
+        jobs = [threading.Thread(target=load) for _ in range(2)]
+        for job in jobs:
+            job.start()
+        _wait_for(lambda: len(results) >= 6)
+        shutil.rmtree(p._base)
+        removed_at = len(results)
+        for job in jobs:
+            job.join()
+        assert os.path.isdir(p._base)
+        zygote = p._zygote
+        assert zygote is not None
+        zygote.kill()  # and then its fork server: a new one starts in the folder made again
+        zygote.wait()
+        after = p.run(DOUBLE, "solution", [(torch.ones(2),)], timeout=30)
+    assert removed_at < 60
+    assert [r.status for r in results].count("ok") == 60, [r.message for r in results if r.status != "ok"]
+    assert after.status == "ok", after

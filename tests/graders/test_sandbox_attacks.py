@@ -19,7 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graders.sandbox import Limits, RunResult, SandboxPool, policy  # noqa: E402
+from graders.sandbox import Limits, RunResult, SandboxPool, policy, wire  # noqa: E402
 from graders.sandbox.pool import PROJECT_ROOT  # noqa: E402
 from graders.sandbox.results import CaseResult  # noqa: E402
 from tests.graders.attacks import ATTACKS, Attack  # noqa: E402
@@ -66,6 +66,7 @@ def substitute(code: str, env: Env) -> str:
         .replace("PROJECT_ROOT", PROJECT_ROOT)
         .replace("PWNKEY", str(env.pwnkey))
         .replace("PWNED", env.pwned)
+        .replace("HOST_NAME", os.uname().nodename)
     )
 
 
@@ -73,9 +74,10 @@ def _plain_compile(source: str, max_source_bytes: int) -> types.CodeType:
     return compile(source, policy.FILENAME, "exec")
 
 
-def layers_broken(attack: Attack) -> contextlib.AbstractContextManager[Any]:
-    """For a raw attack the pool ships plain bytecode: layer 1 is skipped and its escape defeats layer 2."""
-    if not attack.raw:
+def layers_broken(attack: Attack, pool: SandboxPool) -> contextlib.AbstractContextManager[Any]:
+    """For a raw attack on a guarded pool the pool ships plain bytecode: layer 1 is skipped and its escape
+    defeats layer 2. An unguarded pool (layers 1 and 2 off) needs nothing."""
+    if not attack.raw or pool.unguarded:
         return contextlib.nullcontext()
     return mock.patch.object(policy, "compile_submission", _plain_compile)
 
@@ -86,7 +88,7 @@ def run_attack(
     """The attack's result, and its follow-up's when it has one (run next, on another runner)."""
     limits = Limits(cpu_seconds=attack.cpu_seconds, wall_seconds=attack.wall_seconds, memory_mb=attack.memory_mb)
     results = []
-    with layers_broken(attack):
+    with layers_broken(attack, pool):
         for index, code in enumerate(filter(None, (attack.code, attack.follow_up))):
             run_cases = cases if cases is not None and index == 0 else make_cases()
             results.append(pool.run(substitute(code, env), "solution", run_cases, limits=limits, grad=attack.grad))
@@ -159,6 +161,14 @@ def pool() -> Iterator[SandboxPool]:
 
 
 @pytest.fixture(scope="module")
+def unguarded_pool() -> Iterator[SandboxPool]:
+    """Layers 1 and 2 off: the jail's attacks run once against code that owns its runner from its first line."""
+    with SandboxPool(size=2, unguarded=True) as p:
+        p.warm()
+        yield p
+
+
+@pytest.fixture(scope="module")
 def env() -> Iterator[Env]:
     e = prepare()
     yield e
@@ -184,7 +194,51 @@ PARAMS = [
 
 
 @pytest.mark.parametrize("attack", PARAMS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
-def test_it_contains_the_attack(pool: SandboxPool, env: Env, attack: Attack) -> None:
+def test_it_contains_the_attack(
+    pool: SandboxPool, unguarded_pool: SandboxPool, env: Env, attack: Attack, learner: Any, drill: Any
+) -> None:
+    """Raw attacks run with layers 1 and 2 off; every verdict is stored as a submission's (jsonb on PostgreSQL)."""
+    for result in check_contained(unguarded_pool if attack.raw else pool, env, attack):
+        store_verdict(result, learner, drill)
+
+
+def store_verdict(result: RunResult, learner: Any, drill: Any) -> None:
+    """What the parent makes of a run, stored where a verdict goes: once, a NUL made it unstorable."""
+    from django.utils import timezone
+
+    from graders.models import Submission
+
+    tests = [
+        {"name": str(i), "passed": case.ok, "message": case.error or "passed"} for i, case in enumerate(result.cases)
+    ]
+    verdict = {
+        "status": result.status,
+        "message": result.message,
+        "stdout": result.stdout,
+        "device": result.device,
+        "cpu_ms": result.cpu_ms,
+        "wall_ms": result.wall_ms,
+        "tests": tests,
+        "texts": texts(result),
+    }
+    status = result.status if result.status != "ok" else "wrong_answer"
+    row = Submission.objects.create(
+        user=learner,
+        drill=drill,
+        code="x",
+        seed=1,
+        drill_version=drill.version,
+        status=status,
+        verdict=verdict,
+        finished_at=timezone.now(),
+    )
+    row.refresh_from_db()
+    assert row.verdict == verdict
+    json.dumps(row.verdict, ensure_ascii=False, allow_nan=False).encode("utf-8")  # and printed, as the CLI does
+
+
+def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResult]:
+    """The attack ends contained on ``pool``; returns its results (and its follow-up's)."""
     cases = make_cases()
     originals = [c[0].clone() for c in cases]
     assert pool.run(CORRECT, "solution", make_cases()).status == "ok"  # the fork server is up
@@ -205,6 +259,7 @@ def test_it_contains_the_attack(pool: SandboxPool, env: Env, attack: Attack) -> 
         json.dumps(texts(result), allow_nan=False)
         for piece in texts(result):
             piece.encode("utf-8")  # a lone surrogate here crashed the CLI's JSON output
+            assert wire.clean_text(piece) == piece, piece  # no NUL (jsonb refuses it) or control character
     assert leaked(env) == []
     assert all(torch.equal(c[0], o) for c, o in zip(cases, originals, strict=True)), "the parent's inputs changed"
     if attack.category == "parent_robustness":
@@ -213,3 +268,4 @@ def test_it_contains_the_attack(pool: SandboxPool, env: Env, attack: Attack) -> 
     after = pool.run(CORRECT, "solution", make_cases())
     assert all_correct(after, expected_for(make_cases())), after
     assert pool._zygote is zygote and zygote is not None and zygote.poll() is None, "the fork server did not survive"
+    return results

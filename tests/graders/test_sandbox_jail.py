@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from graders.sandbox import jail
 from graders.sandbox.pool import PROJECT_ROOT
 
 pytestmark = pytest.mark.sandbox
@@ -30,6 +31,7 @@ if os.fork():
     os.wait()
     os._exit(0)
 jail.close_other_fds(out_fd)
+jail.redirect_stdio()
 os.environ.clear()
 os.environ.update(jail.process_env(device))
 locked = jail.lock_down(workdir, iso["userns"], threads_allowed=device != "cpu", own_pidns=iso["pidns"])
@@ -71,6 +73,20 @@ attempt("xattr_on_own_root", lambda: os.setxattr(".", "user.note", b"x"))
 attempt("posix_mq", lambda: ipc(lambda: libc.mq_open(b"/quizsite-probe", 0o100 | 0o2, 0o600, None)))
 attempt("signal_outsider", lambda: os.kill(outsider, 0))  # the test's own process: no signal may reach it
 attempt("signal_itself", lambda: os.kill(os.getpid(), 0))
+# Host resources and identity (issue 24): tasks, locks on shared inodes, AIO, write-back, host name and load.
+import fcntl, stat, struct, threading
+attempt("thread", lambda: threading.Thread(target=lambda: None).start())
+attempt("flock_stdin", lambda: fcntl.flock(0, fcntl.LOCK_EX | fcntl.LOCK_NB))
+attempt("fcntl_lock_stdout", lambda: fcntl.lockf(1, fcntl.LOCK_EX | fcntl.LOCK_NB, 16, 0))
+attempt("ofd_lock_stderr", lambda: fcntl.fcntl(2, 37, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 16, 0)))
+attempt("sync", lambda: ipc(lambda: libc.syscall(162)))  # SYS_sync on x86_64
+attempt("syncfs", lambda: ipc(lambda: libc.syncfs(0)))
+attempt("io_setup", lambda: ipc(lambda: libc.syscall(206, 8, ctypes.byref(ctypes.c_ulong(0)))))
+attempt("sysinfo", lambda: ipc(lambda: libc.sysinfo(ctypes.create_string_buffer(128))))
+attempt("sethostname", lambda: ipc(lambda: libc.sethostname(b"pwned", 5)))
+report["stdio_is_a_pipe"] = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (0, 1, 2))
+report["nodename"] = os.uname().nodename
+report["nproc"] = __import__("resource").getrlimit(__import__("resource").RLIMIT_NPROC)[0]
 report["env_has_secret"] = any("SECRET" in k for k in os.environ)
 report["torch_works"] = float((torch.ones(3) * 2).sum())
 os.write(out_fd, json.dumps(report).encode())
@@ -80,6 +96,7 @@ os.write(out_fd, json.dumps(report).encode())
 IPC = ("sysv_shm", "sysv_msg", "sysv_sem", "posix_mq")  # channels between submissions
 # A runner's own root stays as the fork server made it: nothing to walk or repair after it.
 OWN_ROOT = ("mkdir_in_own_root", "chmod_own_root", "create_empty_file", "xattr_on_own_root")
+HOST = ("flock_stdin", "fcntl_lock_stdout", "ofd_lock_stderr", "sync", "syncfs", "io_setup", "sysinfo", "sethostname")
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
@@ -116,6 +133,9 @@ def _probe(workdir: str, device: str) -> None:
 
     assert report["seccomp"] is True
     blocked = ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", "signal_outsider", *IPC, *OWN_ROOT)
+    blocked += HOST
+    if device == "cpu":
+        blocked += ("thread",)  # a CPU runner starts none; a GPU runner a bounded few (RLIMIT_NPROC)
     for name in blocked:
         assert report[name].startswith("blocked"), (name, report[name])
     assert report["signal_itself"].startswith("allowed")
@@ -124,8 +144,13 @@ def _probe(workdir: str, device: str) -> None:
         assert report["chroot"] is True
         for name in ("read_passwd", "read_settings", "read_proc_environ"):
             assert report[name].startswith("blocked"), (name, report[name])
-    if not report["isolation"]["userns"] and os.geteuid() == 0:
-        assert report["uid_dropped"] is True and report["uid"] == 65534  # root without a user namespace
+    if os.geteuid() == 0:  # root, real or in a user namespace with its map: a uid of the runners' own
+        assert report["uid_dropped"] is True and report["uid"] == jail.RUNNER_UID_BASE, report
+        assert report["nproc"] == (0 if device == "cpu" else report["nproc"]) and report["nproc"] < 100
+    assert report["stdio_is_a_pipe"] is True  # not the host's /dev/null, whose locks every runner shares
+    if report["isolation"]["utsns"]:
+        assert report["nodename"] == "sandbox"
+    assert report["nodename"] != os.uname().nodename
     if report["isolation"]["pidns"]:
         assert report["pid"] == 1
     else:  # the other runners see it: its /proc entries are root's
@@ -262,3 +287,71 @@ def test_it_loads_the_program_libseccomp_would_load(tmp_path: Path) -> None:
     assert (ours["socket"], ours["fork"], ours["create"], ours["mkdir"], ours["unshare"]) == ("EPERM",) * 5
     assert (ours["clone3"], ours["read"], ours["thread"]) == ("ENOSYS", "allowed", "allowed")
     assert os.listdir(tmp_path) == []
+
+
+THREADS = """
+import os, threading, time
+
+def solution(x):
+    started = 0
+    try:
+        for _ in range(300):
+            threading.Thread(target=time.sleep, args=(1.5,), daemon=True).start()
+            started += 1
+    except RuntimeError:
+        pass
+    time.sleep(1.0)
+    return started
+"""
+
+
+def _runner_tasks() -> int:
+    """Tasks on the host owned by a runner's uid (the machine is shared: other tasks come and go)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        uid = int(fields.get("Uid", "0").split()[0])
+        if jail.RUNNER_UID_BASE <= uid < jail.RUNNER_UID_BASE + jail.RUNNER_UID_COUNT:
+            total += int(fields.get("Threads", "1"))
+    return total
+
+
+def test_ten_runners_starting_threads_at_once_leave_the_hosts_task_count_bounded() -> None:
+    """Each runner has a uid of its own, so RLIMIT_NPROC bounds it alone: a CPU runner starts no thread.
+
+    Unbounded, one runner started 3,000 threads in 0.04 s (pid_max is 32,768); here each tries 300 (so
+    the control stays harmless to a shared machine) and the runners' tasks are sampled while they run.
+    """
+    import threading
+    import time
+
+    import torch
+
+    from graders.sandbox import SandboxPool
+
+    with SandboxPool(size=10, unguarded=True) as pool:
+        deadline = time.monotonic() + 120
+        while len(pool._ready) < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        results: list = []
+        jobs = [
+            threading.Thread(target=lambda: results.append(pool.run(THREADS, "solution", [(torch.ones(1),)])))
+            for _ in range(10)
+        ]
+        for job in jobs:
+            job.start()
+        peak = 0
+        while any(job.is_alive() for job in jobs):
+            peak = max(peak, _runner_tasks())
+            time.sleep(0.02)
+        for job in jobs:
+            job.join()
+    assert [r.status for r in results] == ["ok"] * 10, [r.message for r in results]
+    assert [r.cases[0].value for r in results] == [0] * 10
+    assert 0 < peak <= 2 * 10 + 2, peak  # one task per runner: the ten running and the ten warm ones behind

@@ -161,3 +161,106 @@ def test_any_forged_shape_decodes_or_raises_wire_error_only(shape: list[int], dt
         wire.unpack(forged({"T": [dtype, shape, 0, 0]}))
     except wire.WireError:
         pass
+
+
+def header_message(head: bytes, blob: bytes = b"") -> bytes:
+    return struct.pack("<I", len(head)) + head + blob
+
+
+def strings_in(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in strings_in(v)]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*strings_in(k), *strings_in(v))]
+    return []
+
+
+def storable(text: str) -> bool:
+    """What PostgreSQL's jsonb and a JSON printer need: encodable, no NUL, no control character but \\n, \\t."""
+    text.encode("utf-8")
+    return not any(ord(c) < 32 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+SURROGATE_HEADERS = {
+    "escaped": b'{"kind": "x", "stdout": "a\\ud800b\\udfff", "values": {"v": {"s": "\\udc00"}}}',
+    "raw utf-8 bytes": b'{"kind": "x", "stdout": "a\xed\xa0\x80b", "values": {"v": {"s": "\xed\xbf\xbf"}}}',
+    "utf-16": '{"kind": "x", "stdout": "a\ud800b", "values": {"v": {"s": "\udfff"}}}'.encode("utf-16", "surrogatepass"),
+    "utf-16-be": '{"kind": "x", "stdout": "a\ud800b", "values": {}}'.encode("utf-16-be", "surrogatepass"),
+    "utf-32": '{"kind": "x", "stdout": "a\ud800b", "values": {}}'.encode("utf-32", "surrogatepass"),
+    "nul and controls": b'{"kind": "x", "stdout": "a\\u0000b\\u001b[2J\\r\\u0085", "message": "\\u0000",'
+    b' "values": {"v": {"d": [[{"s": "k\\u0000"}, {"s": "\\u0007"}]]}}}',
+}
+
+
+@pytest.mark.parametrize("head", SURROGATE_HEADERS.values(), ids=SURROGATE_HEADERS.keys())
+def test_every_text_a_child_sends_comes_out_storable_and_printable(head: bytes) -> None:
+    """Lone surrogates in any encoding json.loads accepts, NUL and control characters: each becomes U+FFFD."""
+    header, values = wire.unpack(header_message(head))
+    texts = strings_in(header) + strings_in(values)
+    assert all(storable(t) for t in texts), texts
+    assert "\ufffd" in header["stdout"]
+    json.dumps([header, values], ensure_ascii=False).encode("utf-8")
+
+
+def test_newlines_and_tabs_and_other_text_are_kept() -> None:
+    text = "line 1\n\tline 2: ünïcödé, 中文, 🙂"
+    assert round_trip(text) == text
+    assert wire.clean_text(text) is text
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=50))
+@settings(max_examples=300, deadline=None)
+def test_any_text_decodes_storable(text: str) -> None:
+    head = json.dumps({"kind": "x", "stdout": text, "values": {"v": {"s": text}}}).encode()
+    header, values = wire.unpack(header_message(head))
+    assert storable(header["stdout"]) and storable(values["v"])
+
+
+def test_a_huge_header_of_empty_lists_is_refused_fast_and_small() -> None:
+    """64 MiB of ``[],`` once cost the parent 1.6 GB and 9 s: it is refused on its bytes, building nothing."""
+    import time
+    import tracemalloc
+
+    body = b"[" + b"[]," * (22 * 1024 * 1024) + b"[]]"
+    for head in (body, b'{"kind": "x", "values": {}, "stdout": ' + body[: 15 * 1024 * 1024 - 3] + b"]}"):
+        message = header_message(head)
+        tracemalloc.start()
+        started = time.perf_counter()
+        with pytest.raises(wire.WireError):
+            wire.unpack(message)
+        elapsed = time.perf_counter() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert elapsed < 1.0
+        assert peak < 20 * 1024 * 1024  # the header's own copy, nothing decoded from it
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b'{"kind": "x", "values": {}, "n": [' + b"0," * (wire.MAX_ITEMS + 1) + b"0]}",
+        b'{"kind": "x", "values": {}, "n": [' + b"{}" * (wire.MAX_CONTAINERS + 1) + b"]}",
+    ],
+    ids=["items", "containers"],
+)
+def test_a_header_with_too_many_parts_is_refused(head: bytes) -> None:
+    with pytest.raises(wire.WireError, match="too many parts"):
+        wire.unpack(header_message(head))
+
+
+def test_tensor_nodes_may_not_name_one_range_again_and_again() -> None:
+    """200,000 nodes naming one 64 MiB range would make the parent copy 12 TB; the blob is a budget."""
+    node = {"T": ["uint8", [64], 0, 64]}
+    wire.unpack(forged({"l": [node]}))
+    with pytest.raises(wire.WireError, match="more bytes than"):
+        wire.unpack(forged({"l": [node, node]}))
+
+
+def test_a_legitimate_big_result_still_decodes() -> None:
+    """The bounds sit well above what pack writes for the biggest values a job may return."""
+    plain = [[i, float(i), str(i)] for i in range(40_000)]
+    back = round_trip([plain, [torch.ones(1000)] * 100])
+    assert isinstance(back, list) and back[0] == plain
+    assert all(same(t, torch.ones(1000)) for t in back[1])

@@ -14,12 +14,13 @@ def main() -> None:
     from graders.sandbox import SandboxPool
 
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    with SandboxPool(size=2) as pool:
+    with SandboxPool(size=2) as pool, SandboxPool(size=2, unguarded=True) as unguarded:
         pool.warm()
+        unguarded.warm()
         env = prepare()
         for attack in ATTACKS:
-            try:
-                last = run_attack(pool, attack, env)[-1]  # a pair is judged by its follow-up
+            try:  # raw attacks with layers 1 and 2 off; a pair is judged by its follow-up
+                last = run_attack(unguarded if attack.raw else pool, attack, env)[-1]
             except Exception as exc:  # noqa: BLE001 - the parent failed: that is the finding
                 table[attack.category]["parent failed"] += 1
                 sys.stdout.write(f"{attack.category:20} {attack.name:45} PARENT RAISED {type(exc).__name__}: {exc}\n")

@@ -6,9 +6,11 @@ run: CANARY_FILE (a file holding CANARY_TEXT), CANARY_ENV (an environment variab
 CANARY_TEXT), PROJECT_ROOT, PWNED (a name that must never appear on the host) and PWNKEY (an integer key
 derived from PWNED, for System V objects).
 
-A ``raw`` attack is compiled without layer 1 and escapes layer 2 by plain introspection before it starts
-(``RAW_PRELUDE``): it shows what layer 3 and the parent (layer 4) stop on their own, through the real
-pool, fork server and runner.  A ``follow_up`` is a second submission run right after the first, on
+A ``raw`` attack runs with layers 1 and 2 off (``SandboxPool(unguarded=True)``: plain bytecode and the
+real builtins from its first line); on a guarded pool it is compiled without layer 1 and escapes layer 2
+by plain introspection before it starts (``RAW_PRELUDE``). Either way it shows what layer 3 and the
+parent (layer 4) stop on their own, through the real pool, fork server and runner. HOST_NAME is replaced
+by the host's name.  A ``follow_up`` is a second submission run right after the first, on
 another runner: the pair gets through if the follow-up finds what the first one left behind.
 """
 
@@ -78,10 +80,10 @@ def blocking_layer(status: str, message: str, errors: list[str], attack: Attack 
     text = " ".join([message, *errors])
     if attack is not None and attack.category == "cross_submission":
         return "3-process"  # each submission has a process of its own
-    if attack is not None and attack.category == "parent_robustness":
+    if attack is not None and attack.category in ("parent_robustness", "parent_decoding"):
         return "4-result"  # the parent's decoding of what a runner sent
     if attack is not None and attack.raw:
-        return "4-result" if attack.category == "parent_robustness" else "3-process"
+        return "3-process"
     if status == "rejected":
         return "1-static"
     if status in ("time_limit", "memory_limit", "output_limit"):
