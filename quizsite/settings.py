@@ -302,9 +302,14 @@ CELERY_BEAT_SCHEDULE = {
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
 
-# Grading. Submissions go to one queue per device; a worker without a GPU may consume both.
+# Grading. Submissions go to one queue per device. A worker consumes the GPU queue only when its sandbox
+# pool has a working GPU (graders.routing): without one a cuda submission waits, and the pages and /healthz
+# say "no GPU grader online". GRADER_CPU_FALLBACK=1 lets a worker without a GPU grade cuda drills on its CPU
+# (the verdict says cpu): for one host only (`make run` and the default docker compose set it), never on a
+# site with GPU workers elsewhere.
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
+GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
 CELERY_TASK_ROUTES = {
     "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
     "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
