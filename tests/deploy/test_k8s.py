@@ -58,78 +58,82 @@ REDIS_METADATA = {
     },
     "additionalProperties": False,
 }  # fmt: skip
-KEDA_SCHEMAS: dict[str, dict[str, Any]] = {
-    "ScaledObject": {
+
+
+def keda_kind(kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a KEDA object whose ``spec`` follows ``spec``."""
+    return {
         "type": "object",
         "required": ["apiVersion", "kind", "metadata", "spec"],
         "properties": {
             "apiVersion": {"const": "keda.sh/v1alpha1"},
-            "kind": {"const": "ScaledObject"},
+            "kind": {"const": kind},
             "metadata": _METADATA,
-            "spec": {
-                "type": "object",
-                "required": ["scaleTargetRef", "triggers"],
-                "additionalProperties": False,
-                "properties": {
-                    "scaleTargetRef": _NAMED,
-                    "pollingInterval": _INT,
-                    "cooldownPeriod": _INT,
-                    "minReplicaCount": _INT,
-                    "maxReplicaCount": {"type": "integer", "minimum": 1},
-                    "advanced": {
+            "spec": spec,
+        },
+    }
+
+
+KEDA_SCHEMAS: dict[str, dict[str, Any]] = {
+    "ScaledObject": keda_kind(
+        "ScaledObject",
+        {
+            "type": "object",
+            "required": ["scaleTargetRef", "triggers"],
+            "additionalProperties": False,
+            "properties": {
+                "scaleTargetRef": _NAMED,
+                "pollingInterval": _INT,
+                "cooldownPeriod": _INT,
+                "minReplicaCount": _INT,
+                "maxReplicaCount": {"type": "integer", "minimum": 1},
+                "advanced": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "horizontalPodAutoscalerConfig": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {"behavior": {"type": "object"}, "name": {"type": "string"}},
+                        }
+                    },
+                },
+                "triggers": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
                         "type": "object",
+                        "required": ["type", "metadata"],
                         "additionalProperties": False,
                         "properties": {
-                            "horizontalPodAutoscalerConfig": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "properties": {"behavior": {"type": "object"}, "name": {"type": "string"}},
-                            }
-                        },
-                    },
-                    "triggers": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {
-                            "type": "object",
-                            "required": ["type", "metadata"],
-                            "additionalProperties": False,
-                            "properties": {
-                                "type": {"const": "redis"},
-                                "metadata": REDIS_METADATA,
-                                "authenticationRef": _NAMED,
-                            },
+                            "type": {"const": "redis"},
+                            "metadata": REDIS_METADATA,
+                            "authenticationRef": _NAMED,
                         },
                     },
                 },
             },
         },
-    },
-    "TriggerAuthentication": {
-        "type": "object",
-        "required": ["apiVersion", "kind", "metadata", "spec"],
-        "properties": {
-            "apiVersion": {"const": "keda.sh/v1alpha1"},
-            "kind": {"const": "TriggerAuthentication"},
-            "metadata": _METADATA,
-            "spec": {
-                "type": "object",
-                "required": ["secretTargetRef"],
-                "additionalProperties": False,
-                "properties": {
-                    "secretTargetRef": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "required": ["parameter", "name", "key"],
-                            "additionalProperties": False,
-                            "properties": {k: {"type": "string"} for k in ("parameter", "name", "key")},
-                        },
-                    }
-                },
+    ),
+    "TriggerAuthentication": keda_kind(
+        "TriggerAuthentication",
+        {
+            "type": "object",
+            "required": ["secretTargetRef"],
+            "additionalProperties": False,
+            "properties": {
+                "secretTargetRef": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["parameter", "name", "key"],
+                        "additionalProperties": False,
+                        "properties": {k: {"type": "string"} for k in ("parameter", "name", "key")},
+                    },
+                }
             },
         },
-    },
+    ),
 }
 
 
