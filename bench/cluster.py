@@ -45,6 +45,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +106,12 @@ class Network:
     latency_ms: float
     tag: str = field(default_factory=lambda: f"qz{os.getpid()}")
     made: list[str] = field(default_factory=list)
-    no_latency: str = ""  # why no latency was added, when it was asked for and could not be
+    proxy_ms: float = 0  # latency added by bench/delay_proxy.py in front of the services (no netem here)
+
+    def describe(self) -> str:
+        if self.proxy_ms:
+            return f"{self.proxy_ms:g} ms each way to PostgreSQL and Redis (a delay proxy: this kernel has no netem)"
+        return f"netem {self.latency_ms:g} ms each way on every host link" if self.latency_ms else "no added latency"
 
     @property
     def hub(self) -> str:
@@ -143,9 +149,8 @@ class Network:
             done = run(
                 "ip", "netns", "exec", namespace, "tc", "qdisc", "add", "dev", device, "root", *delay, check=False
             )
-            if done.returncode:
-                self.no_latency = f"no added latency: tc netem failed ({done.stderr.strip()[:120]})"
-                self.latency_ms = 0
+            if done.returncode:  # no sch_netem in this kernel: the services get delay proxies instead
+                self.proxy_ms, self.latency_ms = self.latency_ms, 0
                 return
 
     def _add(self, name: str) -> None:
@@ -201,10 +206,10 @@ class Services:
         run(*as_pg, str(PG_BIN / "initdb"), "-D", str(data / "data"), "-A", "trust", "-U", "postgres", "--no-sync")
         with (data / "data" / "pg_hba.conf").open("a") as hba:  # the hosts reach it over the bridge
             hba.write(f"host all all {SUBNET}.0/24 trust\n")
-        options = f"-p 5432 -k {data} -c listen_addresses={HUB_IP} -c fsync=off -c max_connections=200"
+        options = f"-p 5432 -k {data} -c listen_addresses={self.listen} -c fsync=off -c max_connections=200"
         start = ("ip", "netns", "exec", self.net.hub, *as_pg, str(PG_BIN / "pg_ctl"), "-D", str(data / "data"))
         run(*start, "-l", str(data / "server.log"), "-w", "-o", options, "start")
-        run("ip", "netns", "exec", self.net.hub, *as_pg, str(PG_BIN / "createdb"), "-h", HUB_IP, "quizsite")
+        run("ip", "netns", "exec", self.net.hub, *as_pg, str(PG_BIN / "createdb"), "-h", self.listen, "quizsite")
 
     def stop_database(self) -> None:
         data = self.root / "pg" / "data"
@@ -213,9 +218,29 @@ class Services:
             run(*pg_ctl, "-D", str(data), "-m", "immediate", "stop", check=False)
 
     def start_redis(self) -> None:
-        command = [str(REDIS_SERVER), "--bind", HUB_IP, "--port", "6379", "--save", "", "--appendonly", "no"]
+        command = [str(REDIS_SERVER), "--bind", self.listen, "--port", "6379", "--save", "", "--appendonly", "no"]
         command += ["--requirepass", self.settings["CLUSTER_REDIS_PASSWORD"]]  # as on a network: a password
         self.started.append(self._service("redis", self.net.hub, command))
+
+    @property
+    def listen(self) -> str:
+        """Where PostgreSQL and Redis listen: on the bridge, or behind delay proxies on the hub's loopback."""
+        return "127.0.0.1" if self.net.proxy_ms else HUB_IP
+
+    def start_proxies(self) -> None:
+        if not self.net.proxy_ms:
+            return
+        for name, port in (("proxy-postgres", 5432), ("proxy-redis", 6379)):
+            command = [PYTHON, str(REPO / "bench" / "delay_proxy.py"), f"{HUB_IP}:{port}", f"127.0.0.1:{port}"]
+            self.started.append(self._service(name, self.net.hub, [*command, str(self.net.proxy_ms)]))
+        for port in (5432, 6379):  # this process is not in the hub yet: ask from inside it
+            probe = f"import socket; socket.create_connection(('{HUB_IP}', {port}), timeout=1).close()"
+            wait = ("ip", "netns", "exec", self.net.hub, PYTHON, "-c", probe)
+            deadline = time.monotonic() + 15
+            while run(*wait, check=False).returncode:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the delay proxy on port {port} did not start")
+                time.sleep(0.2)
 
     def _service(self, name: str, namespace: str, command: list[str], hostname: str = "") -> Service:
         prefix = ["ip", "netns", "exec", namespace]
@@ -338,19 +363,22 @@ class Burst:
     seconds: float
     p50_ms: float
     p95_ms: float
+    by_host: list[int]  # verdicts per host that graded, most first
 
     @property
     def rate(self) -> float:
         return self.jobs / self.seconds
 
 
-def measure(ids: list[int], hosts: int, mode: str, released: float, timeout: float) -> Burst:
-    """Throughput from the moment the queued burst was released to the last verdict; per-job latency from
-    a worker's claim to the verdict (from submit, it would be mostly the burst's own queue)."""
+def measure(ids: list[int], hosts: int, mode: str, timeout: float) -> Burst:
+    """Throughput from the first submission of the burst to its last verdict (the submit loop, ~50-100/s,
+    runs while the hosts grade); per-job latency from a worker's claim to the verdict (from the submit,
+    it would be mostly the burst's own queue)."""
     done = wait_final(ids, timeout)
     latency = [(row.finished_at - row.claimed_at).total_seconds() * 1000 for row in done]
-    span = max(row.finished_at.timestamp() for row in done) - released
-    return Burst(hosts, mode, len(done), span, statistics.median(latency), pct(latency, 0.95))
+    span = (max(row.finished_at for row in done) - min(row.queued_at for row in done)).total_seconds()
+    by_host = sorted(Counter(row.worker for row in done).values(), reverse=True)
+    return Burst(hosts, mode, len(done), span, statistics.median(latency), pct(latency, 0.95), by_host)
 
 
 class SteadyLoad(threading.Thread):
@@ -450,24 +478,15 @@ class Cluster:
         print(line, flush=True)  # noqa: T201 - the bench's output
         self.report.append(line)
 
-    def consume_on(self, active: int) -> None:
-        """Only the first ``active`` hosts take grading jobs (the others' consumers are cancelled)."""
-        from quizsite.celery import app
-
-        for index in self.services.workers:
-            node = [f"grader@{self.net.host(index)}"]
-            if index < active:
-                app.control.add_consumer("grade_cpu", destination=node, reply=True, timeout=5)
-            else:
-                app.control.cancel_consumer("grade_cpu", destination=node, reply=True, timeout=5)
-
     def set_device(self, ms: float) -> None:
         self.device_file.write_text(str(ms))
 
     def start_hosts(self, count: int) -> None:
-        for index in range(count):
+        """Hosts 0 .. count-1 running (those not yet started start now, together)."""
+        new = [index for index in range(count) if index not in self.services.workers]
+        for index in new:
             self.services.start_worker(index)
-        for index in range(count):
+        for index in new:
             self.services.workers[index].wait_for_log(" ready.", 180)
         self.wait_graders(count)
 
@@ -481,27 +500,26 @@ class Cluster:
             time.sleep(0.2)
 
     def scale(self) -> list[Burst]:
+        """Bursts on 1, 2, then 4 hosts (started as they are needed: cancelling and adding consumers on
+        running workers left some hosts idle on kombu's Redis transport), each mode on the same hosts."""
         results = []
         modes = (("real drills (CPU-bound)", 0.0), (f"device-bound ({self.args.device_ms:g} ms)", self.args.device_ms))
-        for mode, ms in modes:
-            self.set_device(ms)
-            for active in (1, 2, 4):
-                if active > self.args.hosts:
-                    continue
-                self.consume_on(active)
-                wait_final(submit_burst(2 * active), 60)  # warm: every active host has graded
-                # The burst is queued first and then released, so the submit loop (one process, ~100/s)
-                # never limits what the hosts can take.
-                self.consume_on(0)
+        for active in (1, 2, 4):
+            if active > self.args.hosts:
+                continue
+            self.start_hosts(active)
+            for mode, ms in modes:
+                self.set_device(ms)
+                wait_final(submit_burst(4 * active), 120)  # warm: every host has graded
                 ids = submit_burst(self.args.jobs)
-                released = time.time()
-                self.consume_on(active)
-                burst = measure(ids, active, mode, released, timeout=600)
+                burst = measure(ids, active, mode, timeout=600)
                 results.append(burst)
                 self.say(
-                    f"| {mode} | {active} | {burst.jobs} | {burst.rate:.1f} | {burst.p50_ms:.0f} | {burst.p95_ms:.0f} |"
+                    f"| {mode} | {active} | {burst.jobs} | {burst.rate:.1f} | {burst.p50_ms:.0f} | {burst.p95_ms:.0f} "
+                    f"| {' / '.join(map(str, burst.by_host))} |"
                 )
-        self.consume_on(self.args.hosts)
+        self.set_device(0)
+        self.start_hosts(self.args.hosts)
         return results
 
     def lose_a_host(self, how: str) -> Integrity:
@@ -510,7 +528,7 @@ class Cluster:
         victim = self.args.hosts - 1
         name = self.net.host(victim)
         self.set_device(self.args.device_ms)
-        seconds = self.args.cut_s + self.args.stale_after + 15
+        seconds = self.args.load_s or self.args.cut_s + self.args.stale_after + 15
         load = SteadyLoad(self.rate(), seconds)
         load.start()
         time.sleep(3)
@@ -531,7 +549,7 @@ class Cluster:
         wait_final(load.ids, timeout=300)
         time.sleep(self.args.stale_after + 3)  # a late finish of the old claim would land by now
         result = integrity(load.ids, held, lost_at)
-        if how == "kill":  # the host comes back for what follows
+        if how == "kill" and self.args.phases.rstrip(",").split(",")[-1] != "kill":  # back for what follows
             self.services.start_worker(victim).wait_for_log(" ready.", 180)
         self.set_device(0)
         return result
@@ -603,6 +621,7 @@ def cluster(args: argparse.Namespace) -> Iterator[Cluster]:
         net.build()
         services.start_database()
         services.start_redis()
+        services.start_proxies()
         setns(f"/run/netns/{net.hub}")  # this process drives the load from the hub
         services.manage("migrate", "--noinput")
         services.manage("import_notes", "notes/")
@@ -610,7 +629,7 @@ def cluster(args: argparse.Namespace) -> Iterator[Cluster]:
         django_up(settings)
         services.start_beat()
         made = Cluster(args, net, services, root / "device-ms")
-        made.start_hosts(args.hosts)
+        made.start_hosts(1 if "scale" in args.phases else args.hosts)
         yield made
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -639,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stale-after", type=int, default=10, help="GRADER_STALE_AFTER and GRADER_REQUEUE_AFTER")
     parser.add_argument("--reap-interval", type=int, default=1, help="GRADER_REAP_INTERVAL (beat)")
     parser.add_argument("--cut-s", type=float, default=20, help="how long the partition lasts")
+    parser.add_argument("--load-s", type=float, default=0, help="steady load's length (0: cut + stale + 15 s)")
     parser.add_argument(
         "--rate", type=float, default=0, help="submissions/s while a host is lost (0: half of capacity)"
     )
@@ -646,14 +666,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=2, help="worker threads per host")
     args = parser.parse_args(argv)
     phases = [phase.strip() for phase in args.phases.split(",") if phase.strip()]
-    failed = False
     started = time.monotonic()
+    try:
+        failed = run_phases(args, phases)
+    except KeyboardInterrupt:
+        print("interrupted: every namespace, process and file made was removed", flush=True)  # noqa: T201
+        return 130
+    print(f"done in {time.monotonic() - started:.0f} s", flush=True)  # noqa: T201
+    return 1 if failed else 0
+
+
+def run_phases(args: argparse.Namespace, phases: list[str]) -> bool:
+    failed = False
     with cluster(args) as made:
-        link = made.net.no_latency or f"netem {made.net.latency_ms:g} ms each way"
-        made.say(f"{args.hosts} hosts, {link}, {os.cpu_count()} cores shared by all")
+        made.say(f"{args.hosts} hosts, {made.net.describe()}, {os.cpu_count()} cores shared by all")
         if "scale" in phases:
-            made.say("| work | hosts | jobs | verdicts/s | claim-to-verdict p50 ms | p95 ms |")
-            made.say("| --- | --- | --- | --- | --- | --- |")
+            made.say("| work | hosts | jobs | verdicts/s | claim-to-verdict p50 ms | p95 ms | verdicts per host |")
+            made.say("| --- | --- | --- | --- | --- | --- | --- |")
             made.scale()
         for how in ("kill", "partition"):
             if how in phases:
@@ -665,8 +694,7 @@ def main(argv: list[str] | None = None) -> int:
         if "route" in phases:
             said, _ = made.route()
             failed |= "no GPU grader online" not in said
-    print(f"done in {time.monotonic() - started:.0f} s", flush=True)  # noqa: T201
-    return 1 if failed else 0
+    return failed
 
 
 if __name__ == "__main__":
