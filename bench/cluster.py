@@ -481,12 +481,16 @@ class Cluster:
     def set_device(self, ms: float) -> None:
         self.device_file.write_text(str(ms))
 
+    def launch_hosts(self, count: int) -> None:
+        """Start the workers of hosts 0 .. count-1 that are not running yet (without waiting for them)."""
+        for index in range(count):
+            if index not in self.services.workers:
+                self.services.start_worker(index)
+
     def start_hosts(self, count: int) -> None:
-        """Hosts 0 .. count-1 running (those not yet started start now, together)."""
-        new = [index for index in range(count) if index not in self.services.workers]
-        for index in new:
-            self.services.start_worker(index)
-        for index in new:
+        """Hosts 0 .. count-1 running and grading (those not yet started start now, together)."""
+        self.launch_hosts(count)
+        for index in range(count):
             self.services.workers[index].wait_for_log(" ready.", 180)
         self.wait_graders(count)
 
@@ -624,12 +628,14 @@ def cluster(args: argparse.Namespace) -> Iterator[Cluster]:
         services.start_proxies()
         setns(f"/run/netns/{net.hub}")  # this process drives the load from the hub
         services.manage("migrate", "--noinput")
+        made = Cluster(args, net, services, root / "device-ms")
+        first = 1 if "scale" in args.phases else args.hosts
+        made.launch_hosts(first)  # torch imports overlap the imports of the notes and drills
+        services.start_beat()
         services.manage("import_notes", "notes/")
         services.manage("import_drills")
         django_up(settings)
-        services.start_beat()
-        made = Cluster(args, net, services, root / "device-ms")
-        made.start_hosts(1 if "scale" in args.phases else args.hosts)
+        made.start_hosts(first)
         yield made
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
