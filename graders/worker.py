@@ -132,12 +132,15 @@ class Heartbeat(threading.Thread):
         if change is None or not self.node:
             return
         control = current_app.control
-        if change:
-            logger.warning("the sandbox's GPU works again: consuming %s", gpu)
-            control.add_consumer(gpu, destination=[self.node], reply=False)
-        else:
-            logger.error("the sandbox's GPU does not work: not consuming %s until it does", gpu)
-            control.cancel_consumer(gpu, destination=[self.node], reply=False)
+        try:
+            if change:
+                logger.warning("the sandbox's GPU works again: consuming %s", gpu)
+                control.add_consumer(gpu, destination=[self.node], reply=False)
+            else:
+                logger.error("the sandbox's GPU does not work: not consuming %s until it does", gpu)
+                control.cancel_consumer(gpu, destination=[self.node], reply=False)
+        except Exception:  # the broker is away: the next heartbeat asks again, and must still be written
+            logger.warning("could not change the %s consumer; trying again at the next heartbeat", gpu, exc_info=True)
 
     def beat(self) -> None:
         close_old_connections()  # a database restart must not silence the heartbeat for good
