@@ -43,6 +43,7 @@ def configure(tmp: Path, redis_url: str) -> dict[str, str]:
         "LOG_LEVEL": "WARNING",
         "CELERY_KEY_PREFIX": f"bench-grading-{os.getpid()}:",  # never touches anyone else's keys
         "GRADER_RATE_LIMIT": "1000000",  # one learner sends every submission of the benchmark
+        "GRADER_CPU_FALLBACK": "1",  # make run's worker: cuda drills grade on the CPU
     }
     os.environ.update(env)
     return {**os.environ, **env}

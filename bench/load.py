@@ -230,6 +230,7 @@ def site_env(folder: Path, database_url: str, redis_url: str, prefix: str) -> di
         "GRADER_RATE_LIMIT": "100000",
         "GRADER_RATE_WINDOW": "60",
         "GRADER_POOL_SIZE": os.environ.get("GRADER_POOL_SIZE", "2"),
+        "GRADER_CPU_FALLBACK": "1",  # one box, as make run: cuda drills grade on the CPU
     }
     if database_url:
         env["DATABASE_URL"] = database_url

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from typing import Any, TypeVar
 
 from celery import Task, shared_task
+from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from graders import jobs
+from graders import jobs, routing
+from graders.heartbeat import offline_queues
 from graders.models import Job
 from graders.pool import get_pool
+from graders.status import Status
 
 logger = logging.getLogger(__name__)
 J = TypeVar("J", bound=Job)
@@ -28,6 +32,9 @@ J = TypeVar("J", bound=Job)
 INFRASTRUCTURE_ERRORS = (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 # A blip in the broker is retried at once; a longer outage is left to the reaper.
 PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
+# How long a GPU job taken by a worker whose GPU stopped working waits before it goes back to its queue:
+# until that worker's next heartbeat cancels its consumer, the job would otherwise bounce between the two.
+RETURN_DELAY = 0.5
 
 
 def enqueue(job: Job) -> None:
@@ -83,6 +90,13 @@ def run_job(self: Task, kind_name: str, pk: int) -> str:
     """Run one job of the named kind. Returns what happened (for the worker log)."""
     kind = jobs.kind_named(kind_name)
     pool = get_pool()
+    if not takes_from(pool, (self.request.delivery_info or {}).get("routing_key")):
+        # Never graded on a device it did not ask for: back to its queue, unclaimed, for a GPU worker.
+        time.sleep(RETURN_DELAY)
+        run_job.apply_async(
+            args=[kind_name, pk], queue=settings.GRADER_QUEUE_GPU, retry=True, retry_policy=PUBLISH_RETRY
+        )
+        return "returned"
     # The pool forks its replacement child after the result is stored, not during it.
     with pool.busy():
         outcome = jobs.process(kind, pk, pool, worker=self.request.hostname or "")
@@ -92,14 +106,31 @@ def run_job(self: Task, kind_name: str, pk: int) -> str:
     return outcome.status
 
 
+def takes_from(pool: Any, queue: str | None) -> bool:
+    """May this worker run a job that came from ``queue``? Not a GPU job without a working GPU (the
+    consumer rules in ``graders.worker`` keep such jobs away; this holds even if one slips through)."""
+    if queue != settings.GRADER_QUEUE_GPU or settings.GRADER_CPU_FALLBACK:
+        return True
+    return routing.gpu_works(pool.health())
+
+
 @shared_task(name="graders.tasks.reap", ignore_result=True)
 def reap(startup: bool = False) -> int:
     """Re-send every job whose message may be lost: on a schedule, and when a worker starts (``startup``:
-    every queued row, whatever its age, so a killed worker's jobs are graded at once)."""
+    every queued row, whatever its age, so a killed worker's jobs are graded at once).
+
+    On the schedule, a queued GPU job is left alone while no GPU grader is online: its message is waiting
+    in that queue, and re-sending it every run would pile up copies over hours without a GPU worker; the
+    first GPU worker to start re-sends every queued row anyway. (The CPU queue always has a grader when
+    this runs: the reaper itself runs on one.)
+    """
     now = timezone.now()
+    offline = set() if startup else offline_queues([settings.GRADER_QUEUE_GPU], now)
     count = 0
     for kind in jobs.kinds():
         for job in jobs.lost(kind, now, queued_for=0 if startup else None):
+            if job.status == Status.QUEUED and kind.queue(job) in offline:
+                continue
             enqueue(job)
             count += 1
     if count:

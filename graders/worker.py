@@ -7,6 +7,10 @@ reads it). It carries the sandbox pool's own health (``SandboxPool.health``), so
 cannot get CUDA, or a fork server that cannot start, shows as degraded; the heartbeat also logs each
 change of that state, so the worker's log says at start what its pool got. On start the worker also asks
 the reaper to re-send jobs whose messages were lost.
+
+Routing by device (``graders.routing``): once ``-Q`` is applied, a worker whose pool has no GPU drops the
+GPU queue (unless ``GRADER_CPU_FALLBACK``), so it never takes a cuda job; a GPU worker whose runners lose
+CUDA stops consuming it at the next heartbeat and starts again once they have it back.
 """
 
 from __future__ import annotations
@@ -20,14 +24,15 @@ from datetime import timedelta
 from typing import Any
 
 from celery import current_app
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import celeryd_after_setup, worker_ready, worker_shutdown
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
-from graders import tasks
+from graders import routing, tasks
 from graders.models import GraderHeartbeat
 from graders.pool import close_pool, current_pool, get_pool, worker_device
+from graders.sandbox.gpu import host_has_gpu
 
 logger = logging.getLogger(__name__)
 FORGET_AFTER = timedelta(days=1)  # heartbeat rows of processes gone this long are deleted
@@ -80,23 +85,72 @@ def consumed_queues() -> list[str]:
     return sorted(queues.consume_from or queues)
 
 
+def pool_device() -> str:
+    """The device this process's pool will grade on (``SandboxPool``'s rule), known before the pool starts."""
+    return "cuda" if worker_device() == "cuda" and host_has_gpu() else "cpu"
+
+
+def route_by_device(app: Any) -> list[str]:
+    """Drop the GPU queue from what this worker consumes when its pool has no GPU; returns the queues kept.
+
+    A worker left with no queue at all (``-Q grade_gpu`` on a host without a GPU) exits: it could never
+    grade anything, and an idle worker would look like a GPU grader to anyone counting processes.
+    """
+    queues = app.amqp.queues
+    requested = sorted(queues.consume_from or queues)
+    gpu = settings.GRADER_QUEUE_GPU
+    kept = routing.allowed_queues(requested, gpu, pool_device(), settings.GRADER_CPU_FALLBACK)
+    if kept == requested:
+        return kept
+    if not kept:
+        raise SystemExit(
+            f"this worker was asked to consume only {gpu}, but its sandbox has no GPU "
+            "(GRADER_CPU_FALLBACK is off): it would never grade anything"
+        )
+    queues.deselect([gpu])
+    logger.warning("no GPU here: not consuming %s (cuda drills wait for a GPU worker; see GRADER_CPU_FALLBACK)", gpu)
+    return kept
+
+
 class Heartbeat(threading.Thread):
     """Writes this process's row now and every ``interval`` seconds until stopped."""
 
-    def __init__(self, interval: float) -> None:
+    def __init__(self, interval: float, node: str = "") -> None:
         super().__init__(name="grader-heartbeat", daemon=True)
         self.interval = interval
+        self.node = node  # the Celery node name (cpu@host): where to send our own consumer changes
         self.name_key = f"{socket.gethostname()}:{os.getpid()}"
         self.stopped = threading.Event()
         self.state: str | None = None  # the pool's last logged state
+        self.gpu_requested = settings.GRADER_QUEUE_GPU in consumed_queues()
+
+    def follow_gpu(self, health: dict[str, Any], queues: list[str]) -> None:
+        """Stop consuming the GPU queue while this GPU worker's runners cannot use the GPU, and resume
+        once they can (through the worker's own control channel, which changes consumers safely)."""
+        gpu = settings.GRADER_QUEUE_GPU
+        change = routing.gpu_consumer_change(self.gpu_requested, gpu in queues, health, settings.GRADER_CPU_FALLBACK)
+        if change is None or not self.node:
+            return
+        control = current_app.control
+        try:
+            if change:
+                logger.warning("the sandbox's GPU works again: consuming %s", gpu)
+                control.add_consumer(gpu, destination=[self.node], reply=False)
+            else:
+                logger.error("the sandbox's GPU does not work: not consuming %s until it does", gpu)
+                control.cancel_consumer(gpu, destination=[self.node], reply=False)
+        except Exception:  # the broker is away: the next heartbeat asks again, and must still be written
+            logger.warning("could not change the %s consumer; trying again at the next heartbeat", gpu, exc_info=True)
 
     def beat(self) -> None:
         close_old_connections()  # a database restart must not silence the heartbeat for good
         now = timezone.now()
         health = pool_health()
         self.state = log_health_change(self.state, health)
-        device = str(health.get("device") or worker_device())  # the pool's: cpu on a host without a GPU
-        values = {"queues": consumed_queues(), "device": device, "health": health, "seen_at": now}
+        device = str(health.get("device") or pool_device())  # the pool's: cpu on a host without a GPU
+        queues = consumed_queues()
+        self.follow_gpu(health, queues)
+        values = {"queues": queues, "device": device, "health": health, "seen_at": now}
         if not GraderHeartbeat.objects.filter(name=self.name_key).update(**values):
             GraderHeartbeat.objects.filter(seen_at__lt=now - FORGET_AFTER).delete()
             GraderHeartbeat.objects.create(name=self.name_key, started_at=now, **values)
@@ -114,14 +168,14 @@ class Heartbeat(threading.Thread):
 _heartbeat: Heartbeat | None = None
 
 
-def start_grading() -> None:
+def start_grading(node: str = "") -> None:
     """In the process that will run jobs: the heartbeat (first: "starting" is alive), the warm pool, imports.
 
     The pool starts its fork server in the background before this process imports torch, so the two
     start-ups overlap: a restarted worker has its first runner ready ~1.3 s sooner (4.8 -> 3.5 s here).
     """
     global _heartbeat
-    _heartbeat = Heartbeat(settings.GRADER_HEARTBEAT_SECONDS)
+    _heartbeat = Heartbeat(settings.GRADER_HEARTBEAT_SECONDS, node)
     _heartbeat.start()
     get_pool()  # starts in the background; the heartbeat logs its state once it is known
     import_grading_modules()
@@ -133,9 +187,14 @@ def stop_grading() -> None:
     close_pool()
 
 
+@celeryd_after_setup.connect
+def _route(sender: str, instance: Any, **kwargs: Any) -> None:
+    route_by_device(instance.app)
+
+
 @worker_ready.connect
-def _start(**kwargs: Any) -> None:
-    start_grading()
+def _start(sender: Any = None, **kwargs: Any) -> None:
+    start_grading(getattr(sender, "hostname", "") or "")
     tasks.reap.apply_async(kwargs={"startup": True}, queue=settings.GRADER_QUEUE_CPU)
 
 

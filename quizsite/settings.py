@@ -285,6 +285,11 @@ CELERY_WORKER_POOL = "threads"
 # waiting out the visibility timeout. A warm shutdown (SIGTERM, docker compose) waits for every task.
 CELERY_WORKER_SOFT_SHUTDOWN_TIMEOUT = float(envint("CELERY_SOFT_SHUTDOWN_TIMEOUT", "3"))
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker that loses the broker (a network partition) lets the jobs it runs finish instead of cancelling
+# them: with ack emulation off nothing would redeliver a cancelled job's message anyway, a job's finish is
+# conditional on its claim (a job taken over meanwhile changes nothing), and the reaper re-sends a claim
+# older than GRADER_STALE_AFTER. Measured with bench/cluster.py (docs/performance.md, "Graders on many hosts").
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_TIMEZONE = TIME_ZONE
 # Celery's Django fixup closes every database connection around every task unless this is set, so
 # each verdict paid a fresh connection (PostgreSQL: a new backend). With it, quizsite.celery instead
@@ -304,9 +309,14 @@ CELERY_BEAT_SCHEDULE = {
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
 
-# Grading. Submissions go to one queue per device; a worker without a GPU may consume both.
+# Grading. Submissions go to one queue per device. A worker consumes the GPU queue only when its sandbox
+# pool has a working GPU (graders.routing): without one a cuda submission waits, and the pages and /healthz
+# say "no GPU grader online". GRADER_CPU_FALLBACK=1 lets a worker without a GPU grade cuda drills on its CPU
+# (the verdict says cpu): for one host only (`make run` and the default docker compose set it), never on a
+# site with GPU workers elsewhere.
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
+GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
 CELERY_TASK_ROUTES = {
     "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
     "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},

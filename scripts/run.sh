@@ -34,6 +34,9 @@ if [ "${#VAR_DIR}" -gt 80 ]; then
 fi
 
 export RUN_BIN="$BIN" RUN_HOST="$HOST" RUN_PORT="$PORT"
+# One host: the worker also grades cuda drills, on its CPU when there is no GPU (the verdict says cpu).
+# A site with GPU workers on other hosts leaves this off, so cuda drills wait for a GPU (docs/deploy.md).
+export GRADER_CPU_FALLBACK="${GRADER_CPU_FALLBACK:-1}"
 export RUN_WORKER_CONCURRENCY="${RUN_WORKER_CONCURRENCY:-2}" RUN_WEB_WORKERS="${RUN_WEB_WORKERS:-2}"
 export RUN_BROKER_SOCKET="$VAR_DIR/run/valkey.sock" RUN_BROKER_SERVER=true
 EMBEDDED_BROKER=""

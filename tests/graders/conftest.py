@@ -124,7 +124,8 @@ def client_for(learner: User) -> Client:
 # ------------------------------------------------------------------------------ integration
 # The worker fixtures live in tests/conftest.py; graders' workers consume both grading queues
 # and take over a dead claim soon, so a killed grade comes back within the test's patience.
-GRADER_ENV = {"GRADER_STALE_AFTER": "30"}
+# They run on one host without a GPU, as make run does: cuda drills are graded on the CPU.
+GRADER_ENV = {"GRADER_STALE_AFTER": "30", "GRADER_CPU_FALLBACK": "1"}
 
 
 @pytest.fixture(scope="module")

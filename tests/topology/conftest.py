@@ -302,6 +302,8 @@ def topology_env(root: Path, pg: PrivatePostgres, redis_url: str) -> dict[str, s
         "GRADER_RATE_LIMIT": "1000",
         "GRADER_POOL_SIZE": "1",
         "GRADER_DEVICE": "cpu",
+        # The grade_gpu worker stands in for a GPU host: it declares it may grade cuda drills on its CPU.
+        "GRADER_CPU_FALLBACK": "1",
     }
 
 
