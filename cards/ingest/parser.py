@@ -176,7 +176,7 @@ def _section_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) -
 
 
 def _question(ctx_markdown: str, term: str) -> str:
-    return f"{ctx_markdown}{PATH_SEPARATOR}{term}: 作用是什么?"
+    return f"{ctx_markdown}{PATH_SEPARATOR}{term}: 作用是什么？"
 
 
 def _qa_drafts(section: Section, kept: list[Block], ctx: _Context) -> list[_Draft]:
@@ -245,7 +245,7 @@ def _mapping_drafts(section: Section, blocks: list[Block]) -> tuple[list[_Draft]
             consumed.add(index)
     drafts = []
     for identity, shown, answer, from_label, to_label, note in iter_directions(pairs):
-        front = f"{from_label} → {to_label}: {shown} 对应什么?"
+        front = f"{from_label} → {to_label}: {shown} 对应什么？"
         back = f"{answer}\n\n{note}" if note else answer
         drafts.append(_Draft("mapping", identity, front, back, section))
     return drafts, consumed
@@ -337,9 +337,9 @@ def _output_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) ->
             code = with_setup(exchange.code, earlier)
             if answer_in_code(code, exchange.output):
                 continue
-            question = "运行下面的代码会输出什么?"
+            question = "运行下面的代码会输出什么？"
             if ends_in_expression(code):
-                question += "(最后一行的值按 Python 交互环境的方式显示)"
+                question += "（最后一行的值按 Python 交互环境的方式显示）"
             front = f"{ctx.markdown}: {question}\n\n{_fenced(code, lang)}"
             drafts.append(
                 _Draft("output", f"code{code_number}:{number}", front, _fenced(exchange.output, "text"), section)

@@ -1,0 +1,64 @@
+"""The bundled deck as a teacher reads it: no wrong mapping, one question per card, no repeats, gaps carded.
+
+Pure: the five bundled notes parsed with their curated files, as ``import_notes`` would, without a database.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from cards.ingest import parse_note
+from cards.ingest.curated import curated_file_path
+from cards.ingest.parser import CardSpec
+from cards.ingest.slugs import note_slug
+
+NOTES = Path(__file__).resolve().parents[2] / "notes"
+
+
+@cache
+def deck() -> dict[str, list[CardSpec]]:
+    """Every card of every bundled note, by note slug."""
+    cards = {}
+    for note in sorted(NOTES.glob("*.md")):
+        curated = curated_file_path(note)
+        text = curated.read_text(encoding="utf-8") if curated.is_file() else None
+        cards[note_slug(note)] = parse_note(note.read_text(encoding="utf-8"), note_slug(note), text, str(curated)).cards
+    return cards
+
+
+def mapping(front_part: str) -> list[tuple[str, str]]:
+    return [
+        (c.front, c.back) for cards in deck().values() for c in cards if c.kind == "mapping" and front_part in c.front
+    ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "answer"),
+    [
+        ("Numpy → PyTorch: `np.nonzero(x)` ", "`torch.nonzero(x, as_tuple=True)`"),
+        ("PyTorch → Numpy: `torch.nonzero(x, as_tuple=True)` ", "`np.nonzero(x)`"),
+        ("Numpy → PyTorch: `np.argwhere(x)` ", "`torch.nonzero(x)`"),
+        ("PyTorch → Numpy: `torch.nonzero(x)` ", "`np.argwhere(x)`"),
+        ("Numpy → PyTorch: `np.load(path)` ", "`torch.from_numpy(np.load(path))`"),
+        ("PyTorch → Numpy: `torch.from_numpy(np.load(path))` ", "`np.load(path)`"),
+    ],
+)
+def test_the_numpy_table_maps_nonzero_argwhere_and_load_right_both_ways(asked: str, answer: str) -> None:
+    [(_, back)] = mapping(asked)
+    assert back == answer
+
+
+def test_no_mapping_card_matches_np_nonzero_or_np_load_with_their_wrong_torch_names() -> None:
+    backs = {front: back for front, back in mapping("Numpy")}
+    assert not [f for f, b in backs.items() if b in ("`torch.nonzero`", "`torch.load`")]
+    assert not [f for f in backs if "`torch.load`" in f or "`torch.nonzero` " in f]
+
+
+def test_no_mapping_back_keeps_set_up_code_as_leftover_text() -> None:
+    backs = [back for _, back in mapping("→")]
+    assert backs and not [b for b in backs if "sh = (2,3)" in b]
+    [(front, back)] = mapping("TensorFlow → PyTorch: `tf.reduce_min")
+    assert "`sh = (2,3)`" in front and back.startswith("`torch.amin(a, dim=sh, keepdim=True)`")
