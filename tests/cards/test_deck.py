@@ -5,6 +5,7 @@ Pure: the five bundled notes parsed with their curated files, as ``import_notes`
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 
@@ -62,3 +63,23 @@ def test_no_mapping_back_keeps_set_up_code_as_leftover_text() -> None:
     assert backs and not [b for b in backs if "sh = (2,3)" in b]
     [(front, back)] = mapping("TensorFlow → PyTorch: `tf.reduce_min")
     assert "`sh = (2,3)`" in front and back.startswith("`torch.amin(a, dim=sh, keepdim=True)`")
+
+
+def output_cards() -> list[CardSpec]:
+    return [c for cards in deck().values() for c in cards if c.kind == "output"]
+
+
+def snippet(card: CardSpec) -> str:
+    return card.front.split("```python\n", 1)[1].rsplit("\n```", 1)[0]
+
+
+def test_no_output_card_asks_for_plain_arithmetic() -> None:
+    assert output_cards()
+    assert not [snippet(c) for c in output_cards() if re.fullmatch(r"[\d\s.+\-*/()]+", snippet(c))]
+
+
+def test_no_two_output_cards_ask_the_same_snippet_or_print_the_same_thing_in_one_section() -> None:
+    snippets = [snippet(c) for c in output_cards()]
+    assert len(snippets) == len(set(snippets))
+    shown = [(c.heading_path, c.back) for c in output_cards()]
+    assert len(shown) == len(set(shown)), [s for s in shown if shown.count(s) > 1]
