@@ -1,5 +1,6 @@
-"""Two checks a teacher makes on a deck that the size rules cannot: a front that asks two questions, and
-two cards that ask the same fact. Pure: no Django; ``manage.py audit_cards`` and the deck's tests use them.
+"""Checks a teacher makes on a deck that the size rules cannot: a front that asks two questions, two cards
+that ask the same fact, and half-width punctuation inside Chinese sentences. Pure: no Django;
+``manage.py audit_cards`` and the deck's tests use them.
 
 Both are measures of text, so they flag what to read, not a verdict: a duplicate pair is two cards that show
 the same API names and say much the same around them (character pairs, so Chinese counts as well as English).
@@ -48,6 +49,20 @@ def asks_two_questions(front: str) -> bool:
     """A front that asks two things ("会怎样？怎么改？", "形状各是？"): it should be two cards."""
     text = prose(front)
     return len(_QUESTION_END.findall(text)) > 1 or bool(_TWO_ANSWERS.search(text))
+
+
+_CJK = "\u3400-\u9fff"
+# A half-width mark with a Chinese character right before or after it (spaces aside), outside code.
+_HALF_WIDTH = re.compile(rf"(?<=[{_CJK}])\s*[,;:?!()]|[,;:?!()]\s*(?=[{_CJK}])")
+
+
+def half_width_marks(markdown: str) -> list[str]:
+    """Half-width punctuation inside Chinese sentences ("是什么?", "形状,dtype"), each with its neighbours.
+
+    Chinese sentences take full-width marks (，；：？！（）); code, and English text between Chinese, keep theirs.
+    """
+    text = _CODE_SPAN.sub("`C`", _FENCE.sub("", markdown))
+    return [text[max(0, m.start() - 4) : m.end() + 4] for m in _HALF_WIDTH.finditer(text)]
 
 
 def _names(face: Face) -> frozenset[str]:

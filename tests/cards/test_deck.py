@@ -14,6 +14,7 @@ import pytest
 from cards.ingest import parse_note
 from cards.ingest.curated import curated_file_path
 from cards.ingest.parser import CardSpec
+from cards.ingest.quality import half_width_marks
 from cards.ingest.slugs import note_slug
 
 NOTES = Path(__file__).resolve().parents[2] / "notes"
@@ -83,3 +84,15 @@ def test_no_two_output_cards_ask_the_same_snippet_or_print_the_same_thing_in_one
     assert len(snippets) == len(set(snippets))
     shown = [(c.heading_path, c.back) for c in output_cards()]
     assert len(shown) == len(set(shown)), [s for s in shown if shown.count(s) > 1]
+
+
+def test_chinese_sentences_take_full_width_punctuation_on_every_card() -> None:
+    """The deck's own sentences; the notes' headings an output card names are the notes' text, not the deck's."""
+    found = [
+        (slug, card.front[:40], marks)
+        for slug, cards in deck().items()
+        for card in cards
+        for face in (card.front.partition("：运行下面")[2] or card.front, card.back)
+        if (marks := half_width_marks(face))
+    ]
+    assert found == []

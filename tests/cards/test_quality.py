@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cards.ingest.quality import Face, asks_two_questions, near_duplicates
+from cards.ingest.quality import Face, asks_two_questions, half_width_marks, near_duplicates
 
 
 @pytest.mark.parametrize(
@@ -54,3 +54,18 @@ def test_it_pairs_one_fact_carded_in_two_notes_and_nothing_else() -> None:
 def test_it_never_pairs_mapping_or_output_cards() -> None:
     one = "`np.less` 对应什么？"
     assert near_duplicates([face("a", one, "`x.lt`", "mapping"), face("b", one, "`x.lt`", "mapping")]) == []
+
+
+@pytest.mark.parametrize(
+    ("markdown", "marks"),
+    [
+        ("`x` 的形状是?", ["的形状是?"]),
+        ("返回新张量,`x` 不变", ["回新张量,`C` "]),
+        ("形状 (N, C)：每行", ["形状 (N, C"]),
+        ("形状 `(N, C)`：每行；`x.view(2, 3)` 是什么？", []),
+        ("RuntimeError: a Tensor with 3 elements cannot be converted to Scalar；改用 `.item()`。", []),
+        ("```python\nprint('中文', 1)\n```", []),
+    ],
+)
+def test_it_finds_half_width_marks_inside_chinese_sentences_only(markdown: str, marks: list[str]) -> None:
+    assert half_width_marks(markdown) == marks
