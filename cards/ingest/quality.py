@@ -52,17 +52,22 @@ def asks_two_questions(front: str) -> bool:
 
 
 _CJK = "\u3400-\u9fff"
-# A half-width mark with a Chinese character right before or after it (spaces aside), outside code.
-_HALF_WIDTH = re.compile(rf"(?<=[{_CJK}])\s*[,;:?!()]|[,;:?!()]\s*(?=[{_CJK}])")
+_CHINESE = f"{_CJK}\u3000-\u303f\uff00-\uffef"  # characters and full-width marks
+# A half-width mark with a Chinese character or mark right before or after it (spaces aside), outside code.
+_HALF_WIDTH = re.compile(rf"(?<=[{_CHINESE}])\s*[,;:?!()]|[,;:?!()]\s*(?=[{_CJK}])")
 
 
 def half_width_marks(markdown: str) -> list[str]:
     """Half-width punctuation inside Chinese sentences ("是什么?", "形状,dtype"), each with its neighbours.
 
-    Chinese sentences take full-width marks (，；：？！（）); code, and English text between Chinese, keep theirs.
+    Chinese sentences take full-width marks (，；：？！（）), and a question in Chinese ends in "？" even after
+    a code name or a number; code, and English text between Chinese, keep theirs.
     """
     text = _CODE_SPAN.sub("`C`", _FENCE.sub("", markdown))
-    return [text[max(0, m.start() - 4) : m.end() + 4] for m in _HALF_WIDTH.finditer(text)]
+    found = list(_HALF_WIDTH.finditer(text))
+    if re.search(f"[{_CJK}]", text):
+        found += [m for m in re.finditer(r"\?", text) if not any(f.start() <= m.start() < f.end() for f in found)]
+    return [text[max(0, m.start() - 4) : m.end() + 4] for m in sorted(found, key=lambda m: m.start())]
 
 
 def _names(face: Face) -> frozenset[str]:

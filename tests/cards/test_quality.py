@@ -62,6 +62,8 @@ def test_it_never_pairs_mapping_or_output_cards() -> None:
         ("`x` 的形状是?", ["的形状是?"]),
         ("返回新张量,`x` 不变", ["回新张量,`C` "]),
         ("形状 (N, C)：每行", ["形状 (N, C"]),
+        ("移回 CPU 并转成 float64?", ["at64?"]),  # a Chinese question ends in "？" after a name too
+        ("（每一维一个元组）?", ["个元组）?"]),
         ("形状 `(N, C)`：每行；`x.view(2, 3)` 是什么？", []),
         ("RuntimeError: a Tensor with 3 elements cannot be converted to Scalar；改用 `.item()`。", []),
         ("```python\nprint('中文', 1)\n```", []),
