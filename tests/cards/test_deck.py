@@ -14,7 +14,7 @@ import pytest
 from cards.ingest import parse_note
 from cards.ingest.curated import curated_file_path
 from cards.ingest.parser import CardSpec
-from cards.ingest.quality import half_width_marks
+from cards.ingest.quality import Face, asks_two_questions, half_width_marks, near_duplicates
 from cards.ingest.slugs import note_slug
 
 NOTES = Path(__file__).resolve().parents[2] / "notes"
@@ -96,3 +96,61 @@ def test_chinese_sentences_take_full_width_punctuation_on_every_card() -> None:
         if (marks := half_width_marks(face))
     ]
     assert found == []
+
+
+def question_faces() -> list[Face]:
+    return [Face(c.front, c.kind, c.front, c.back) for cards in deck().values() for c in cards if c.kind != "output"]
+
+
+def test_no_front_asks_two_questions() -> None:
+    assert [f.front for f in question_faces() if f.kind != "mapping" and asks_two_questions(f.front)] == []
+
+
+# Pairs the duplicate measure lists that a teacher read and kept: each asks a different fact of one API.
+DISTINCT = {
+    frozenset(pair)
+    for pair in [
+        (
+            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=1)` 的形状？",
+            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=-1)` 的形状？",
+        ),
+        ("eval 模式下 BatchNorm 用什么统计量做归一化？", "train 模式下 BatchNorm 用什么统计量归一化？"),
+        ("`torch.tensor([[1, 2], [3, 4]]).tolist()` 返回什么？", "0 维张量 `torch.tensor(2).tolist()` 返回什么？"),
+        ("把 CPU 张量 `a` 转成 NumPy 数组（不复制数据）的调用是？", "需要梯度的 CPU 张量 `w`，怎样转成 NumPy 数组？"),
+        (
+            "train 模式下 BatchNorm 用什么统计量归一化？",
+            "BatchNorm 训练时归一化用 batch 的有偏方差，但更新 `running_var` 用的是 \\[...\\] 方差。",
+        ),
+        (
+            "eval 模式下 BatchNorm 用什么统计量做归一化？",
+            "BatchNorm 训练时归一化用 batch 的有偏方差，但更新 `running_var` 用的是 \\[...\\] 方差。",
+        ),
+        ("把张量 `x` 转成（嵌套的）Python list，用哪个方法？", "`torch.tensor([[1, 2], [3, 4]]).tolist()` 返回什么？"),
+        (
+            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=1)` 的形状？",
+            "`seq` 是 10 个形状 `(5,)` 的张量，`torch.stack(seq)` 的形状是？",
+        ),
+        (
+            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=-1)` 的形状？",
+            "`seq` 是 10 个形状 `(5,)` 的张量，`torch.stack(seq)` 的形状是？",
+        ),
+    ]
+}
+
+
+def test_no_fact_is_carded_twice_across_the_notes() -> None:
+    pairs = [frozenset((a.front, b.front)) for a, b, _ in near_duplicates(question_faces())]
+    assert [sorted(p) for p in pairs if p not in DISTINCT] == []
+
+
+@pytest.mark.parametrize(
+    ("front_part", "also_right"),
+    [
+        ("让已创建的张量 `a` 开始被 autograd 追踪", "`a.requires_grad = True`"),
+        ("需要完整的雅可比矩阵", "`torch.func.jacrev(f)(x)`"),
+        ("怎样一步求它们的逐元素之和", "`sum(ts)`"),
+    ],
+)
+def test_an_ambiguous_question_accepts_the_other_right_answer(front_part: str, also_right: str) -> None:
+    [back] = [f.back for f in question_faces() if front_part in f.front]
+    assert also_right in back
