@@ -154,3 +154,15 @@ def test_no_fact_is_carded_twice_across_the_notes() -> None:
 def test_an_ambiguous_question_accepts_the_other_right_answer(front_part: str, also_right: str) -> None:
     [back] = [f.back for f in question_faces() if front_part in f.front]
     assert also_right in back
+
+
+@pytest.mark.parametrize(
+    "idea",
+    ["能广播", "set_grad_enabled", "create_graph", "dilation", "H_out", "pad_sequence", "pack_padded_sequence"],
+)
+def test_every_idea_the_notes_teach_has_a_card(idea: str) -> None:
+    assert [f.front for f in question_faces() if idea in f.front or idea in f.back]
+
+
+def test_a_card_says_transforms_take_tensors_too() -> None:
+    assert [f for f in question_faces() if "RandomCrop" in f.front and "张量" in f.front and f.back.startswith("能")]
