@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.db import transaction
 
 from cards.models import CardState, Profile
 from cards.scheduling.sm2 import Rating
@@ -70,5 +71,14 @@ class CardNoteForm(forms.ModelForm):
 
 
 class SignupForm(UserCreationForm):
+    """A new learner with their review settings row, so no later page has to create it on a GET."""
+
     class Meta(UserCreationForm.Meta):
         fields = ("username",)
+
+    def save(self, commit: bool = True) -> Any:
+        with transaction.atomic():
+            user = super().save(commit=commit)
+            if commit:
+                Profile.objects.create(user=user)
+        return user

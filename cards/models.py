@@ -6,10 +6,13 @@ import uuid
 import zoneinfo
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Concat
+from django.db.models.lookups import Contains, Exact
 
 
 class Note(models.Model):
@@ -117,21 +120,43 @@ class Profile(models.Model):
         return zoneinfo.ZoneInfo(self.time_zone)
 
 
+class FirstLine(models.Func):
+    """A text's first line: a mapping card's answer without the note shown under it."""
+
+    output_field = models.TextField()
+    template = "SUBSTR(%(expressions)s, 1, INSTR(%(expressions)s || CHAR(10), CHAR(10)) - 1)"
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(compiler, connection, template="SPLIT_PART(%(expressions)s, CHR(10), 1)", **extra)
+
+
+def siblings(outer: str = "", inner: str = "") -> models.Q:
+    """Anki's siblings: the cards made from one note entry. Here the two directions of one mapping row:
+    cards of the same note, both mappings, one asking for what the other answers (its front holds
+    ": <the other's answer>"). ``outer`` and ``inner`` are the paths to the card from the outer query and
+    from the subquery ("" for Card, "card__" for CardState and ReviewLog). Other kinds have no siblings:
+    each question, cloze and snippet is its own entry, so a section never holds its other cards back."""
+
+    def asks_for_answer_of(front: Any, back: Any) -> Contains:
+        return Contains(front, Concat(models.Value(": "), FirstLine(back), output_field=models.TextField()))
+
+    return (
+        models.Q(**{f"{inner}note": models.OuterRef(f"{outer}note"), f"{inner}kind": Card.Kind.MAPPING})
+        & models.Q(Exact(models.OuterRef(f"{outer}kind"), Card.Kind.MAPPING))
+        & ~models.Q(**{f"{inner}pk": models.OuterRef(f"{outer}pk")})
+        & (
+            models.Q(asks_for_answer_of(models.F(f"{inner}front"), models.OuterRef(f"{outer}back")))
+            | models.Q(asks_for_answer_of(models.OuterRef(f"{outer}front"), models.F(f"{inner}back")))
+        )
+    )
+
+
 def answered_sibling_today(user: object, today: date, card: str = "") -> models.Exists:
     """Anki's bury-siblings, with nothing written: true for a card (``card`` is the path to it from
-    the outer query: "" for Card, "card__" for CardState) once another card of its section (same
-    note and heading anchor) was answered today. So a cloze never follows the card whose back holds
-    its answer; same-day repeats of the answered card itself still come."""
-    return models.Exists(
-        ReviewLog.objects.filter(
-            user=user,
-            review_day=today,
-            card__note=models.OuterRef(f"{card}note"),
-            card__anchor=models.OuterRef(f"{card}anchor"),
-        )
-        .exclude(card__anchor="")
-        .exclude(card=models.OuterRef(f"{card}pk"))
-    )
+    the outer query: "" for Card, "card__" for CardState) once a sibling of it (``siblings``) was
+    answered today, so a learner never meets both directions of a mapping row on one day; same-day
+    repeats of the answered card itself still come."""
+    return models.Exists(ReviewLog.objects.filter(user=user, review_day=today).filter(siblings(card, "card__")))
 
 
 class CardStateQuerySet(models.QuerySet["CardState"]):

@@ -16,10 +16,10 @@ from typing import Any, Literal, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, models, transaction
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today
+from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today, siblings
 from cards.scheduling.sm2 import Rating, SM2State, needs_same_day_repeat, preview_intervals
 from cards.scheduling.sm2 import review as sm2_review
 
@@ -61,8 +61,8 @@ class _RowCount(Subquery):
 
 
 def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
-    """Active cards the learner has never reviewed, has not suspended or buried, and whose section
-    had no answer today (bury-siblings), in note order."""
+    """Active cards the learner has never reviewed, has not suspended or buried, in note order, less the
+    ones a sibling buries today: answered already, due today (due cards come first), or new and earlier."""
     blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
     # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
     # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
@@ -70,8 +70,28 @@ def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
         Card.objects.active()
         .exclude(Exists(blocking))
         .exclude(answered_sibling_today(user, today))
+        .exclude(Exists(_due(user, today).filter(siblings("", "card__"))))
+        .exclude(Exists(_earlier_new_sibling(user, today)))
         .order_by("active", "note_id", "position", "pk")
     )
+
+
+def _earlier_new_sibling(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
+    """A sibling that is new today and comes first in note order (siblings share a note)."""
+    blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
+    earlier = Q(position__lt=OuterRef("position")) | Q(position=OuterRef("position"), pk__lt=OuterRef("pk"))
+    return Card.objects.active().filter(siblings()).filter(earlier).exclude(Exists(blocking))
+
+
+def _due(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
+    """Today's due reviews in the order they come, less the ones an earlier due sibling buries."""
+    earlier = (
+        Q(due__lt=OuterRef("due"))
+        | Q(due=OuterRef("due"), last_reviewed_at__lt=OuterRef("last_reviewed_at"))
+        | Q(due=OuterRef("due"), last_reviewed_at=OuterRef("last_reviewed_at"), pk__lt=OuterRef("pk"))
+    )
+    shadow = CardState.objects.due_for(user, today).order_by().filter(siblings("card__", "card__")).filter(earlier)
+    return CardState.objects.due_for(user, today).exclude(Exists(shadow))
 
 
 @dataclass(frozen=True)
@@ -98,7 +118,7 @@ class QueueSnapshot:
 
 def queue_snapshot(user: AbstractBaseUser, profile: Profile, today: date) -> QueueSnapshot:
     """Read every count and queue head as scalar subqueries of one SELECT (the hot path's budget is tight)."""
-    due = CardState.objects.due_for(user, today)
+    due = _due(user, today)
     repeats = CardState.objects.repeats_for(user, today)
     new = _new_cards(user, today)
     logs = ReviewLog.objects.filter(user=user, review_day=today).order_by()

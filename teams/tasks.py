@@ -13,13 +13,14 @@ from datetime import date, datetime, timedelta
 from celery import shared_task
 from celery.signals import worker_shutdown
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from cards.models import CardState
+from cards import review
 
 from . import activity, boards, services
 from .batching import Batch
@@ -69,6 +70,12 @@ def _ordinal(n: int) -> str:
     return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
+def _due_today(user: AbstractBaseUser, today: date) -> int:
+    """What the learner's review page will say is due today (limits and burying included)."""
+    queue = review.queue_snapshot(user, review.get_profile(user), today)
+    return queue.due + queue.repeats
+
+
 def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[str, object]:
     """What one learner's digest says: cards due, their place in each team this week, their streak."""
     user = pref.user
@@ -79,7 +86,7 @@ def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[st
             teams.append({"name": membership.team.name, "rank": place, "suffix": _ordinal(place)})
     return {
         "name": user.get_username(),
-        "due": CardState.objects.due_for(user, today).count(),
+        "due": _due_today(user, today),
         "teams": teams,
         "streak": boards.current_streaks([user.pk], now)[user.pk],
         "review_url": str(getattr(settings, "SITE_URL", "")).rstrip("/") + reverse("cards:review"),

@@ -81,6 +81,13 @@ class AccessTests(ViewCase):
         data = {**data, "username": "elsewhere", "next": "https://evil.example/"}
         self.assertRedirects(self.client.post(reverse("cards:signup"), data), reverse("cards:dashboard"))
 
+    def test_it_creates_the_learners_settings_row_at_sign_up(self) -> None:
+        self.client.logout()
+        password = "zhang-liang 42 shape!"
+        self.client.post(reverse("cards:signup"), {"username": "fresh", "password1": password, "password2": password})
+        profile = Profile.objects.get(user__username="fresh")
+        self.assertEqual((profile.new_cards_per_day, profile.reviews_per_day, profile.day_start_hour), (20, 200, 4))
+
     def test_it_shows_signup_errors(self) -> None:
         self.client.logout()
         data = {"username": "a", "password1": "x", "password2": "y"}

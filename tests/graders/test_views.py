@@ -180,6 +180,10 @@ def test_it_rates_an_acceptance_by_its_attempt_number(
     fragment = client_for.get(reverse("graders:submission_status", args=[sub.uuid])).content.decode()
     assert f"Accepted: rated {quality}" in fragment and "Next card" in fragment
     assert f"data-next-due>{state.due.isoformat()}</time>" in fragment
+    # "Next due" is when the card comes back: below 4 that is later today, and the page says so.
+    assert ("data-comes-back>later today</span>" in fragment) == (quality < 4)
+    swapped = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), HTTP_HX_REQUEST="true")
+    assert ("again later today, then next due" in swapped.content.decode()) == (quality < 4)
 
 
 def test_it_ignores_an_internal_error_when_counting_attempts(client_for: Client, drill: Drill) -> None:
