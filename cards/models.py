@@ -11,8 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models.functions import Concat
-from django.db.models.lookups import Contains, Exact
+from django.db.models.functions import Concat, StrIndex
+from django.db.models.lookups import Exact, GreaterThan
 
 
 class Note(models.Model):
@@ -137,8 +137,8 @@ def siblings(outer: str = "", inner: str = "") -> models.Q:
     from the subquery ("" for Card, "card__" for CardState and ReviewLog). Other kinds have no siblings:
     each question, cloze and snippet is its own entry, so a section never holds its other cards back."""
 
-    def asks_for_answer_of(front: Any, back: Any) -> Contains:
-        return Contains(front, Concat(models.Value(": "), FirstLine(back), output_field=models.TextField()))
+    def asks_for_answer_of(front: Any, back: Any) -> GreaterThan:
+        return GreaterThan(StrIndex(front, Concat(models.Value(": "), FirstLine(back))), 0)
 
     return (
         models.Q(**{f"{inner}note": models.OuterRef(f"{outer}note"), f"{inner}kind": Card.Kind.MAPPING})
@@ -151,12 +151,30 @@ def siblings(outer: str = "", inner: str = "") -> models.Q:
     )
 
 
-def answered_sibling_today(user: object, today: date, card: str = "") -> models.Exists:
+def sibling_cards(card: str = "") -> models.QuerySet[Card]:
+    """The siblings of the outer query's card (``card`` is the path to it: "" for Card, "card__" for
+    CardState), as a Card subquery rooted at the cards of its note."""
+    return Card.objects.filter(siblings(card, ""))
+
+
+def has_sibling(card: str, where: models.QuerySet[Card]) -> models.Q:
+    """True for an outer card of a kind that has siblings and one of them in ``where`` (a ``sibling_cards``
+    query). The kind is tested first, outside the subquery, so the database looks for siblings only for
+    mapping cards instead of scanning every card's note (90 ms for 150 due cards, 1 ms with the test)."""
+    return models.Q(**{f"{card}kind": Card.Kind.MAPPING}) & models.Q(models.Exists(where))
+
+
+def answered_sibling_today(user: object, today: date, card: str = "") -> models.Q:
     """Anki's bury-siblings, with nothing written: true for a card (``card`` is the path to it from
     the outer query: "" for Card, "card__" for CardState) once a sibling of it (``siblings``) was
     answered today, so a learner never meets both directions of a mapping row on one day; same-day
     repeats of the answered card itself still come."""
-    return models.Exists(ReviewLog.objects.filter(user=user, review_day=today).filter(siblings(card, "card__")))
+    return has_sibling(card, sibling_cards(card).filter(answered_today(user, today)))
+
+
+def answered_today(user: object, today: date) -> models.Exists:
+    """For a Card subquery: this card was answered today."""
+    return models.Exists(ReviewLog.objects.filter(user=user, review_day=today, card=models.OuterRef("pk")))
 
 
 class CardStateQuerySet(models.QuerySet["CardState"]):

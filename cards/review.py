@@ -19,7 +19,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today, siblings
+from cards.models import Card, CardState, Profile, ReviewLog, answered_today, has_sibling, sibling_cards
 from cards.scheduling.sm2 import Rating, SM2State, needs_same_day_repeat, preview_intervals
 from cards.scheduling.sm2 import review as sm2_review
 
@@ -64,34 +64,44 @@ def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
     """Active cards the learner has never reviewed, has not suspended or buried, in note order, less the
     ones a sibling buries today: answered already, due today (due cards come first), or new and earlier."""
     blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
+    due = _due_states(user, today).filter(card=OuterRef("pk"))
+    earlier = Q(position__lt=OuterRef("position")) | Q(position=OuterRef("position"), pk__lt=OuterRef("pk"))
+    burying = answered_today(user, today) | Exists(due) | (earlier & Q(active=True) & ~Exists(blocking))
     # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
     # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
     return (
         Card.objects.active()
         .exclude(Exists(blocking))
-        .exclude(answered_sibling_today(user, today))
-        .exclude(Exists(_due(user, today).filter(siblings("", "card__"))))
-        .exclude(Exists(_earlier_new_sibling(user, today)))
+        .exclude(has_sibling("", sibling_cards().filter(burying)))
         .order_by("active", "note_id", "position", "pk")
     )
 
 
-def _earlier_new_sibling(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
-    """A sibling that is new today and comes first in note order (siblings share a note)."""
-    blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
-    earlier = Q(position__lt=OuterRef("position")) | Q(position=OuterRef("position"), pk__lt=OuterRef("pk"))
-    return Card.objects.active().filter(siblings()).filter(earlier).exclude(Exists(blocking))
-
-
 def _due(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
-    """Today's due reviews in the order they come, less the ones an earlier due sibling buries."""
+    """Today's due reviews in the order they come (most overdue first), less the ones a sibling buries:
+    answered today, or due too and earlier in this order."""
     earlier = (
-        Q(due__lt=OuterRef("due"))
-        | Q(due=OuterRef("due"), last_reviewed_at__lt=OuterRef("last_reviewed_at"))
-        | Q(due=OuterRef("due"), last_reviewed_at=OuterRef("last_reviewed_at"), pk__lt=OuterRef("pk"))
+        Q(due__lt=OuterRef(OuterRef("due")))
+        | Q(due=OuterRef(OuterRef("due")), last_reviewed_at__lt=OuterRef(OuterRef("last_reviewed_at")))
+        | Q(
+            due=OuterRef(OuterRef("due")),
+            last_reviewed_at=OuterRef(OuterRef("last_reviewed_at")),
+            pk__lt=OuterRef(OuterRef("pk")),
+        )
     )
-    shadow = CardState.objects.due_for(user, today).order_by().filter(siblings("card__", "card__")).filter(earlier)
-    return CardState.objects.due_for(user, today).exclude(Exists(shadow))
+    due_earlier = _due_states(user, today).filter(earlier, card=OuterRef("pk"))
+    burying = answered_today(user, today) | Exists(due_earlier)
+    return (
+        _due_states(user, today)
+        .exclude(has_sibling("card__", sibling_cards("card__").filter(burying)))
+        .order_by("due", "last_reviewed_at", "pk")
+    )
+
+
+def _due_states(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
+    """Seen, available cards due today, unordered: the cards a due sibling is looked for among (a due
+    mapping direction's only sibling is the other direction, so its own burying needs no second look)."""
+    return CardState.objects.available(user, today).filter(last_reviewed_at__isnull=False, due__lte=today)
 
 
 @dataclass(frozen=True)

@@ -153,19 +153,15 @@ class QueueTests(ReviewCase):
 def mapping_row(note: object, left: str, right: str, note_text: str = "") -> tuple[Card, Card]:
     """The two cards one row of a NumPy | PyTorch table gives, as the importer writes them."""
     extra = f"\n\n{note_text}" if note_text else ""
-    forward = make_card(
-        note=note,
-        kind=Card.Kind.MAPPING,
-        anchor="table",
-        front=f"Numpy → PyTorch: `{left}` 对应什么？",
-        back=f"`{right}`{extra}",
-    )
-    reverse = make_card(
-        note=note,
-        kind=Card.Kind.MAPPING,
-        anchor="table",
-        front=f"PyTorch → Numpy: `{right}` 对应什么？",
-        back=f"`{left}`{extra}",
+    forward, reverse = (
+        make_card(
+            note=note,
+            kind=Card.Kind.MAPPING,
+            anchor="table",
+            front=f"{labels}: `{asked}` 对应什么？",
+            back=f"`{answer}`{extra}",
+        )
+        for labels, asked, answer in (("Numpy → PyTorch", left, right), ("PyTorch → Numpy", right, left))
     )
     return forward, reverse
 
