@@ -81,6 +81,20 @@ class AccessTests(ViewCase):
         data = {**data, "username": "elsewhere", "next": "https://evil.example/"}
         self.assertRedirects(self.client.post(reverse("cards:signup"), data), reverse("cards:dashboard"))
 
+    def test_the_header_sign_up_and_log_in_links_keep_a_pending_invite(self) -> None:
+        self.client.logout()
+        page = self.client.get(reverse("login"), {"next": "/teams/join/abc/"}).content.decode()
+        self.assertIn(f'href="{reverse("cards:signup")}?next=/teams/join/abc/" data-header-signup', page)
+        self.assertIn(f'href="{reverse("login")}?next=/teams/join/abc/"', page)
+        plain = self.client.get(reverse("login")).content.decode()
+        self.assertIn(f'href="{reverse("cards:signup")}" data-header-signup', plain)
+
+    def test_the_footer_and_the_settings_page_link_the_api_docs(self) -> None:
+        docs = f'href="{reverse("api:docs")}" data-api-docs'
+        self.assertEqual(self.client.get(reverse("cards:settings")).content.decode().count(docs), 2)  # footer + page
+        self.client.logout()
+        self.assertIn(docs, self.client.get(reverse("login")).content.decode())
+
     def test_it_creates_the_learners_settings_row_at_sign_up(self) -> None:
         self.client.logout()
         password = "zhang-liang 42 shape!"
