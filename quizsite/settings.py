@@ -138,6 +138,11 @@ TEMPLATES = [
     },
 ]
 
+if "DATABASE_URL" not in os.environ:
+    # The default SQLite file lives in VAR_DIR, which a fresh clone does not have yet: make it, so the first
+    # `manage.py migrate` works instead of failing with "unable to open database file".
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+
 try:
     DATABASES = {
         "default": dj_database_url.parse(
