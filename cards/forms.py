@@ -24,6 +24,12 @@ class RatingForm(forms.Form):
 
 
 class SettingsForm(forms.ModelForm):
+    """The review settings, and the learner's email address (the daily digest's only way to reach them)."""
+
+    email = forms.EmailField(
+        required=False, label="Email (for the daily digest; never shown to anyone)", max_length=254
+    )
+
     class Meta:
         model = Profile
         fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day"]
@@ -40,6 +46,13 @@ class SettingsForm(forms.ModelForm):
         self.fields["new_cards_per_day"].widget.attrs.update(max=1000)
         self.fields["reviews_per_day"].widget.attrs.update(max=10000)
         self.fields["time_zone"].widget.attrs.update(list="time-zones", autocomplete="off")
+
+    def save(self, commit: bool = True) -> Any:
+        profile = super().save(commit=commit)
+        if commit and "email" in self.changed_data:
+            profile.user.email = self.cleaned_data["email"]
+            profile.user.save(update_fields=["email"])
+        return profile
 
     def clean_day_start_hour(self) -> int:
         value: int = self.cleaned_data["day_start_hour"]
@@ -73,8 +86,10 @@ class CardNoteForm(forms.ModelForm):
 class SignupForm(UserCreationForm):
     """A new learner with their review settings row, so no later page has to create it on a GET."""
 
+    email = forms.EmailField(required=False, label="Email (optional: for the daily digest)", max_length=254)
+
     class Meta(UserCreationForm.Meta):
-        fields = ("username",)
+        fields = ("username", "email")
 
     def save(self, commit: bool = True) -> Any:
         with transaction.atomic():

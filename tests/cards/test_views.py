@@ -98,9 +98,11 @@ class AccessTests(ViewCase):
     def test_it_creates_the_learners_settings_row_at_sign_up(self) -> None:
         self.client.logout()
         password = "zhang-liang 42 shape!"
-        self.client.post(reverse("cards:signup"), {"username": "fresh", "password1": password, "password2": password})
+        data = {"username": "fresh", "email": "fresh@example.com", "password1": password, "password2": password}
+        self.client.post(reverse("cards:signup"), data)
         profile = Profile.objects.get(user__username="fresh")
         self.assertEqual((profile.new_cards_per_day, profile.reviews_per_day, profile.day_start_hour), (20, 200, 4))
+        self.assertEqual(profile.user.email, "fresh@example.com")  # the digest can reach them
 
     def test_it_shows_signup_errors(self) -> None:
         self.client.logout()
@@ -274,6 +276,17 @@ class QueryBudgetTests(ViewCase):
 
 
 class SettingsTests(ViewCase):
+    def test_it_saves_the_email_the_digest_is_sent_to(self) -> None:
+        data = {"time_zone": "UTC", "day_start_hour": 4, "new_cards_per_day": 20, "reviews_per_day": 200}
+        self.client.post(reverse("cards:settings"), {**data, "email": "me@example.com"})
+        self.user.refresh_from_db()
+        self.assertEqual(self.user.email, "me@example.com")
+        self.assertContains(self.client.get(reverse("cards:settings")), 'value="me@example.com"')
+        response = self.client.post(reverse("cards:settings"), {**data, "email": "not an address"})
+        self.assertEqual(response.status_code, 200)
+        self.user.refresh_from_db()
+        self.assertEqual(self.user.email, "me@example.com")
+
     def test_it_saves_the_time_zone_and_limits(self) -> None:
         data = {"time_zone": "Asia/Shanghai", "day_start_hour": 5, "new_cards_per_day": 5, "reviews_per_day": 50}
         response = self.client.post(reverse("cards:settings"), data)
