@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_headings
+from cards.ingest.quality import Face, asks_two_questions, near_duplicates
 from cards.models import Card, Note
 
 GENERIC_FRONT = "要点是什么"
@@ -46,12 +47,20 @@ class Audit:
     output_flagged: list[str] = field(default_factory=list)  # active but not verified: "<note> › <heading>: why"
     output_kept_out: int = 0  # in their notes, kept out of review by the notes check
     output_unchecked: int = 0  # in their notes, no final run yet
+    two_questions: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" of fronts asking two things
+    duplicates: list[str] = field(default_factory=list)  # "<score> <card> = <card>" of cards that ask one fact
 
 
 def audit_cards() -> Audit:
     rows: dict[tuple[str, str], KindRow] = {}
     covered: dict[str, set[str]] = defaultdict(set)
-    cards = Card.objects.active().select_related("note").only("kind", "front", "back", "heading_path", "note__slug")
+    cards = (
+        Card.objects.active()
+        .select_related("note")
+        .only("kind", "front", "back", "heading_path", "note__slug")
+        .order_by("note__slug", "position")
+    )
+    faces = []
     for card in cards:
         slug = card.note.slug
         row = rows.setdefault((slug, card.kind), KindRow(slug, card.kind))
@@ -62,6 +71,7 @@ def audit_cards() -> Audit:
         row.long_fronts += prose_length(card.front) > FRONT_PROSE_LIMIT
         row.generic_fronts += GENERIC_FRONT in card.front
         covered[slug].add(card.heading_path)
+        faces.append(Face(f"{slug} › {card.heading_path}: {_line(card.front)}", card.kind, card.front, card.back))
     uncovered: dict[str, list[str]] = {}
     headings: dict[str, int] = {}
     for note in Note.objects.order_by("slug").only("slug", "content"):
@@ -69,4 +79,12 @@ def audit_cards() -> Audit:
         headings[note.slug] = len(paths)
         uncovered[note.slug] = [p for p in paths if p not in covered[note.slug]]
     audit = Audit(rows=sorted(rows.values(), key=lambda r: (r.note, r.kind)), uncovered=uncovered, headings=headings)
+    audit.two_questions = [face.name for face in faces if face.kind != "mapping" and asks_two_questions(face.front)]
+    audit.duplicates = [f"{score:.2f} {a.name}  =  {b.name}" for a, b, score in near_duplicates(faces)]
     return audit
+
+
+def _line(front: str) -> str:
+    """A front on one short line, for a list."""
+    flat = " ".join(front.split())
+    return flat if len(flat) <= 70 else flat[:69] + "…"

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
+from django.db import transaction
 
 from cards.models import CardState, Profile, Scheduler
 from cards.scheduling.sm2 import Rating
@@ -30,6 +31,12 @@ class SwitchSchedulerForm(forms.Form):
 
 
 class SettingsForm(forms.ModelForm):
+    """The review settings, and the learner's email address (the daily digest's only way to reach them)."""
+
+    email = forms.EmailField(
+        required=False, label="Email (for the daily digest; never shown to anyone)", max_length=254
+    )
+
     class Meta:
         model = Profile
         fields = ["time_zone", "day_start_hour", "new_cards_per_day", "reviews_per_day", "desired_retention", "fuzz"]
@@ -50,6 +57,13 @@ class SettingsForm(forms.ModelForm):
         self.fields["desired_retention"].widget.attrs.update(min="0.70", max="0.99", step="0.01")
         self.fields["desired_retention"].required = False  # left out: kept as it was
         self.fields["time_zone"].widget.attrs.update(list="time-zones", autocomplete="off")
+
+    def save(self, commit: bool = True) -> Any:
+        profile = super().save(commit=commit)
+        if commit and "email" in self.changed_data:
+            profile.user.email = self.cleaned_data["email"]
+            profile.user.save(update_fields=["email"])
+        return profile
 
     def clean_day_start_hour(self) -> int:
         value: int = self.cleaned_data["day_start_hour"]
@@ -89,5 +103,16 @@ class CardNoteForm(forms.ModelForm):
 
 
 class SignupForm(UserCreationForm):
+    """A new learner with their review settings row, so no later page has to create it on a GET."""
+
+    email = forms.EmailField(required=False, label="Email (optional: for the daily digest)", max_length=254)
+
     class Meta(UserCreationForm.Meta):
-        fields = ("username",)
+        fields = ("username", "email")
+
+    def save(self, commit: bool = True) -> Any:
+        with transaction.atomic():
+            user = super().save(commit=commit)
+            if commit:
+                Profile.objects.create(user=user)
+        return user

@@ -18,10 +18,10 @@ from typing import Any, Literal, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, models, transaction
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from cards.models import Card, CardState, Profile, ReviewLog, answered_sibling_today
+from cards.models import Card, CardState, Profile, ReviewLog, answered_today, has_sibling, sibling_cards
 from cards.scheduling import fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
 from cards.scheduling.sm2 import Rating, SM2State
@@ -64,17 +64,47 @@ class _RowCount(Subquery):
 
 
 def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
-    """Active cards the learner has never reviewed, has not suspended or buried, and whose section
-    had no answer today (bury-siblings), in note order."""
+    """Active cards the learner has never reviewed, has not suspended or buried, in note order, less the
+    ones a sibling buries today: answered already, due today (due cards come first), or new and earlier."""
     blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
+    due = _due_states(user, today).filter(card=OuterRef("pk"))
+    earlier = Q(position__lt=OuterRef("position")) | Q(position=OuterRef("position"), pk__lt=OuterRef("pk"))
+    burying = answered_today(user, today) | Exists(due) | (earlier & Q(active=True) & ~Exists(blocking))
     # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
     # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
     return (
         Card.objects.active()
         .exclude(Exists(blocking))
-        .exclude(answered_sibling_today(user, today))
+        .exclude(has_sibling("", sibling_cards().filter(burying)))
         .order_by("active", "note_id", "position", "pk")
     )
+
+
+def _due(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
+    """Today's due reviews in the order they come (most overdue first), less the ones a sibling buries:
+    answered today, or due too and earlier in this order."""
+    earlier = (
+        Q(due__lt=OuterRef(OuterRef("due")))
+        | Q(due=OuterRef(OuterRef("due")), last_reviewed_at__lt=OuterRef(OuterRef("last_reviewed_at")))
+        | Q(
+            due=OuterRef(OuterRef("due")),
+            last_reviewed_at=OuterRef(OuterRef("last_reviewed_at")),
+            pk__lt=OuterRef(OuterRef("pk")),
+        )
+    )
+    due_earlier = _due_states(user, today).filter(earlier, card=OuterRef("pk"))
+    burying = answered_today(user, today) | Exists(due_earlier)
+    return (
+        _due_states(user, today)
+        .exclude(has_sibling("card__", sibling_cards("card__").filter(burying)))
+        .order_by("due", "last_reviewed_at", "pk")
+    )
+
+
+def _due_states(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
+    """Seen, available cards due today, unordered: the cards a due sibling is looked for among (a due
+    mapping direction's only sibling is the other direction, so its own burying needs no second look)."""
+    return CardState.objects.available(user, today).filter(last_reviewed_at__isnull=False, due__lte=today)
 
 
 @dataclass(frozen=True)
@@ -101,7 +131,7 @@ class QueueSnapshot:
 
 def queue_snapshot(user: AbstractBaseUser, profile: Profile, today: date) -> QueueSnapshot:
     """Read every count and queue head as scalar subqueries of one SELECT (the hot path's budget is tight)."""
-    due = CardState.objects.due_for(user, today)
+    due = _due(user, today)
     repeats = CardState.objects.repeats_for(user, today)
     new = _new_cards(user, today)
     logs = ReviewLog.objects.filter(user=user, review_day=today).order_by()

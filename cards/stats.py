@@ -24,7 +24,7 @@ from django.db.models import Case, Count, F, Func, IntegerField, Q, Value, When
 from django.db.models.functions import ExtractHour
 
 from .models import Card, CardState, Note, ReviewLog
-from .review import ForecastDay, streak_days
+from .review import ForecastDay, get_profile, queue_snapshot, streak_days
 
 # A card is mature once its interval before the review is at least 21 days (Anki's convention).
 MATURE_INTERVAL = 21
@@ -282,7 +282,9 @@ def hourly_breakdown(
 
 
 def collection_summary(user: Any, today: date) -> Summary:
-    """Card counts by state for the header of the stats page: two small aggregate queries."""
+    """Card counts by state for the header of the stats page: two small aggregate queries, and "due today"
+    from the review queue itself (``cards.review.queue_snapshot``: limits and burying included), so the
+    stats page, the dashboard and the review page say one number."""
     seen = Q(last_reviewed_at__isnull=False)
     # Aliases must not shadow field names ("suspended"), or Django reads them as aggregates.
     counts = CardState.objects.filter(user=user, card__active=True).aggregate(
@@ -290,14 +292,14 @@ def collection_summary(user: Any, today: date) -> Summary:
         n_young=Count("id", filter=seen & Q(interval__lt=MATURE_INTERVAL)),
         n_mature=Count("id", filter=seen & Q(interval__gte=MATURE_INTERVAL)),
         n_suspended=Count("id", filter=Q(suspended=True)),
-        n_due=Count("id", filter=seen & Q(suspended=False, due__lte=today) & _not_buried(today)),
     )
+    queue = queue_snapshot(user, get_profile(user), today)
     return Summary(
         seen=counts["n_seen"],
         young=counts["n_young"],
         mature=counts["n_mature"],
         suspended=counts["n_suspended"],
-        due_today=counts["n_due"],
+        due_today=queue.due + queue.repeats,
         active_cards=Card.objects.active().count(),
     )
 

@@ -161,7 +161,7 @@ def card_edit(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def settings_view(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
-    form = SettingsForm(request.POST or None, instance=profile)
+    form = SettingsForm(request.POST or None, instance=profile, initial={"email": request.user.email})
     if request.method == "POST" and form.is_valid():
         form.save()
         messages.success(request, "Settings saved.")

@@ -46,7 +46,14 @@ class HubRow:
     @property
     def search_text(self) -> str:
         drill = self.drill
-        parts = [drill.slug, strip_tags(self.title_html), drill.prompt_en, drill.card.note.title, *drill.tags]
+        parts = [
+            drill.slug,
+            strip_tags(self.title_html),
+            drill.prompt_en,
+            drill.prompt_zh,  # the hub is searched in Chinese as much as in English ("张量")
+            drill.card.note.title,
+            *drill.tags,
+        ]
         return " ".join(parts).lower()
 
 

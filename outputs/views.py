@@ -78,12 +78,16 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
         duration_ms=form.cleaned_data["duration_ms"] or 0,
         source=ReviewLog.Source.OUTPUT,
     )
-    outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
+    profile = reviewing.get_profile(request.user)
+    now = timezone.now()
+    outcome = reviewing.rate(request.user, profile, rating, now)
     if outcome is reviewing.Outcome.NOT_FOUND:
         return HttpResponse("No such card in your reviews.", status=404, content_type="text/plain")
     if outcome is reviewing.Outcome.NOT_IN_QUEUE:
         return HttpResponse("This card is not due for review now.", status=409, content_type="text/plain")
     context.update(gradable=True, right=right, typed=typed, duplicate=outcome is reviewing.Outcome.DUPLICATE)
+    # The review page's counts move with the rating, not only when the next card comes.
+    context["snap"] = reviewing.queue_snapshot(request.user, profile, reviewing.learner_today(profile, now))
     return render(request, "outputs/snippets/output_result.html", context)
 
 

@@ -59,6 +59,10 @@ if not SECRET_KEY:
     SECRET_KEY = "django-insecure-development-only-key-do-not-use-in-production"
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
+# Where learners reach the site, for links in emails (the daily digest): scheme and host, no trailing slash.
+SITE_URL = os.getenv("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+if not SITE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(f"SITE_URL must start with http:// or https://, not {SITE_URL!r}")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
 
 # HTTPS hardening, on by default whenever DEBUG is off (`manage.py check --deploy` is clean then).
@@ -137,6 +141,11 @@ TEMPLATES = [
         },
     },
 ]
+
+if "DATABASE_URL" not in os.environ:
+    # The default SQLite file lives in VAR_DIR, which a fresh clone does not have yet: make it, so the first
+    # `manage.py migrate` works instead of failing with "unable to open database file".
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 try:
     DATABASES = {

@@ -13,13 +13,16 @@ from datetime import date, datetime, timedelta
 from celery import shared_task
 from celery.signals import worker_shutdown
 from django.conf import settings
-from django.core.mail import send_mail
+from django.contrib.auth.models import AbstractBaseUser
+from django.core import signing
+from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from cards.models import CardState
+from cards import review
+from cards.models import ReviewLog
 
 from . import activity, boards, services
 from .batching import Batch
@@ -29,6 +32,7 @@ from .streaks import learner_day
 logger = logging.getLogger(__name__)
 
 PODIUM = 3
+UNSUBSCRIBE_SALT = "teams.digest.unsubscribe"
 DIGEST_HOUR = 8  # local time: the digest goes out in the learner's morning, once per learner day
 # The default queue: the CPU worker consumes it beside grade_cpu (docker-compose.yml).
 REFRESH_QUEUE = "celery"
@@ -69,6 +73,12 @@ def _ordinal(n: int) -> str:
     return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
 
 
+def _due_today(user: AbstractBaseUser, today: date) -> int:
+    """What the learner's review page will say is due today (limits and burying included)."""
+    queue = review.queue_snapshot(user, review.get_profile(user), today)
+    return queue.due + queue.repeats
+
+
 def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[str, object]:
     """What one learner's digest says: cards due, their place in each team this week, their streak."""
     user = pref.user
@@ -79,15 +89,32 @@ def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[st
             teams.append({"name": membership.team.name, "rank": place, "suffix": _ordinal(place)})
     return {
         "name": user.get_username(),
-        "due": CardState.objects.due_for(user, today).count(),
+        "due": _due_today(user, today),
         "teams": teams,
-        "streak": boards.current_streaks([user.pk], now)[user.pk],
-        "review_url": str(getattr(settings, "SITE_URL", "")).rstrip("/") + reverse("cards:review"),
+        "streak": _streak(user, today),
+        "review_url": settings.SITE_URL + reverse("cards:review"),
+        "unsubscribe_url": unsubscribe_url(user.pk),
     }
 
 
+def _streak(user: AbstractBaseUser, today: date) -> int:
+    """The dashboard's streak (``cards.review.streak_days``): days with a review, ending today or yesterday."""
+    days = ReviewLog.objects.filter(user=user, review_day__gte=today - timedelta(days=review.STREAK_LOOKBACK_DAYS))
+    return review.streak_days(list(days.order_by().values_list("review_day", flat=True).distinct()), today)
+
+
+def unsubscribe_url(user_id: int) -> str:
+    """An absolute one-click link that turns this learner's digest off: signed, so it needs no login."""
+    token = signing.dumps(user_id, salt=UNSUBSCRIBE_SALT)
+    return settings.SITE_URL + reverse("teams:unsubscribe", args=[token])
+
+
 def send_daily_digests(now: datetime | None = None) -> int:
-    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time. Returns emails sent."""
+    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time. Returns emails sent.
+
+    Each learner's mail is independent: a send that fails gives the day back (the next hourly run tries again)
+    and never stops the others.
+    """
     now = now or timezone.now()
     prefs = list(BoardPreference.objects.filter(daily_digest=True).select_related("user"))
     clocks = activity.clocks_for([p.user_id for p in prefs])
@@ -100,12 +127,25 @@ def send_daily_digests(now: datetime | None = None) -> int:
         # Claim the day first: a second run (or a concurrent worker) changes no row and sends nothing.
         if BoardPreference.objects.filter(pk=pref.pk).exclude(last_digest_on=today).update(last_digest_on=today) != 1:
             continue
-        context = digest_context(pref, today, now)
-        body = render_to_string("teams/digest_email.txt", context)
-        subject = f"{context['due']} card{'s' if context['due'] != 1 else ''} due today"
-        send_mail(subject, body, None, [pref.user.email])
+        try:
+            _send_digest(pref, today, now)
+        except OSError:  # smtplib's errors and a refused connection alike
+            logger.exception("daily digest to user %s failed; it is tried again next hour", pref.user_id)
+            BoardPreference.objects.filter(pk=pref.pk, last_digest_on=today).update(last_digest_on=pref.last_digest_on)
+            continue
         sent += 1
     return sent
+
+
+def _send_digest(pref: BoardPreference, today: date, now: datetime) -> None:
+    context = digest_context(pref, today, now)
+    body = render_to_string("teams/digest_email.txt", context)
+    subject = f"{context['due']} card{'s' if context['due'] != 1 else ''} due today"
+    headers = {  # RFC 2369 and RFC 8058: mail clients show an unsubscribe button that works in one click
+        "List-Unsubscribe": f"<{context['unsubscribe_url']}>",
+        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+    }
+    EmailMessage(subject, body, None, [pref.user.email], headers=headers).send()
 
 
 @shared_task(name="teams.tasks.rollover_seasons")

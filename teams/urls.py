@@ -11,6 +11,7 @@ urlpatterns = [
     path("global/", views.global_board, name="global_board"),
     path("preferences/", views.preferences, name="preferences"),
     path("join/<str:token>/", views.join, name="join"),
+    path("digest/unsubscribe/<str:token>/", views.unsubscribe, name="unsubscribe"),
     path("<slug:slug>/", views.detail, name="detail"),
     path("<slug:slug>/board/", views.board, name="board"),
     path("<slug:slug>/stats/", views.stats, name="stats"),

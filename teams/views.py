@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core import signing
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods, require_POST
 
 from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
@@ -20,6 +22,7 @@ from .forms import DefaultSchedulerForm, PeriodForm, PreferenceForm, RenameForm,
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
+from .tasks import UNSUBSCRIBE_SALT
 
 HISTORY_SEASONS = 8
 
@@ -225,3 +228,17 @@ def preferences(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Preferences saved.")
         return redirect("teams:preferences")
     return render(request, "teams/preferences.html", {"form": form})
+
+
+@csrf_exempt  # the signed token is the credential: a mail client's one-click POST (RFC 8058) carries no CSRF token
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
+    """The digest's unsubscribe link: GET asks (a link scanner must not unsubscribe anyone), POST turns it off."""
+    try:
+        user_id = signing.loads(token, salt=UNSUBSCRIBE_SALT)
+    except signing.BadSignature:
+        raise Http404("This unsubscribe link is not valid.") from None
+    if request.method == "POST":
+        BoardPreference.objects.filter(user_id=user_id).update(daily_digest=False)
+        return render(request, "teams/unsubscribed.html", {"done": True})
+    return render(request, "teams/unsubscribed.html", {"done": False})

@@ -45,10 +45,18 @@ def test_it_fails_the_deploy_check_when_https_hardening_is_turned_off() -> None:
 def test_it_refuses_to_start_without_a_secret_key_or_with_a_bad_log_format() -> None:
     result = manage("check", DEBUG="0", ALLOWED_HOSTS="quiz.example.com")
     assert result.returncode == 1 and "SECRET_KEY must be set" in result.stderr
+    assert "Traceback" not in result.stderr and "set DEBUG=1" in result.stderr  # a message, not a traceback
     result = manage("check", **PRODUCTION_ENV, LOG_FORMAT="xml")
     assert result.returncode == 1 and "LOG_FORMAT must be plain or json" in result.stderr
     result = manage("check", **PRODUCTION_ENV, TASK_LOG_LEVEL="loud")
     assert result.returncode == 1 and "TASK_LOG_LEVEL must be one of DEBUG, INFO" in result.stderr
+
+
+def test_a_fresh_clone_migrates_its_sqlite_database_into_a_var_folder_it_creates(tmp_path: Path) -> None:
+    var = tmp_path / "fresh" / "var"
+    result = manage("migrate", "--verbosity", "0", DEBUG="1", QUIZSITE_VAR_DIR=str(var))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (var / "quizsite.sqlite3").is_file()
 
 
 def test_it_sets_the_level_of_celerys_per_task_lines_apart_from_the_root_logger() -> None:

@@ -12,6 +12,11 @@ output cards still come from the note's tables and snippets). Pure: no Django, n
     back = "`x` 不连续时(例如转置之后);先 `.contiguous()` 或改用 `reshape`。"
     tags = ["view"]                      # optional
 
+    [[skip]]                             # an output card the note's snippets give, kept out of the deck
+    section = "MSELoss初探"
+    code = "14.0119 / 12"                # lines of the snippet, in a row, that no other snippet of the section has
+    why = "arithmetic, not PyTorch"      # required: trivial, or the same as another card
+
 Every card is checked when the note is imported: one fact per card (a back of at most
 ``BACK_PROSE_LIMIT`` characters of prose, code blocks not counted), a section the note has,
 an id used once. A mistake names the file, the card and the field.
@@ -38,6 +43,23 @@ _FENCE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.DOTALL | re.MULTILINE)
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _FIELDS = {"id", "section", "kind", "front", "back", "tags"}
+_SKIP_FIELDS = {"section", "code", "why"}
+
+
+@dataclass(frozen=True)
+class SkippedOutput:
+    """An output card a snippet gives that the deck leaves out (trivial, or the same fact as another card)."""
+
+    section: Section
+    code: str
+    why: str
+
+    def matches(self, section: Section, code: str) -> bool:
+        """Whether ``code`` is a snippet of this skip's section with its lines in a row (spacing aside)."""
+        wanted = [line.strip() for line in self.code.strip().splitlines()]
+        lines = [line.strip() for line in code.splitlines()]
+        n = len(wanted)
+        return section is self.section and any(lines[i : i + n] == wanted for i in range(len(lines) - n + 1))
 
 
 class CuratedError(ValueError):
@@ -85,21 +107,56 @@ def substantive_headings(text: str) -> list[str]:
     return substantive_paths(split_sections(split_front_matter(normalize_newlines(text))[1])[0])
 
 
-def parse_curated(text: str, sections: list[Section], shown: str) -> list[CuratedCard]:
-    """The file's cards in file order; ``CuratedError`` listing every mistake, so one edit fixes all."""
+def _tables(text: str, shown: str, name: str) -> list[dict]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CuratedError(f"{shown}: not valid TOML ({exc}).") from exc
-    extra = set(data) - {"card"}
-    rows = data.get("card", [])
+    extra = set(data) - {"card", "skip"}
+    rows = data.get(name, [])
     if extra or not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise CuratedError(f"{shown}: expected only [[card]] tables (found {', '.join(sorted(extra)) or 'card'}).")
+        found = ", ".join(sorted(extra)) or name
+        raise CuratedError(f"{shown}: expected only [[card]] and [[skip]] tables (found {found}).")
+    return rows
+
+
+def _sections_by_path(sections: list[Section]) -> dict[str, Section | None]:
     by_path: dict[str, Section | None] = {}
     for section in sections:
         if section.heading is not None:
             path = section_path(section)
             by_path[path] = None if path in by_path else section  # None: the path names two sections
+    return by_path
+
+
+def parse_skips(text: str, sections: list[Section], shown: str) -> list[SkippedOutput]:
+    """The file's ``[[skip]]`` tables: output cards left out of the deck, each with the reason why."""
+    by_path = _sections_by_path(sections)
+    errors: list[str] = []
+    skips: list[SkippedOutput] = []
+    for number, row in enumerate(_tables(text, shown, "skip"), start=1):
+        problems = [f"unknown field {name!r}" for name in sorted(set(row) - _SKIP_FIELDS)]
+        problems += [
+            f"{name} is missing or empty"
+            for name in sorted(_SKIP_FIELDS)
+            if not isinstance(row.get(name), str) or not row[name].strip()
+        ]
+        if not problems and by_path.get(row["section"]) is None:
+            problems.append(f"section {row['section']!r} is not one heading path of the note")
+        errors += [f"{shown}: skip {number}: {p}" for p in problems]
+        if not problems:
+            section = by_path[row["section"]]
+            assert section is not None
+            skips.append(SkippedOutput(section, row["code"], row["why"]))
+    if errors:
+        raise CuratedError("\n".join(errors))
+    return skips
+
+
+def parse_curated(text: str, sections: list[Section], shown: str) -> list[CuratedCard]:
+    """The file's cards in file order; ``CuratedError`` listing every mistake, so one edit fixes all."""
+    rows = _tables(text, shown, "card")
+    by_path = _sections_by_path(sections)
     errors: list[str] = []
     cards: list[CuratedCard] = []
     seen: set[str] = set()

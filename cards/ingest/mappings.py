@@ -28,6 +28,7 @@ class Pair:
     left_label: str
     right_label: str
     note: str = ""
+    context: str = ""  # set-up code the row needs to be read (``sh = (2,3)``), shown with the question
 
 
 def table_pairs(tokens: list[Token], table_open: int) -> list[Pair] | None:
@@ -75,9 +76,19 @@ def tf_pairs(code: str) -> list[Pair]:
         matched = _pair_lines(rest)
         if not matched:
             continue
-        note_lines = [f"`{line}`" for line in setup] + comments
+        note = "\n".join(comments)
+        context = "; ".join(setup)
         for tf_line, torch_line in matched:
-            pairs.append(Pair(_as_code(tf_line), _as_code(torch_line), "TensorFlow", "PyTorch", "\n".join(note_lines)))
+            pairs.append(
+                Pair(
+                    _as_code(tf_line),
+                    _as_code(torch_line),
+                    "TensorFlow",
+                    "PyTorch",
+                    note,
+                    _as_code(context) if context else "",
+                )
+            )
     return pairs
 
 
@@ -109,6 +120,8 @@ def normalized(cell: str) -> str:
 def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str, str]]:
     """(identity, asked side, answer, from label, to label, note) for every card the pairs make.
 
+    The asked side carries the row's set-up as context ("`x` （其中 `sh = (2,3)`）"), never the answer.
+
     Rows are grouped by their labels and asked side, so a name that appears twice gives one card
     listing every answer. A row that maps a name to itself (``x.sum`` | ``x.sum``) gives no card: its
     answer would stand in its question. The identity names the labels and the asked side, never the
@@ -122,7 +135,10 @@ def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str
         key = (pair.right_label, pair.left_label, normalized(pair.right))
         groups.setdefault(key, []).append((pair, pair.left))
     for (from_label, to_label, asked), members in groups.items():
-        shown = next(p.left if p.left_label == from_label else p.right for p, _ in members)
+        first = members[0][0]
+        shown = first.left if first.left_label == from_label else first.right
+        if first.context:
+            shown = f"{shown}（其中 {first.context}）"
         answer = "; ".join(dict.fromkeys(a for _, a in members))
         notes = "\n".join(dict.fromkeys(p.note for p, _ in members if p.note))
         yield f"{from_label}>{to_label}:{asked}", shown, answer, from_label, to_label, notes

@@ -32,7 +32,17 @@ from cards.ingest.blocks import (
     list_item_source,
     top_level_blocks,
 )
-from cards.ingest.curated import BACK_PROSE_LIMIT, CLOZE_BLANK, KINDS, CuratedCard, parse_curated, prose_length
+from cards.ingest.curated import (
+    BACK_PROSE_LIMIT,
+    CLOZE_BLANK,
+    KINDS,
+    CuratedCard,
+    CuratedError,
+    SkippedOutput,
+    parse_curated,
+    parse_skips,
+    prose_length,
+)
 from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
 from cards.ingest.markdown import normalize_newlines, split_front_matter
 from cards.ingest.outputs import (
@@ -90,6 +100,7 @@ class _Draft:
     back: str
     section: Section = field(repr=False)
     tags: tuple[str, ...] = ()  # a curated card's own tags, added to those from its heading path
+    code: str = ""  # an output card's snippet, as it runs
 
 
 @dataclass(frozen=True)
@@ -116,7 +127,9 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
     sections, title_heading = split_sections(body)
     headings = [s.heading for s in sections if s.heading]
     title = meta.get("title") or (title_heading.text if title_heading else "") or _first_text(headings) or slug
-    written = parse_curated(curated, sections, curated_name or f"{slug} cards") if curated is not None else None
+    shown = curated_name or f"{slug} cards"
+    written = parse_curated(curated, sections, shown) if curated is not None else None
+    skips = parse_skips(curated, sections, shown) if curated is not None else []
     drafts: list[_Draft] = []
     earlier: list[list[str]] = []  # the note's code so far, where an output card's missing set-up is found
     for section in sections:
@@ -126,6 +139,7 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
             continue
         drafts += [_curated_draft(card) for card in written if card.section is section]
         drafts += [d for d in _section_drafts(section, ctx, earlier) if d.kind not in KINDS]
+    drafts = _without_skipped(drafts, skips, shown)
     cards = _finalize(drafts, slug, title_heading, title)
     return ParsedNote(
         slug=slug,
@@ -134,6 +148,25 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
         cards=cards,
         anchors=[h.anchor for h in headings],
     )
+
+
+def _without_skipped(drafts: list[_Draft], skips: list[SkippedOutput], shown: str) -> list[_Draft]:
+    """The drafts less the output cards the curated file leaves out. A skip must match exactly one card of its
+    section: one that matches none (the snippet changed or moved) or several is a mistake, never a silent no-op."""
+    hits: list[list[int]] = [[] for _ in skips]
+    for index, draft in enumerate(drafts):
+        for number, skip in enumerate(skips):
+            if draft.kind == "output" and skip.matches(draft.section, draft.code):
+                hits[number].append(index)
+    wrong = [
+        f"{shown}: skip {number}: {len(found) or 'no'} output cards of its section have the code {skip.code!r}"
+        for number, (skip, found) in enumerate(zip(skips, hits, strict=True), start=1)
+        if len(found) != 1
+    ]
+    if wrong:
+        raise CuratedError("\n".join(wrong))
+    dropped = {index for found in hits for index in found}
+    return [draft for index, draft in enumerate(drafts) if index not in dropped]
 
 
 def _curated_draft(card: CuratedCard) -> _Draft:
@@ -176,7 +209,7 @@ def _section_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) -
 
 
 def _question(ctx_markdown: str, term: str) -> str:
-    return f"{ctx_markdown}{PATH_SEPARATOR}{term}: 作用是什么?"
+    return f"{ctx_markdown}{PATH_SEPARATOR}{term}: 作用是什么？"
 
 
 def _qa_drafts(section: Section, kept: list[Block], ctx: _Context) -> list[_Draft]:
@@ -245,7 +278,7 @@ def _mapping_drafts(section: Section, blocks: list[Block]) -> tuple[list[_Draft]
             consumed.add(index)
     drafts = []
     for identity, shown, answer, from_label, to_label, note in iter_directions(pairs):
-        front = f"{from_label} → {to_label}: {shown} 对应什么?"
+        front = f"{from_label} → {to_label}: {shown} 对应什么？"
         back = f"{answer}\n\n{note}" if note else answer
         drafts.append(_Draft("mapping", identity, front, back, section))
     return drafts, consumed
@@ -337,13 +370,12 @@ def _output_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) ->
             code = with_setup(exchange.code, earlier)
             if answer_in_code(code, exchange.output):
                 continue
-            question = "运行下面的代码会输出什么?"
+            question = "运行下面的代码会输出什么？"
             if ends_in_expression(code):
-                question += "(最后一行的值按 Python 交互环境的方式显示)"
-            front = f"{ctx.markdown}: {question}\n\n{_fenced(code, lang)}"
-            drafts.append(
-                _Draft("output", f"code{code_number}:{number}", front, _fenced(exchange.output, "text"), section)
-            )
+                question += "（最后一行的值按 Python 交互环境的方式显示）"
+            front = f"{ctx.markdown}：{question}\n\n{_fenced(code, lang)}"
+            back = _fenced(exchange.output, "text")
+            drafts.append(_Draft("output", f"code{code_number}:{number}", front, back, section, code=code))
         if lang.lower() in CODE_INFOS:
             earlier.append(block_code(token.content))
     return drafts

@@ -123,12 +123,19 @@ def test_it_grades_typed_output_answers_wrong_then_right(browser: Any, runner: W
     learner = make_user("output-learner")
     page = logged_in_page(browser, live_server.url, learner)
 
-    # 1. The first output card shows an answer box; a wrong answer is rated Again, with the real output.
+    # 1. The first output card shows an answer box as wide as the card and several lines tall; a wrong answer
+    # is rated Again, with the real output, and the card's own "Show answer" and rating buttons go.
     page.goto(f"{live_server.url}/review/")
     expect(page.locator("#review-panel article.card")).to_have_attribute("data-kind", "output")
+    typed, card_box = page.locator(".output-answer textarea"), page.locator("#review-panel article.card")
+    assert typed.bounding_box()["height"] >= 120, "the answer box should fit a printed tensor"
+    assert typed.bounding_box()["width"] >= card_box.bounding_box()["width"] * 0.8, "the answer box is inline"
+    expect(page.get_by_text("Show answer")).to_be_visible()
     first, box = answer_shown_card(page, cards, pick=0)
     verdict = box.locator(".verdict")
     expect(verdict).to_have_class("verdict wrong", timeout=VERDICT_TIMEOUT_MS)
+    expect(page.locator("#review-panel [data-answer]")).to_have_count(0)
+    expect(page.get_by_text("Show answer")).to_have_count(0)
     expect(verdict).to_contain_text("Not quite. Rated Again for you.")
     expect(box.locator("pre.real")).to_have_text(REAL_OUTPUT[first])
     expect(box.locator("pre.typed")).to_have_text(ANSWERS[first][0])

@@ -32,6 +32,24 @@ class AuditTests(TestCase):
         self.assertEqual((row.long_backs, row.generic_fronts, row.back_max), (1, 1, 151))
         self.assertEqual(audit.uncovered, {"tiny": ["设备"]})  # a lone top heading is the title, not on the path
 
+    def test_it_lists_two_question_fronts_and_near_duplicate_pairs(self) -> None:
+        note = make_note(slug="tiny", content="# 张量\n\n## 形状\n\n形状是元组。\n")
+        make_card(note=note, heading_path="形状", front="`w.numpy()` 会怎样？怎么改？", back="报错；先 `detach()`。")
+        make_card(
+            note=note, heading_path="形状", front="`torch.no_grad` 还能怎样用？", back="作装饰器 `@torch.no_grad()`。"
+        )
+        make_card(
+            note=note, heading_path="形状", front="`torch.no_grad` 还能怎么用？", back="作为装饰器 `@torch.no_grad()`。"
+        )
+        audit = audit_cards()
+        self.assertEqual(audit.two_questions, ["tiny › 形状: `w.numpy()` 会怎样？怎么改？"])
+        [pair] = audit.duplicates
+        self.assertIn("`torch.no_grad` 还能怎样用？  =  tiny › 形状: `torch.no_grad` 还能怎么用？", pair)
+        out = io.StringIO()
+        call_command("audit_cards", stdout=out)
+        self.assertIn("fronts that ask two questions: 1\n", out.getvalue())
+        self.assertIn("possible near-duplicates (one fact carded twice): 1 pairs\n", out.getvalue())
+
     def test_the_command_prints_the_table_on_the_bundled_notes(self) -> None:
         call_command("import_notes", "notes", verbosity=0)
         out = io.StringIO()

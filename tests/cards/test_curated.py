@@ -184,8 +184,8 @@ def test_it_lists_every_mistake_of_the_file_at_once() -> None:
     ("toml", "message"),
     [
         ("[[card]\nid = 1", f"{SHOWN}: not valid TOML ("),
-        ('title = "x"\n' + GOOD, f"{SHOWN}: expected only [[card]] tables (found title)."),
-        ('card = "x"\n', f"{SHOWN}: expected only [[card]] tables (found card)."),
+        ('title = "x"\n' + GOOD, f"{SHOWN}: expected only [[card]] and [[skip]] tables (found title)."),
+        ('card = "x"\n', f"{SHOWN}: expected only [[card]] and [[skip]] tables (found card)."),
     ],
 )
 def test_it_refuses_a_file_that_is_not_a_list_of_card_tables(toml: str, message: str) -> None:
@@ -217,6 +217,39 @@ def test_it_replaces_cut_questions_and_clozes_but_keeps_mapping_and_output_cards
     assert curated.cards[3].tags == ["tensors", "view"]
     kept = ("mapping", "output")
     assert [c.key for c in cut.cards if c.kind in kept] == [c.key for c in curated.cards if c.kind in kept]
+
+
+SKIP = """
+[[skip]]
+section = "形状 › 改变形状"
+code = "torch.ones(2).sum()"
+why = "trivial"
+"""
+
+
+def test_a_skip_leaves_its_output_card_out_and_keeps_the_other_cards() -> None:
+    kept = parse_note(NOTE, "tensors", GOOD, SHOWN)
+    skipped = parse_note(NOTE, "tensors", GOOD + SKIP, SHOWN)
+    assert [c.kind for c in kept.cards if c.kind == "output"] == ["output"]
+    assert [c.key for c in skipped.cards] == [c.key for c in kept.cards if c.kind != "output"]
+
+
+@pytest.mark.parametrize(
+    ("skip", "message"),
+    [
+        (
+            SKIP.replace("torch.ones(2).sum()", "x.sum()"),
+            f"{SHOWN}: skip 1: no output cards of its section have the code 'x.sum()'",
+        ),
+        (SKIP.replace("形状 › 改变形状", "形状"), f"{SHOWN}: skip 1: no output cards of its section have the code"),
+        (SKIP.replace('why = "trivial"', ""), f"{SHOWN}: skip 1: why is missing or empty"),
+        (SKIP.replace("形状 › 改变形状", "设备 › 没有"), f"{SHOWN}: skip 1: section '设备 › 没有' is not one heading"),
+    ],
+)
+def test_a_skip_that_matches_no_output_card_or_lacks_a_reason_is_a_mistake(skip: str, message: str) -> None:
+    with pytest.raises(CuratedError) as caught:
+        parse_note(NOTE, "tensors", GOOD + skip, SHOWN)
+    assert str(caught.value).startswith(message)
 
 
 def test_an_empty_curated_file_means_no_questions_for_the_note() -> None:

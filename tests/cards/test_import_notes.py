@@ -62,7 +62,7 @@ class BundledNotesTests(TestCase):
 
     def test_it_keeps_output_cards_out_of_review_until_the_sandbox_has_run_them(self) -> None:
         outputs = Card.objects.filter(kind="output")
-        self.assertGreaterEqual(outputs.count(), 30)
+        self.assertGreaterEqual(outputs.count(), 25)  # the notes' snippets less the trivial ones the curated files skip
         self.assertFalse(outputs.filter(active=True).exists())
         self.assertIn(
             f"output cards: 0 verified by the sandbox, 0 kept out of review (see manage.py check_notes), "

@@ -109,7 +109,7 @@ def test_it_keeps_a_numbered_heading_from_rendering_as_a_list() -> None:
 
 def test_it_splits_a_cheat_sheet_list_into_one_card_per_term() -> None:
     fronts = [c.front for c in kinds_fixture().cards if c.heading_path == "常用操作"]
-    assert fronts == ["常用操作 › `tensor.t()`: 作用是什么?", "常用操作 › `tensor.squeeze()`: 作用是什么?"]
+    assert fronts == ["常用操作 › `tensor.t()`: 作用是什么？", "常用操作 › `tensor.squeeze()`: 作用是什么？"]
 
 
 def test_it_never_makes_a_list_of_facts_one_card() -> None:
@@ -129,18 +129,18 @@ def test_a_term_with_a_passage_for_an_answer_gives_no_card() -> None:
 def test_it_maps_filled_table_rows_in_both_directions() -> None:
     cards = {c.front: c.back for c in of_kind(kinds_fixture(), "mapping")}
     assert cards == {
-        "Numpy → PyTorch: `np.less` 对应什么?": "`x.lt`",
-        "Numpy → PyTorch: `np.sort` 对应什么?": "`torch.sort`",
-        "Numpy → PyTorch: `np.argsort` 对应什么?": "`torch.sort`",
-        "PyTorch → Numpy: `x.lt` 对应什么?": "`np.less`",
-        "PyTorch → Numpy: `torch.sort` 对应什么?": "`np.sort`; `np.argsort`",
+        "Numpy → PyTorch: `np.less` 对应什么？": "`x.lt`",
+        "Numpy → PyTorch: `np.sort` 对应什么？": "`torch.sort`",
+        "Numpy → PyTorch: `np.argsort` 对应什么？": "`torch.sort`",
+        "PyTorch → Numpy: `x.lt` 对应什么？": "`np.less`",
+        "PyTorch → Numpy: `torch.sort` 对应什么？": "`np.sort`; `np.argsort`",
     }
 
 
 def test_it_makes_no_card_of_a_row_that_maps_a_name_to_itself() -> None:
     table = "| Numpy | PyTorch |\n| - | - |\n| x.sum | x.sum |\n| x.min | `x.min` |\n| x.clip | x.clamp |\n"
     fronts = [c.front for c in of_kind(parse(f"## 表\n\n{table}"), "mapping")]
-    assert fronts == ["Numpy → PyTorch: `x.clip` 对应什么?", "PyTorch → Numpy: `x.clamp` 对应什么?"]
+    assert fronts == ["Numpy → PyTorch: `x.clip` 对应什么？", "PyTorch → Numpy: `x.clamp` 对应什么？"]
 
 
 def test_it_keeps_mapping_keys_when_text_is_added_around_the_table() -> None:
@@ -176,9 +176,12 @@ def test_it_pairs_tensorflow_and_pytorch_lines_only_where_clear() -> None:
         """
     )
     cards = {c.front: c.back for c in of_kind(note, "mapping")}
-    assert cards["TensorFlow → PyTorch: `tf.stop_gradient(a)` 对应什么?"] == "`a.detach()`"
-    assert cards["PyTorch → TensorFlow: `a.detach()` 对应什么?"] == "`tf.stop_gradient(a)`"
-    assert cards["TensorFlow → PyTorch: `tf.reduce_min(a, sh)` 对应什么?"] == "`torch.amin(a, sh)`\n\n`sh = (2,3)`"
+    assert cards["TensorFlow → PyTorch: `tf.stop_gradient(a)` 对应什么？"] == "`a.detach()`"
+    assert cards["PyTorch → TensorFlow: `a.detach()` 对应什么？"] == "`tf.stop_gradient(a)`"
+    # The set-up line is the question's context, not leftover text in the answer.
+    context = "（其中 `sh = (2,3)`）"
+    assert cards[f"TensorFlow → PyTorch: `tf.reduce_min(a, sh)`{context} 对应什么？"] == "`torch.amin(a, sh)`"
+    assert cards[f"PyTorch → TensorFlow: `torch.amin(a, sh)`{context} 对应什么？"] == "`tf.reduce_min(a, sh)`"
     assert not any("diag" in front for front in cards)
 
 
@@ -238,8 +241,8 @@ def test_it_prefers_the_authors_bold_term_and_never_blanks_a_bold_statement() ->
 def test_it_asks_what_a_defined_term_does() -> None:
     note = parse("## 数据集\n\n- `__len__`：返回样本的数量。\n- **ImageFolder**: 按文件夹读取图片。\n")
     assert [(c.kind, c.front, c.back) for c in note.cards] == [
-        ("qa", "数据集 › `__len__`: 作用是什么?", "返回样本的数量。"),
-        ("qa", "数据集 › **ImageFolder**: 作用是什么?", "按文件夹读取图片。"),
+        ("qa", "数据集 › `__len__`: 作用是什么？", "返回样本的数量。"),
+        ("qa", "数据集 › **ImageFolder**: 作用是什么？", "按文件夹读取图片。"),
     ]
 
 
@@ -294,13 +297,13 @@ def test_it_finds_output_in_a_following_block_and_in_transcripts() -> None:
     second = of_kind(kinds_fixture(), "output")[2]
     # The answer to the card before (">>>tensor(2.)") and the echo it came from are not in this front.
     assert second.front.endswith(
-        "(最后一行的值按 Python 交互环境的方式显示)\n\n```python\na = torch.ones(2)\nb = a * 3\nb\n```"
+        "（最后一行的值按 Python 交互环境的方式显示）\n\n```python\na = torch.ones(2)\nb = a * 3\nb\n```"
     )
 
 
 def test_it_asks_about_a_script_without_the_repl_hint() -> None:
     first = of_kind(kinds_fixture(), "output")[0]
-    assert first.front == "输出: 运行下面的代码会输出什么?\n\n```python\nx = torch.arange(3)\nprint(x)\n```"
+    assert first.front == "输出：运行下面的代码会输出什么？\n\n```python\nx = torch.arange(3)\nprint(x)\n```"
 
 
 def test_it_reads_output_after_an_output_label_but_not_after_plain_code() -> None:

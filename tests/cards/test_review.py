@@ -150,27 +150,69 @@ class QueueTests(ReviewCase):
         self.assertEqual([b["rating"] for b in item.buttons()], [1, 3, 4, 5])
 
 
+def mapping_row(note: object, left: str, right: str, note_text: str = "") -> tuple[Card, Card]:
+    """The two cards one row of a NumPy | PyTorch table gives, as the importer writes them."""
+    extra = f"\n\n{note_text}" if note_text else ""
+    forward, reverse = (
+        make_card(
+            note=note,
+            kind=Card.Kind.MAPPING,
+            anchor="table",
+            front=f"{labels}: `{asked}` 对应什么？",
+            back=f"`{answer}`{extra}",
+        )
+        for labels, asked, answer in (("Numpy → PyTorch", left, right), ("PyTorch → Numpy", right, left))
+    )
+    return forward, reverse
+
+
 class SiblingTests(ReviewCase):
-    """Bury-siblings: once a card of a section is answered, its section's other cards wait a day."""
+    """Bury-siblings: the two directions of one mapping row never come on one day; a section's other
+    cards (questions, clozes, snippets, other rows) are not siblings and come as usual."""
 
-    def test_new_and_due_siblings_wait_until_tomorrow_but_the_repeat_comes(self) -> None:
+    def test_a_sections_other_cards_come_the_same_day(self) -> None:
         note = make_note()
-        make_card(note=note, anchor="nllloss"), make_card(note=note, anchor="nllloss")
-        due_sibling, other = make_card(note=note, anchor="nllloss"), make_card(note=note, anchor="softmax")
-        self.seen(due_sibling, TODAY - timedelta(days=1))
-        self.assertEqual(self.rate_next(4).card, due_sibling)  # due first
-        # Its two siblings wait; the card of another section comes.
-        self.assertEqual(self.rate_next(1).card, other)
-        self.assertEqual(self.rate_next(4).card, other)  # the same-day repeat of the card answered
-        self.assertIsNone(self.next_item())
+        first, second = make_card(note=note, anchor="nllloss"), make_card(note=note, anchor="nllloss")
+        output = make_card(note=note, anchor="nllloss", kind=Card.Kind.OUTPUT)
+        self.assertEqual([self.rate_next(4).card for _ in range(3)], [first, second, output])
+
+    def test_a_due_direction_buries_the_new_one_until_tomorrow_and_the_count_says_so(self) -> None:
+        note = make_note()
+        less, lt = mapping_row(note, "np.less", "x.lt")
+        greater, gt = mapping_row(note, "np.greater", "x.gt")
+        self.seen(lt, TODAY - timedelta(days=1))
+        snap = review.next_card(self.user, self.profile, NOW)[1]
+        self.assertEqual((snap.due, snap.new), (1, 1))  # x.lt; np.greater (np.less and x.gt have a sibling before)
+        self.assertEqual(self.rate_next(1).card, lt)  # due first
+        self.assertEqual(self.rate_next(4).card, greater)  # np.less waits for tomorrow
+        self.assertEqual(self.rate_next(4).card, lt)  # the same-day repeat of the card answered
+        self.assertIsNone(self.next_item())  # x.gt is greater's sibling
         snap = review.next_card(self.user, self.profile, NOW + timedelta(days=1))[1]
-        self.assertEqual(snap.new, 2)  # first and new_sibling are back the next day
+        self.assertEqual((snap.due, snap.new), (2, 0))  # x.lt and np.greater are due: their siblings wait again
 
-    def test_cards_without_an_anchor_are_nobody_s_siblings(self) -> None:
+    def test_two_new_directions_count_once_and_the_first_comes(self) -> None:
         note = make_note()
-        make_card(note=note, anchor=""), make_card(note=note, anchor="")
-        self.rate_next(4)
-        self.assertIsNotNone(self.next_item())
+        forward, reverse = mapping_row(note, "np.tile(x, 2)", "x.repeat(2)", note_text="整体平铺")
+        snap = review.next_card(self.user, self.profile, NOW)[1]
+        self.assertEqual(snap.new, 1)
+        self.assertEqual(self.rate_next(4).card, forward)
+        self.assertIsNone(self.next_item())
+        tomorrow = review.next_card(self.user, self.profile, NOW + timedelta(days=1))
+        self.assertEqual((tomorrow[0].card if tomorrow[0] else None, tomorrow[1].new), (forward, 0))  # due first
+        self.assertEqual(self.rate_next(4, NOW + timedelta(days=1)).card, forward)
+        self.assertEqual(self.rate_next(4, NOW + timedelta(days=2)).card, reverse)  # forward is due in 6 days
+
+    def test_two_due_directions_count_once_and_the_more_overdue_comes(self) -> None:
+        forward, reverse = mapping_row(make_note(), "np.less", "x.lt")
+        self.seen(forward, TODAY), self.seen(reverse, TODAY - timedelta(days=2))
+        self.assertEqual(review.next_card(self.user, self.profile, NOW)[1].due, 1)
+        self.assertEqual(self.rate_next(4).card, reverse)
+        self.assertIsNone(self.next_item())
+
+    def test_rows_of_other_notes_are_not_siblings(self) -> None:
+        mapping_row(make_note(), "np.less", "x.lt")
+        mapping_row(make_note(), "np.less", "x.lt")
+        self.assertEqual(review.next_card(self.user, self.profile, NOW)[1].new, 2)
 
 
 class TruthfulLabelTests(ReviewCase):

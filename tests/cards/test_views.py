@@ -81,6 +81,29 @@ class AccessTests(ViewCase):
         data = {**data, "username": "elsewhere", "next": "https://evil.example/"}
         self.assertRedirects(self.client.post(reverse("cards:signup"), data), reverse("cards:dashboard"))
 
+    def test_the_header_sign_up_and_log_in_links_keep_a_pending_invite(self) -> None:
+        self.client.logout()
+        page = self.client.get(reverse("login"), {"next": "/teams/join/abc/"}).content.decode()
+        self.assertIn(f'href="{reverse("cards:signup")}?next=/teams/join/abc/" data-header-signup', page)
+        self.assertIn(f'href="{reverse("login")}?next=/teams/join/abc/"', page)
+        plain = self.client.get(reverse("login")).content.decode()
+        self.assertIn(f'href="{reverse("cards:signup")}" data-header-signup', plain)
+
+    def test_the_footer_and_the_settings_page_link_the_api_docs(self) -> None:
+        docs = f'href="{reverse("api:docs")}" data-api-docs'
+        self.assertEqual(self.client.get(reverse("cards:settings")).content.decode().count(docs), 2)  # footer + page
+        self.client.logout()
+        self.assertIn(docs, self.client.get(reverse("login")).content.decode())
+
+    def test_it_creates_the_learners_settings_row_at_sign_up(self) -> None:
+        self.client.logout()
+        password = "zhang-liang 42 shape!"
+        data = {"username": "fresh", "email": "fresh@example.com", "password1": password, "password2": password}
+        self.client.post(reverse("cards:signup"), data)
+        profile = Profile.objects.get(user__username="fresh")
+        self.assertEqual((profile.new_cards_per_day, profile.reviews_per_day, profile.day_start_hour), (20, 200, 4))
+        self.assertEqual(profile.user.email, "fresh@example.com")  # the digest can reach them
+
     def test_it_shows_signup_errors(self) -> None:
         self.client.logout()
         data = {"username": "a", "password1": "x", "password2": "y"}
@@ -253,6 +276,17 @@ class QueryBudgetTests(ViewCase):
 
 
 class SettingsTests(ViewCase):
+    def test_it_saves_the_email_the_digest_is_sent_to(self) -> None:
+        data = {"time_zone": "UTC", "day_start_hour": 4, "new_cards_per_day": 20, "reviews_per_day": 200}
+        self.client.post(reverse("cards:settings"), {**data, "email": "me@example.com"})
+        self.user.refresh_from_db()
+        self.assertEqual(self.user.email, "me@example.com")
+        self.assertContains(self.client.get(reverse("cards:settings")), 'value="me@example.com"')
+        response = self.client.post(reverse("cards:settings"), {**data, "email": "not an address"})
+        self.assertEqual(response.status_code, 200)
+        self.user.refresh_from_db()
+        self.assertEqual(self.user.email, "me@example.com")
+
     def test_it_saves_the_time_zone_and_limits(self) -> None:
         data = {"time_zone": "Asia/Shanghai", "day_start_hour": 5, "new_cards_per_day": 5, "reviews_per_day": 50}
         response = self.client.post(reverse("cards:settings"), data)

@@ -95,6 +95,18 @@ def test_it_filters_by_status_topic_difficulty_note_and_search(
     assert rows(status="nonsense", difficulty="impossible") == 4  # ignored, not an error
 
 
+def test_it_searches_the_chinese_prompt_and_counts_what_the_filter_keeps(
+    client_for: Client, make_drill: Callable[..., Drill]
+) -> None:
+    drills = many_drills(make_drill, 3)
+    Drill.objects.filter(pk=drills[1].pk).update(prompt_zh="把矩阵的每个元素加一。")
+    url = reverse("graders:hub")
+    page = client_for.get(url, {"q": "矩阵"}).content.decode()
+    assert page.count("data-drill-row=") == 1 and 'href="/drills/add-1/"' in page
+    assert "1 of 3 drills match." in page
+    assert "3 drills." in client_for.get(url).content.decode()
+
+
 def test_its_track_view_orders_by_position(client_for: Client, make_drill: Callable[..., Drill]) -> None:
     many_drills(make_drill, 4)
     page = client_for.get(reverse("graders:hub"), {"track": "tensor-puzzles"}).content.decode()

@@ -112,6 +112,16 @@ def test_it_brings_the_sections_drill_into_todays_queue_on_the_fourth_lapse(lear
     assert item is not None and item.card == drill.card and item.queue == "due"
 
 
+def test_the_leechs_drill_comes_the_same_day_even_on_the_questions_own_heading(learner: User, drill: Drill) -> None:
+    """A question answered today buries only its siblings (the other direction of a mapping row), never the
+    drill of its section: the drill it brought in is the next card, not tomorrow's."""
+    question = make_card(note=drill.card.note, heading_path=drill.card.heading_path, anchor=drill.card.anchor)
+    assert lapse(learner, question, 3) is reviewing.Outcome.RECORDED
+    profile = reviewing.get_profile(learner)
+    item, snap = reviewing.next_card(learner, profile, timezone.now())
+    assert item is not None and item.card == drill.card and (snap.due, snap.repeats) == (1, 1)
+
+
 def test_it_leaves_the_drills_alone_before_the_fourth_lapse(learner: User, drill: Drill) -> None:
     question = make_card(note=drill.card.note)
     lapse(learner, question, 2)

@@ -180,6 +180,10 @@ def test_it_rates_an_acceptance_by_its_attempt_number(
     fragment = client_for.get(reverse("graders:submission_status", args=[sub.uuid])).content.decode()
     assert f"Accepted: rated {quality}" in fragment and "Next card" in fragment
     assert f"data-next-due>{state.due.isoformat()}</time>" in fragment
+    # "Next due" is when the card comes back: below 4 that is later today, and the page says so.
+    assert ("data-comes-back>later today</span>" in fragment) == (quality < 4)
+    swapped = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), HTTP_HX_REQUEST="true")
+    assert ("again later today, then next due" in swapped.content.decode()) == (quality < 4)
 
 
 def test_it_ignores_an_internal_error_when_counting_attempts(client_for: Client, drill: Drill) -> None:
@@ -266,6 +270,23 @@ def test_it_shows_history_with_an_escaped_diff_against_the_previous_attempt(clie
     assert '<span class="diff-del">-    return x + 2</span>' in page
     assert "+    return x + 1  # &lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>alert(1)" not in page
+    # One line per changed line: each line is a block, so no newline between them (that doubled the spacing).
+    assert "</span>\n<span" not in page.split("data-diff>", 1)[1].split("</pre>", 1)[0]
+
+
+def test_it_renders_a_markdown_drill_title_on_every_page_that_names_it(client_for: Client, drill: Drill) -> None:
+    Drill.objects.filter(pk=drill.pk).update(title="Add one with `x + 1`")
+    post_code(client_for, drill, RIGHT)
+    sub = Submission.objects.get()
+    for name, args in (
+        ("graders:drill", [drill.slug]),
+        ("graders:history", [drill.slug]),
+        ("graders:submission", [sub.uuid]),
+    ):
+        page = client_for.get(reverse(name, args=args)).content.decode()
+        assert "Add one with <code>x + 1</code>" in page, name
+        assert "`" not in page.split("<h1>", 1)[1].split("</h1>", 1)[0], name
+        assert "<title>" in page and "Add one with x + 1" in page.split("<title>", 1)[1].split("</title>", 1)[0], name
 
 
 def test_the_review_page_links_a_drill_card_without_rating_buttons(

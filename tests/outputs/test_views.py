@@ -83,6 +83,9 @@ def test_it_rates_a_right_answer_4_exactly_once(signed_in: Client, learner: User
     first = _answer(signed_in, card, "tensor([2.0000, 4.0000])")
     assert first.status_code == 200
     assert b"Right!" in first.content and b"tensor([2., 4.])" in first.content
+    # The page's counts move with the rating: one done, nothing left (the progress swapped out of band).
+    progress = first.content.decode().split('id="review-progress" hx-swap-oob="true"', 1)[1]
+    assert '<span id="count-reviewed">1</span> done' in progress and "0 new" in progress
     again = _answer(signed_in, card, "tensor([2.0000, 4.0000])")
     assert b"already rated" in again.content
     logs = list(ReviewLog.objects.filter(user=learner, card=card))

@@ -6,8 +6,11 @@ from datetime import UTC, date, datetime, timedelta
 from io import StringIO
 
 from django.core import mail
+from django.core.mail.backends.locmem import EmailBackend
 from django.core.management import call_command
+from django.test import Client
 
+from cards import review
 from cards.models import CardState
 from teams import services, tasks
 from teams.models import BoardPreference, DailyActivity, SeasonResult
@@ -16,6 +19,15 @@ from tests.cards.factories import make_user
 from .base import TeamTestCase
 
 MONDAY = date(2026, 3, 2)
+
+
+class FailingFor(EmailBackend):
+    """The test outbox, refusing mail to fail@example.com as an SMTP server that is down would."""
+
+    def send_messages(self, messages: list[mail.EmailMessage]) -> int:
+        if any("fail@example.com" in m.to for m in messages):
+            raise ConnectionRefusedError("smtp down")
+        return super().send_messages(messages)
 
 
 class RolloverTests(TeamTestCase):
@@ -53,6 +65,45 @@ class DigestTests(TeamTestCase):
         assert message.to == ["max@example.com"] and message.subject == "3 cards due today"
         assert "you are 2nd this week" in message.body and "Tensor Tamers" in message.body
         assert BoardPreference.objects.get(user=self.member).last_digest_on == date(2026, 3, 4)
+
+    def test_it_links_absolutely_and_lets_the_learner_unsubscribe_in_one_click(self) -> None:
+        with self.settings(SITE_URL="https://quiz.example.com"):
+            assert tasks.send_daily_digests(datetime(2026, 3, 4, 9, 0, tzinfo=UTC)) == 1
+        message = mail.outbox[0]
+        assert "Review now: https://quiz.example.com/review/" in message.body
+        link = message.extra_headers["List-Unsubscribe"].strip("<>")
+        assert link.startswith("https://quiz.example.com/teams/digest/unsubscribe/") and link in message.body
+        assert message.extra_headers["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+        path = link.removeprefix("https://quiz.example.com")
+        client = Client(enforce_csrf_checks=True)  # a mail client's one-click POST has no CSRF token
+        assert client.get(path).status_code == 200 and BoardPreference.objects.get(user=self.member).daily_digest
+        assert "data-unsubscribed" in client.post(path).content.decode()
+        assert not BoardPreference.objects.get(user=self.member).daily_digest
+        assert client.post(path[:-3] + "xyz/").status_code == 404
+
+    def test_a_failed_send_blocks_no_one_and_is_tried_again_next_hour(self) -> None:
+        other = make_user("other-digest")
+        other.email = "fail@example.com"
+        other.save(update_fields=["email"])
+        services.set_preferences(other, global_board=False, daily_digest=True)
+        now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+        with self.settings(EMAIL_BACKEND="tests.teams.test_tasks.FailingFor"):
+            assert tasks.send_daily_digests(now) == 1
+        assert [m.to for m in mail.outbox] == [["max@example.com"]]
+        assert BoardPreference.objects.get(user=other).last_digest_on is None  # the day was given back
+        assert tasks.send_daily_digests(now + timedelta(hours=1)) == 1  # and the next run sends it
+        assert [m.to for m in mail.outbox] == [["max@example.com"], ["fail@example.com"]]
+
+    def test_its_streak_is_the_dashboards(self) -> None:
+        for day in (date(2026, 3, 2), date(2026, 3, 3)):
+            self.review(self.member, self.cards[0], day)
+        now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+        tasks.send_daily_digests(now)
+        profile = review.get_profile(self.member)
+        assert (
+            f"Current streak: {review.dashboard_summary(self.member, profile, now).streak} days." in mail.outbox[0].body
+        )
+        assert "Current streak: 2 days." in mail.outbox[0].body
 
     def test_it_waits_for_the_learners_morning_in_their_time_zone(self) -> None:
         assert tasks.send_daily_digests(datetime(2026, 3, 4, 7, 59, tzinfo=UTC)) == 0

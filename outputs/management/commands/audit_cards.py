@@ -74,6 +74,12 @@ class Command(BaseCommand):
             f"{'total':<28} {'':<8} {total:>5} {'':>8} {'':>8} {sum(r.long_fronts for r in audit.rows):>9} "
             f"{sum(r.long_backs for r in audit.rows):>8} {sum(r.generic_fronts for r in audit.rows):>7}"
         )
+        out(f"\nfronts that ask two questions: {len(audit.two_questions)}")
+        for line in audit.two_questions:
+            out(f"  {line}")
+        out(f"possible near-duplicates (one fact carded twice): {len(audit.duplicates)} pairs")
+        for line in audit.duplicates:
+            out(f"  {line}")
         missing = sum(len(paths) for paths in audit.uncovered.values())
         out(f"\nheadings with substance: {sum(audit.headings.values())}, without a card: {missing}")
         for slug, paths in audit.uncovered.items():
