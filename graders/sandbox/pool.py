@@ -400,7 +400,8 @@ class SandboxPool:
         hidden = self._phase(child, deadline, len(run.hidden), limits, started)
         # Of the hidden phase only its status and each case's value, ok flag and behaviour record are kept:
         # what the child printed, its messages, errors and timings are dropped here, unread.
-        return dataclasses.replace(visible, hidden=hidden.cases, hidden_status=hidden.status)
+        cases = [dataclasses.replace(case, error=None) for case in hidden.cases]
+        return dataclasses.replace(visible, hidden=cases, hidden_status=hidden.status)
 
     def _phase(self, child: _Child, deadline: float, n_cases: int, limits: Limits, started: float) -> RunResult:
         """One phase's message (or, when none comes, the warden's account of the child's end) as a result."""

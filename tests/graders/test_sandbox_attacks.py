@@ -19,10 +19,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from graders.grading import HIDDEN_STATUSES  # noqa: E402
 from graders.sandbox import Limits, RunResult, SandboxPool, policy, wire  # noqa: E402
 from graders.sandbox.pool import PROJECT_ROOT  # noqa: E402
 from graders.sandbox.results import CaseResult  # noqa: E402
 from tests.graders.attacks import ATTACKS, Attack  # noqa: E402
+from tests.graders.attacks.hidden import HIDDEN_VALUES, MARKERS  # noqa: E402
 
 pytestmark = pytest.mark.sandbox
 
@@ -53,6 +55,24 @@ def prepare() -> Env:
 
 def make_cases() -> list[tuple[Any, ...]]:
     return [(torch.arange(4.0),), (torch.ones(2, 3),)]
+
+
+def hidden_cases() -> list[tuple[Any, ...]]:
+    """A hidden_data attack's one hidden case: values no visible case has (``attacks.hidden``)."""
+    return [(torch.tensor(HIDDEN_VALUES),)]
+
+
+def hidden_leaks(result: RunResult) -> list[str]:
+    """Where the hidden input shows in what the parent passes on: texts, and the visible cases' values."""
+    found = [piece for piece in texts(result) for marker in MARKERS if marker in piece]
+    for case in result.cases:
+        for value in _walk(case.value):
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel():
+                if bool(torch.isin(value.detach().reshape(-1), torch.tensor(HIDDEN_VALUES)).any()):
+                    found.append(f"a visible value holds the hidden input: {value}")
+    if result.hidden_status not in HIDDEN_STATUSES + ("",):
+        found.append(f"a hidden status that is not a fixed word: {result.hidden_status!r}")
+    return found
 
 
 def expected_for(cases: list[tuple[Any, ...]]) -> list[Any]:
@@ -91,7 +111,10 @@ def run_attack(
     with layers_broken(attack, pool):
         for index, code in enumerate(filter(None, (attack.code, attack.follow_up))):
             run_cases = cases if cases is not None and index == 0 else make_cases()
-            results.append(pool.run(substitute(code, env), "solution", run_cases, limits=limits, grad=attack.grad))
+            hidden = hidden_cases() if attack.category == "hidden_data" and index == 0 else None
+            results.append(
+                pool.run(substitute(code, env), "solution", run_cases, limits=limits, grad=attack.grad, hidden=hidden)
+            )
     return results
 
 
@@ -248,7 +271,10 @@ def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResu
     results = run_attack(pool, attack, env, cases)
 
     for result in results:
-        assert not all_correct(result, [o * 2 for o in originals]), f"the attack got through: {result}"
+        if attack.category == "hidden_data":  # its visible cases may well be right: the leak is what counts
+            assert hidden_leaks(result) == [], f"the hidden input got out: {hidden_leaks(result)}"
+        else:
+            assert not all_correct(result, [o * 2 for o in originals]), f"the attack got through: {result}"
         assert result.status != "internal_error", result
         text = repr(result)
         for secret in (env.canary_text, os.environ.get("SECRET_KEY", "unset-secret"), "root:x:0:0", "SECRET_KEY ="):

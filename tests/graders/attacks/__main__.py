@@ -7,7 +7,7 @@ import os
 import sys
 
 from tests.graders.attacks import ATTACKS, LAYERS, blocking_layer
-from tests.graders.test_sandbox_attacks import prepare, run_attack
+from tests.graders.test_sandbox_attacks import hidden_leaks, prepare, run_attack
 
 
 def main() -> None:
@@ -20,13 +20,16 @@ def main() -> None:
         env = prepare()
         for attack in ATTACKS:
             try:  # raw attacks with layers 1 and 2 off; a pair is judged by its follow-up
-                last = run_attack(unguarded if attack.raw else pool, attack, env)[-1]
+                results = run_attack(unguarded if attack.raw else pool, attack, env)
+                last = results[-1]
             except Exception as exc:  # noqa: BLE001 - the parent failed: that is the finding
                 table[attack.category]["parent failed"] += 1
                 sys.stdout.write(f"{attack.category:20} {attack.name:45} PARENT RAISED {type(exc).__name__}: {exc}\n")
                 continue
             errors = [c.error or "" for c in last.cases]
             layer = blocking_layer(last.status, last.message, errors, attack)
+            if attack.category == "hidden_data":  # held by the two phases and the parent's reduction, or leaked
+                layer = "LEAKED" if any(hidden_leaks(r) for r in results) else "4-result"
             table[attack.category][layer] += 1
             sys.stdout.write(f"{attack.category:20} {attack.name:45} {last.status:14} {layer}\n")
         os.unlink(env.canary_file)
