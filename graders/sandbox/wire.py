@@ -98,7 +98,9 @@ class _Encoder:
                 plain = plain.resolve_conj()
             if plain.is_neg():
                 plain = plain.resolve_neg()
-            plain = plain.to("cpu").as_subclass(torch.Tensor).contiguous()
+            plain = plain.to("cpu").as_subclass(torch.Tensor)
+            order = _dense_order(plain)
+            plain = (plain if order is None else plain.permute(order)).contiguous()
         dtype = str(plain.dtype).removeprefix("torch.")
         if dtype not in DTYPES:
             raise WireError(f"tensors of dtype {dtype} cannot be returned")
@@ -111,7 +113,18 @@ class _Encoder:
         self.blobs.append(data)
         self.blobs.append(bytes(-len(data) % ALIGN))
         self.size += len(data) + len(self.blobs[-1])
-        return [dtype, list(plain.shape), offset, len(data)]
+        node = [dtype, list(plain.shape), offset, len(data)]
+        return node if order is None else [*node, order]
+
+
+def _dense_order(tensor: Any) -> list[int] | None:
+    """For a transposed or permuted view of dense memory (``x.t()``, ``x.permute(2, 0, 1)``), the order of its
+    dims from the slowest in memory to the fastest, so the view crosses the wire as a view and a drill's
+    non-contiguous case stays non-contiguous; None for anything else (sent as a contiguous copy)."""
+    if tensor.dim() < 2 or tensor.is_contiguous() or 0 in tensor.shape:
+        return None
+    order = sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d))
+    return order if tensor.permute(order).is_contiguous() else None
 
 
 def pack(header: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
@@ -203,6 +216,11 @@ class _Decoder:
             return arg  # cleaned with the rest of the header (``clean``)
         if tag == "T" and isinstance(arg, list) and len(arg) == 4:
             return self._tensor(*arg)
+        if tag == "T" and isinstance(arg, list) and len(arg) == 5:  # a permuted view: the bytes are in ``order``
+            order = arg[4]
+            if not isinstance(order, list) or sorted(order) != list(range(len(order))) or len(order) != len(arg[1]):
+                raise WireError("malformed tensor order")
+            return self._tensor(*arg[:4]).permute([order.index(d) for d in range(len(order))])
         if tag == "dt" and isinstance(arg, str):
             return _dtype(arg)
         if tag in ("l", "t") and isinstance(arg, list):

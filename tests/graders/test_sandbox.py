@@ -744,3 +744,11 @@ def test_it_recovers_by_itself_when_its_working_folder_is_removed_mid_load() -> 
     assert removed_at < 60
     assert [r.status for r in results].count("ok") == 60, [r.message for r in results if r.status != "ok"]
     assert after.status == "ok", after
+
+
+def test_a_non_contiguous_case_reaches_the_runner_non_contiguous(pool: SandboxPool) -> None:
+    """A drill's transposed input stays a transposed view in the runner, visible or hidden (``x.view`` fails)."""
+    code = "def solution(x):\n    return [x.is_contiguous(), list(x.stride())]\n"
+    view = torch.arange(12.0).reshape(3, 4).t()
+    result = pool.run(code, "solution", [(view,)], hidden=[(view,)])
+    assert result.cases[0].value == [False, [1, 4]] and result.hidden[0].value == [False, [1, 4]]

@@ -36,11 +36,23 @@ def test_views_conjugates_negatives_and_grad_tensors_come_back_as_plain_values()
     base = torch.arange(24.0).reshape(4, 6)
     z = torch.complex(torch.randn(3), torch.randn(3))
     leaf = torch.ones(2, requires_grad=True)
-    values = [base.t(), base[::2, 1::3], z.conj(), torch._neg_view(base), leaf * 2, base.expand(2, 4, 6)]
+    values = [base[::2, 1::3], z.conj(), torch._neg_view(base), leaf * 2, base.expand(2, 4, 6)]
     for value in values:
         back = round_trip(value)
         expected = value.detach().resolve_conj().resolve_neg().contiguous()
         assert same(back, expected) and back.is_contiguous() and not back.requires_grad
+
+
+def test_a_transposed_or_permuted_view_crosses_as_a_view() -> None:
+    """A drill's non-contiguous case must reach the runner non-contiguous (``x.view`` fails on it there too)."""
+    base = torch.arange(24.0).reshape(2, 3, 4)
+    for value in (base[0].t(), base.permute(2, 0, 1), base.transpose(1, 2)):
+        back = round_trip(value)
+        assert same(back, value) and not back.is_contiguous() and back.stride() == value.stride()
+    for order in ([0, 0], [1], [0, 2], "01"):  # not a permutation of the dims: refused, never guessed at
+        head = json.dumps({"values": {"v": {"T": ["float32", [2, 2], 0, 16, order]}}}).encode()
+        with pytest.raises(wire.WireError, match="malformed tensor order"):
+            wire.unpack(struct.pack("<I", len(head)) + head + bytes(64))
 
 
 def test_views_whose_size_one_dims_have_other_strides_come_back() -> None:
