@@ -33,10 +33,12 @@ from typing import Literal
 from cards.ingest.outputs import answer_in_code, transcript_cells
 
 # Bump when build_program changes, so every cached run is redone (it is part of the cache key).
-ADAPTER_VERSION = "1"
+ADAPTER_VERSION = "2"
 ENTRY_POINT = "snippet_done"
-CELL_MARKER = "\x1equizsite-last-cell\x1e"
-ERROR_MARKER = "\x1equizsite-cell-error\x1e"
+# Private-use characters, not control characters: the sandbox's parent replaces every control character
+# but newline and tab in what a runner sends (``graders.sandbox.wire.clean_text``), as it must for verdicts.
+CELL_MARKER = "\ue000quizsite-last-cell\ue000"
+ERROR_MARKER = "\ue000quizsite-cell-error\ue000"
 SEEDS = (0, 1)
 # torch names a snippet may use that the sandbox does not offer: a NameError for them is "unsupported".
 WITHHELD_NAMES = ("DataLoader", "SummaryWriter", "DistributedSampler")
