@@ -43,6 +43,7 @@ class Runner(Protocol):
         grad: bool = False,
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
+        reference: bool = False,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -133,21 +134,40 @@ class SeedReservoir:
     costs about 1/``batch`` of a runner.
     """
 
-    def __init__(self, batch: int = 16, new_seed: Callable[[], int] = fresh_seed) -> None:
-        self.batch, self.new_seed = batch, new_seed
+    def __init__(self, batch: int = 16, new_seed: Callable[[], int] = fresh_seed, background: bool = True) -> None:
+        self.batch, self.new_seed, self.background = batch, new_seed, background
         self._ready: dict[tuple[str, str], collections.deque[tuple[int, Cached]]] = {}
+        self._filling: set[tuple[str, str]] = set()  # keys whose next batch is being made
         self._lock = threading.Lock()
 
     def take(self, drill: Drill, runner: Runner) -> tuple[int, Cached]:
+        """A fresh seed and its cases and references; the next batch is made in the background while half of
+        this one is left, so no verdict waits for it (only the very first of a drill version does)."""
         key = (drill.version, str(getattr(runner, "device", "cpu")))
         with self._lock:
-            ready = self._ready.get(key)
-            if ready:
-                return ready.popleft()
+            ready = self._ready.setdefault(key, collections.deque())
+            found = ready.popleft() if ready else None
+            refill = found is not None and self.background and len(ready) <= self.batch // 2
+            refill = refill and key not in self._filling
+            if refill:
+                self._filling.add(key)
+        if refill:
+            threading.Thread(target=self._fill, args=(key, drill, runner), daemon=True, name="seed-reservoir").start()
+        if found is not None:
+            return found
         made = self._make(drill, runner)
         with self._lock:
-            self._ready.setdefault(key, collections.deque()).extend(made[1:])
+            self._ready[key].extend(made[1:])
         return made[0]
+
+    def _fill(self, key: tuple[str, str], drill: Drill, runner: Runner) -> None:
+        try:
+            made = self._make(drill, runner)
+        except Exception:  # noqa: BLE001 - a take() that finds nothing makes its own, and says why
+            made = []
+        with self._lock:
+            self._ready[key].extend(made)
+            self._filling.discard(key)
 
     def _make(self, drill: Drill, runner: Runner) -> list[tuple[int, Cached]]:
         seeds = [self.new_seed() for _ in range(self.batch)]
@@ -228,6 +248,7 @@ def _run_reference(
         limits=sandbox_limits(drill.limits),
         grad=drill.grad,
         hidden=hidden or None,
+        reference=True,
         **_checks(drill),
     )
     outcomes = result.cases + result.hidden

@@ -67,8 +67,10 @@ class LocalRunner:
         grad: bool = False,
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
+        reference: bool = False,
     ) -> RunResult:
-        """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them."""
+        """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them
+        (each visible case called twice, the first hidden one too; a reference never twice)."""
         started, cpu_started = time.perf_counter(), time.process_time()
         namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "np": np, "math": math}
         try:
@@ -80,8 +82,13 @@ class LocalRunner:
             return RunResult("runtime_error", message=f"the code does not define {entry_point!r}")
         with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
             warnings.simplefilter("ignore")
-            results = [self._case(fn, args, grad, count_graph, code.splitlines()) for args in cases]
-            secret = [self._case(fn, args, grad, count_graph, code.splitlines()) for args in hidden or []]
+            lines = code.splitlines()
+            results = [self._case(fn, args, grad, count_graph, lines, not reference) for args in cases]
+            # The sandbox calls its first hidden case again after the others; here, trusted code, right away.
+            secret = [
+                self._case(fn, args, grad, count_graph, lines, index == 0 and not reference)
+                for index, args in enumerate(hidden or [])
+            ]
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu_started) * 1000
         hidden_status = "ok" if hidden else ""
@@ -95,13 +102,15 @@ class LocalRunner:
             hidden_status=hidden_status,
         )
 
-    def _case(self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str]) -> CaseResult:
+    def _case(
+        self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str], repeat: bool
+    ) -> CaseResult:
         """One case as the sandbox runs it (``child.run_case``), its value rebuilt as the wire rebuilds it."""
         try:
             args = _moved(copy.deepcopy(args), self.device)
             value, record = run_case(
                 fn, args, grad=grad, count_graph=count_graph, lines=lines, quiet=contextlib.nullcontext,
-                filename=SUBMISSION_FILE,
+                filename=SUBMISSION_FILE, repeat=repeat,
             )  # fmt: skip
             returned = wire.unpack(wire.pack({}, {"value": value}))[1]["value"]
             return CaseResult(ok=True, value=returned, error=None, behaviour=record)

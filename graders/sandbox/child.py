@@ -67,12 +67,13 @@ def run_case(
     lines: list[str],
     quiet: Callable[[], AbstractContextManager[Any]],
     filename: str = policy.FILENAME,
+    repeat: bool = True,
 ) -> tuple[Any, dict[str, Any]]:
     """One case: its value and its behaviour record (``graders.sandbox.behaviour``), the learner's errors raised.
 
-    The call is made twice, the second time on fresh copies of the case under ``quiet`` (prints dropped):
-    a different answer means state kept between calls. Where the arguments changed, a third call finds the
-    line that changed them.
+    With ``repeat`` the call is made twice, the second time on fresh copies of the case under ``quiet``
+    (prints dropped): a different answer means state kept between calls. Where the arguments changed,
+    another call finds the line that changed them.
     """
     pristine = behaviour.fresh(case)
     target, args = prepare(entry, case, grad)
@@ -80,7 +81,7 @@ def run_case(
     value, record = behaviour.observe(
         target, args, lambda: finish(target(*args), args, grad), grad=grad, before=before, count_graph=count_graph
     )
-    first = behaviour.fresh(value)
+    first = behaviour.fresh(value) if repeat else None
     with quiet():
         if record["changed"] or record.get("grad_left") or record.get("requires_grad_set"):
             again, again_args = prepare(entry, behaviour.fresh(pristine), grad)
@@ -88,7 +89,7 @@ def run_case(
             if where:
                 record["where"] = where
         # The copy is used up by this last call: a second call on the arguments as they were.
-        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first)
+        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first) if repeat else ""
     return value, record
 
 
@@ -173,19 +174,44 @@ def load(
     return Loaded(entry, lines)
 
 
+def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any) -> str:
+    """After every other call: the first case again, on a fresh copy ('' when the answer is the same)."""
+    return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first)
+
+
 def run_cases(
-    loaded: Loaded, cases: list[tuple[Any, ...]], job: dict[str, Any], device: str, sink: policy.PrintSink
+    loaded: Loaded,
+    cases: list[tuple[Any, ...]],
+    job: dict[str, Any],
+    device: str,
+    sink: policy.PrintSink,
+    *,
+    each: bool = True,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every case in order: per case ``ok``, ``error`` and ``behaviour``, the values apart (by index)."""
+    """Every case in order: per case ``ok``, ``error`` and ``behaviour``, the values apart (by index).
+
+    State kept between calls: with ``each`` every case is called a second time on fresh copies (the visible
+    phase, where the message names the case); otherwise the first case alone is called again after all the
+    others, where state kept over the whole phase shows, for one call instead of one per case (the hidden
+    phase). A drill's reference (``job["reference"]``) is not called again at all.
+    """
     results: list[dict[str, Any]] = []
     values: dict[str, Any] = {}
+    reference = bool(job.get("reference"))
+    again_case = None if reference or each or not cases else behaviour.fresh(cases[0])
     for index, case in enumerate(cases):
-        outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink)
+        outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink, repeat=each and not reference)
         if "status" in outcome:
             return outcome, {}
         if outcome["ok"]:
             values[str(index)] = outcome.pop("value")
+            if index == 0 and again_case is not None:
+                first = behaviour.fresh(values["0"])
         results.append(outcome)
+    if again_case is not None and results[0]["ok"]:
+        with sink.quieted():
+            again = recall(loaded.entry, tuple(_to_device(a, device) for a in again_case), bool(job.get("grad")), first)
+        results[0]["behaviour"]["repeat"] = again
     return {"status": "ok", "message": "", "cases": results}, values
 
 
@@ -205,7 +231,14 @@ def run_job(
 
 
 def _run_case(
-    entry: Any, case: tuple[Any, ...], job: dict[str, Any], device: str, lines: list[str], sink: policy.PrintSink
+    entry: Any,
+    case: tuple[Any, ...],
+    job: dict[str, Any],
+    device: str,
+    lines: list[str],
+    sink: policy.PrintSink,
+    *,
+    repeat: bool,
 ) -> dict[str, Any]:
     from graders.sandbox import wire
 
@@ -218,6 +251,7 @@ def _run_case(
             count_graph=bool(job.get("count_graph")),
             lines=lines,
             quiet=sink.quieted,
+            repeat=repeat,
         )
         wire._Encoder().encode(value)  # refuse unsupported return types here, as this case's error
         return {"ok": True, "error": None, "value": value, "behaviour": record}

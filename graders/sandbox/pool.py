@@ -72,6 +72,7 @@ class _Job:
     grad: bool
     hidden: list[tuple[Any, ...]]  # sent only after the visible phase's result came back (``zygote._run``)
     count_graph: bool = False
+    reference: bool = False
 
 
 class _Child:
@@ -236,10 +237,12 @@ class SandboxPool:
         timeout: float | None = None,
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
+        reference: bool = False,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
-        each case's behaviour record says how large its autograd graphs grew (drills with a graph budget)."""
+        each case's behaviour record says how large its autograd graphs grew (drills with a graph budget).
+        ``reference``: a drill's own reference, whose cases are not called a second time."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -261,7 +264,7 @@ class SandboxPool:
                     message = f"the GPU sandbox cannot use CUDA: {reason}"
                     return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
-                    job = _Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
+                    job = _Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph, reference)
                     result = self._run_in(child, job, started)
                 finally:
                     child.close()
@@ -367,6 +370,7 @@ class SandboxPool:
             "grad": run.grad,
             "hidden": bool(run.hidden),
             "count_graph": run.count_graph,
+            "reference": run.reference,
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "output_bytes": limits.output_bytes,

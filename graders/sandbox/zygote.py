@@ -784,7 +784,7 @@ def _run(
     _, hidden_values = wire.unpack(wire.recv_message(sock))
     hidden = [tuple(c) for c in hidden_values.get("cases", [])]
     sink.silent = True  # for good: nothing printed from here on is kept (it still counts against the cap)
-    ran, out_values = _guarded(lambda: child.run_cases(loaded, hidden, header, device, sink), sink)
+    ran, out_values = _guarded(lambda: child.run_cases(loaded, hidden, header, device, sink, each=False), sink)
     cases = [{"ok": c.get("ok") is True, "behaviour": c.get("behaviour")} for c in ran.get("cases", [])]
     _send_result(sock, {"kind": "hidden", "status": ran.get("status"), "cases": cases}, out_values)
 

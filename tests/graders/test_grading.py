@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -424,7 +425,7 @@ def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_b
             return super().run(code, entry_point, cases, **kwargs)
 
     seeds = iter(range(100, 200))
-    reservoir = SeedReservoir(batch=4, new_seed=lambda: next(seeds))
+    reservoir = SeedReservoir(batch=4, new_seed=lambda: next(seeds), background=False)
     counting = Counting()
     verdicts = [grade(REVERSE, REVERSE.reference, seed=None, runner=counting, reservoir=reservoir) for _ in range(5)]
     assert [v["seed"] for v in verdicts] == [100, 101, 102, 103, 104]
@@ -436,3 +437,21 @@ def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_b
     batched = grade(REVERSE, wrong, seed=None, runner=runner, reservoir=SeedReservoir(batch=3))
     alone = grade(REVERSE, wrong, seed=batched["seed"], runner=runner, cache=ReferenceCache())
     assert batched["tests"] == alone["tests"]
+
+
+def test_a_reservoir_makes_the_next_batch_in_the_background_while_half_is_left(runner: LocalRunner) -> None:
+    made = threading.Event()
+
+    class Slow(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            if kwargs.get("reference") and seen:
+                made.set()
+            seen.append(kwargs.get("reference"))
+            return super().run(code, entry_point, cases, **kwargs)
+
+    seen: list[object] = []
+    reservoir = SeedReservoir(batch=4)
+    slow = Slow()
+    seeds = [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir)["seed"] for _ in range(3)]
+    assert made.wait(10), "the second batch was never made"
+    assert len(set(seeds)) == 3 and seen.count(True) == 2  # the first batch on the path, the second beside it

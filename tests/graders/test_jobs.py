@@ -310,7 +310,7 @@ def test_it_makes_reference_outputs_for_a_batch_of_fresh_seeds_at_once(learner: 
     runner = LocalRunner()
     subs = [queued(learner, drill, WRONG) for _ in range(5)]
     with (
-        mock.patch("graders.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4)),
+        mock.patch("graders.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4, background=False)),
         mock.patch.object(runner, "run", wraps=runner.run) as run,
     ):
         for sub in subs:
