@@ -837,10 +837,21 @@ def run_once(
     device: str = "cpu",
     timeout: float | None = None,
     hidden: list[tuple[Any, ...]] | None = None,
+    count_graph: bool = False,
+    reference: bool = False,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
-        return pool.run(code, entry_point, cases, grad=grad, timeout=timeout, hidden=hidden)
+        return pool.run(
+            code,
+            entry_point,
+            cases,
+            grad=grad,
+            timeout=timeout,
+            hidden=hidden,
+            count_graph=count_graph,
+            reference=reference,
+        )
 
 
 _DEFAULT: dict[tuple[int, str], SandboxPool] = {}
