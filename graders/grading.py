@@ -131,10 +131,11 @@ class SeedReservoir:
     Every attempt gets hidden cases no other submission saw, so what one verdict reveals (a bit per hidden
     case) never adds up over attempts. A new seed's reference outputs need a run of the reference; made
     ``batch`` seeds at a time, in one run (the examples once, then each seed's hidden cases), a fresh seed
-    costs about 1/``batch`` of a runner.
+    costs about 1/``batch`` of a runner. 64: each batch takes a warm runner from the learners' pool, so
+    the fewer batches the fewer verdicts wait for a new runner (16 raised the sequential p50 by ~20 %).
     """
 
-    def __init__(self, batch: int = 16, new_seed: Callable[[], int] = fresh_seed, background: bool = True) -> None:
+    def __init__(self, batch: int = 64, new_seed: Callable[[], int] = fresh_seed, background: bool = True) -> None:
         self.batch, self.new_seed, self.background = batch, new_seed, background
         self._ready: dict[tuple[str, str], collections.deque[tuple[int, Cached]]] = {}
         self._filling: set[tuple[str, str]] = set()  # keys whose next batch is being made

@@ -210,7 +210,7 @@ def test_a_solution_that_changes_its_argument_is_told_so_and_the_fix_gets_advice
     context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
     page = context.new_page()
     page.goto(f"{live_server.url}/drills/{drill.slug}/")
-    expect(page.locator(".prompt-en[data-contract]")).to_contain_text("leaves every argument untouched")
+    expect(page.locator("[data-contract][data-lang='en']")).to_contain_text("leaves every argument untouched")
     set_code(page, "def solution(x):\n    x += 1\n    return x\n")
     page.get_by_role("button", name="Submit").click()
     verdict = page.locator("#verdict")
