@@ -9,6 +9,7 @@ per (drill version, seed, visible_only, device) because they are the same for ev
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import threading
 from collections import OrderedDict
@@ -17,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, NotRequired, Protocol, TypedDict
 
 from graders.drills.advice import advice_for
-from graders.drills.cases import Case, generate_cases
+from graders.drills.cases import Case, generate_cases, hidden_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
@@ -44,6 +45,7 @@ class Runner(Protocol):
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
         reference: bool = False,
+        go_on: Callable[[RunResult], bool] | None = None,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -60,7 +62,7 @@ class TestResult(TypedDict):
 class Verdict(TypedDict):
     drill: str
     drill_version: str
-    seed: int
+    seed: int | None  # the hidden cases' seed; None where none was sent (an example failed first)
     status: str
     message: str
     tests: list[TestResult]
@@ -82,31 +84,38 @@ class ReferenceFailure(RuntimeError):
     """The drill's own reference did not run cleanly: our fault, never the learner's."""
 
 
-# cases (visible first), reference outputs, the reference's behaviour records, the visible and the hidden cases' args
-Cached = tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+@dataclasses.dataclass(frozen=True)
+class Expected:
+    """Cases with the reference's output and behaviour record for each, and their args as handed to the runner.
+
+    ``args`` is one list object, never rebuilt or changed, so the sandbox pool encodes it once.
+    """
+
+    cases: list[Case]
+    outputs: list[object]
+    records: list[dict[str, Any] | None]
+    args: list[tuple[Any, ...]]
+
+
+NOTHING = Expected([], [], [], [])
 
 
 class ReferenceCache:
-    """A small thread-safe LRU of (cases, reference outputs and records, args) per (version, seed, visible_only,
-    device).
-
-    The args list is handed to the runner as it is for every submission (never rebuilt, never changed),
-    so the sandbox pool encodes it once.
-    """
+    """A small thread-safe LRU of (visible, hidden) ``Expected`` per (version, seed, visible_only, device)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int, bool, str], Cached] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, bool, str], tuple[Expected, Expected]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, bool, str]) -> Cached | None:
+    def get(self, key: tuple[str, int, bool, str]) -> tuple[Expected, Expected] | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
             return None
 
-    def put(self, key: tuple[str, int, bool, str], value: Cached) -> None:
+    def put(self, key: tuple[str, int, bool, str], value: tuple[Expected, Expected]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -126,25 +135,26 @@ def fresh_seed() -> int:
 
 
 class SeedReservoir:
-    """Fresh seeds with their reference outputs ready, per (drill version, runner device); each handed out once.
+    """Fresh seeds with their hidden cases' reference outputs ready, per (drill version, runner device).
 
-    Every attempt gets hidden cases no other submission saw, so what one verdict reveals (a bit per hidden
-    case) never adds up over attempts. A new seed's reference outputs need a run of the reference; made
-    ``batch`` seeds at a time, in one run (the examples once, then each seed's hidden cases), a fresh seed
-    costs about 1/``batch`` of a runner. 64: each batch takes a warm runner from the learners' pool, so
-    the fewer batches the fewer verdicts wait for a new runner (16 raised the sequential p50 by ~20 %).
+    Every attempt whose hidden cases are sent gets cases no other submission saw, so what one verdict reveals
+    (a bit per hidden case) never adds up over attempts. A new seed's reference outputs need a run of the
+    reference; made ``batch`` seeds at a time, in one run of the hidden cases alone (the examples are the
+    same for every seed), a fresh seed costs about 1/``batch`` of a runner. 64: each batch takes a warm
+    runner from the learners' pool, so the fewer batches the fewer verdicts wait for a new runner. A seed
+    whose cases never left the grader (an example failed first) is handed back, unseen, for the next attempt.
     """
 
     def __init__(self, batch: int = 64, new_seed: Callable[[], int] = fresh_seed, background: bool = True) -> None:
         self.batch, self.new_seed, self.background = batch, new_seed, background
-        self._ready: dict[tuple[str, str], collections.deque[tuple[int, Cached]]] = {}
+        self._ready: dict[tuple[str, str], collections.deque[tuple[int, Expected]]] = {}
         self._filling: set[tuple[str, str]] = set()  # keys whose next batch is being made
         self._lock = threading.Lock()
 
-    def take(self, drill: Drill, runner: Runner) -> tuple[int, Cached]:
-        """A fresh seed and its cases and references; the next batch is made in the background while half of
-        this one is left, so no verdict waits for it (only the very first of a drill version does)."""
-        key = (drill.version, str(getattr(runner, "device", "cpu")))
+    def take(self, drill: Drill, runner: Runner) -> tuple[int, Expected]:
+        """A fresh seed and its hidden cases with their references; the next batch is made in the background
+        while half of this one is left, so no verdict waits for it (only the very first of a drill version)."""
+        key = _reservoir_key(drill, runner)
         with self._lock:
             ready = self._ready.setdefault(key, collections.deque())
             found = ready.popleft() if ready else None
@@ -161,6 +171,11 @@ class SeedReservoir:
             self._ready[key].extend(made[1:])
         return made[0]
 
+    def give_back(self, drill: Drill, runner: Runner, seed: int, hidden: Expected) -> None:
+        """A taken seed whose hidden cases were never sent to a runner (nor its number to anyone): next in line."""
+        with self._lock:
+            self._ready.setdefault(_reservoir_key(drill, runner), collections.deque()).appendleft((seed, hidden))
+
     def _fill(self, key: tuple[str, str], drill: Drill, runner: Runner) -> None:
         try:
             made = self._make(drill, runner)
@@ -170,22 +185,22 @@ class SeedReservoir:
             self._ready[key].extend(made)
             self._filling.discard(key)
 
-    def _make(self, drill: Drill, runner: Runner) -> list[tuple[int, Cached]]:
+    def _make(self, drill: Drill, runner: Runner) -> list[tuple[int, Expected]]:
         seeds = [self.new_seed() for _ in range(self.batch)]
         device = runner_device(drill, runner)
-        per_seed = [generate_cases(drill, seed, False, device=device) for seed in seeds]
-        examples = [case for case in per_seed[0] if not case.hidden]  # the same for every seed
-        secret = [[case for case in cases if case.hidden] for cases in per_seed]
-        visible = [case.args for case in examples]
-        every_hidden = [case for cases in secret for case in cases]
-        outcomes = _run_reference(drill, runner, examples + every_hidden, visible, [c.args for c in every_hidden])
-        shown, rest = outcomes[: len(examples)], outcomes[len(examples) :]
-        made: list[tuple[int, Cached]] = []
-        for seed, cases, hidden in zip(seeds, per_seed, secret, strict=True):
-            mine, rest = shown + rest[: len(hidden)], rest[len(hidden) :]
-            entry = (cases, [o.value for o in mine], [o.behaviour for o in mine], visible, [c.args for c in hidden])
+        per_seed = [hidden_cases(drill, seed, device=device) for seed in seeds]
+        every = [case for cases in per_seed for case in cases]
+        outcomes = _run_reference(drill, runner, every, [case.args for case in every], [])
+        made: list[tuple[int, Expected]] = []
+        for seed, cases in zip(seeds, per_seed, strict=True):
+            mine, outcomes = outcomes[: len(cases)], outcomes[len(cases) :]
+            entry = Expected(cases, [o.value for o in mine], [o.behaviour for o in mine], [c.args for c in cases])
             made.append((seed, entry))
         return made
+
+
+def _reservoir_key(drill: Drill, runner: Runner) -> tuple[str, str]:
+    return drill.version, str(getattr(runner, "device", "cpu"))
 
 
 DEFAULT_RESERVOIR = SeedReservoir()
@@ -210,32 +225,33 @@ def reference_outputs(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache = DEFAULT_CACHE
 ) -> tuple[list[Case], list[object], str]:
     """The cases for ``seed``, the reference output for each (cached) and the device they ran on."""
-    cases, expected, _records, _visible, _hidden, device = _reference(drill, seed, visible_only, runner, cache)
-    return cases, expected, device
+    visible, hidden = _reference(drill, seed, visible_only, runner, cache)
+    return visible.cases + hidden.cases, visible.outputs + hidden.outputs, runner_device(drill, runner)
 
 
 def _reference(
     drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
-) -> tuple[list[Case], list[object], list[dict[str, Any] | None], list[tuple[Any, ...]], list[tuple[Any, ...]], str]:
-    """The cases for ``seed`` (visible first), the reference's output and behaviour record for each, the visible
-    and the hidden cases' args (cached, handed to the runner as they are); and the device.
+) -> tuple[Expected, Expected]:
+    """The visible and the hidden cases for ``seed`` with the reference's output and record for each (cached).
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
     CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
     """
-    device = runner_device(drill, runner)
     key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")))
     cached = cache.get(key)
     if cached is not None:
-        return (*cached, device)
-    cases = generate_cases(drill, seed, visible_only, device=device)
-    visible = [case.args for case in cases if not case.hidden]
-    hidden = [case.args for case in cases if case.hidden]
-    outcomes = _run_reference(drill, runner, cases, visible, hidden)
-    expected = [outcome.value for outcome in outcomes]
-    records = [outcome.behaviour for outcome in outcomes]
-    cache.put(key, (cases, expected, records, visible, hidden))
-    return cases, expected, records, visible, hidden, device
+        return cached
+    cases = generate_cases(drill, seed, visible_only, device=runner_device(drill, runner))
+    shown = [case for case in cases if not case.hidden]
+    secret = [case for case in cases if case.hidden]
+    shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]
+    outcomes = _run_reference(drill, runner, cases, shown_args, secret_args)
+    values, records = [o.value for o in outcomes], [o.behaviour for o in outcomes]
+    n = len(shown)
+    visible = Expected(shown, values[:n], records[:n], shown_args)
+    hidden = Expected(secret, values[n:], records[n:], secret_args) if secret else NOTHING
+    cache.put(key, (visible, hidden))
+    return visible, hidden
 
 
 def _run_reference(
@@ -277,7 +293,7 @@ def _checks(drill: Drill) -> dict[str, Any]:
     return {"count_graph": True} if drill.contract.graph_budget > 0 else {}
 
 
-def _verdict(drill: Drill, seed: int, status: str, message: str, device: str, **extra: Any) -> Verdict:
+def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: str, **extra: Any) -> Verdict:
     verdict: Verdict = {
         "drill": drill.slug,
         "drill_version": drill.version,
@@ -339,35 +355,49 @@ def grade(
 ) -> Verdict:
     """Steps: 1. constraints  2. cases + reference outputs  3. run the code  4. compare each case.
 
-    ``seed=None``: a fresh seed from ``reservoir`` (the verdict's ``seed`` says which); a given seed
-    reproduces that seed's verdict (re-grading, the CLI, tests).
+    ``seed=None``: the hidden cases of a fresh seed from ``reservoir`` (the verdict's ``seed`` says which,
+    or is None where an example failed and no hidden case was sent); a given seed reproduces that seed's
+    verdict (re-grading, the CLI, tests).
     """
+    device = runner_device(drill, runner)
     violations = check_constraints(code, drill.constraints)
     if violations:
         messages = [v.message for v in violations]
-        device = runner_device(drill, runner)
-        return _verdict(drill, seed or 0, "rejected", "; ".join(messages), device, violations=messages)
+        return _verdict(drill, seed, "rejected", "; ".join(messages), device, violations=messages)
+    reservoir = reservoir or DEFAULT_RESERVOIR
+    fresh = seed is None and not visible_only
     try:
-        if seed is None and not visible_only:
-            seed, fresh = (reservoir or DEFAULT_RESERVOIR).take(drill, runner)
-            cases, expected, records, visible, hidden = fresh
-            device = runner_device(drill, runner)
+        if fresh:
+            visible, _ = _reference(drill, 0, True, runner, cache)  # the examples: the same for every seed
+            seed, hidden = reservoir.take(drill, runner)
         else:
-            seed = seed or 0
-            cases, expected, records, visible, hidden, device = _reference(drill, seed, visible_only, runner, cache)
+            visible, hidden = _reference(drill, seed or 0, visible_only, runner, cache)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
-        return _verdict(drill, seed or 0, "internal_error", str(exc), runner_device(drill, runner))
-    # The hidden cases go to the runner only after its visible phase answered; of their phase only values,
-    # ok flags and behaviour records come back, each case reduced here to passed or failed (one bit).
+        return _verdict(drill, seed, "internal_error", str(exc), device)
+    judged: list[tuple[TestResult, str, Mismatch | None]] = []
+
+    def examples_pass(shown: RunResult) -> bool:
+        """The hidden cases go to the runner only after every example passed (a judge stops at a failed test)."""
+        judged[:] = _judge_visible(shown, visible, drill)
+        return len(shown.cases) == len(visible.args) and all(test["passed"] for test, _, _ in judged)
+
+    # Of the hidden phase only values, ok flags and behaviour records come back, each case reduced here to
+    # passed or failed (one bit).
     result = runner.run(
         code,
         drill.entry_point,
-        visible,
+        visible.args,
         limits=sandbox_limits(drill.limits),
         grad=drill.grad,
-        hidden=hidden or None,
+        hidden=hidden.args or None,
+        go_on=examples_pass,
         **_checks(drill),
     )
+    if hidden.args and not result.hidden_status:  # the hidden cases never left this process
+        if fresh and seed is not None:
+            reservoir.give_back(drill, runner, seed, hidden)
+            seed = None
+        hidden = dataclasses.replace(hidden, args=[])
     timing = {
         "cpu_ms": float(result.cpu_ms or 0),
         "wall_ms": float(result.wall_ms or 0),
@@ -375,27 +405,28 @@ def grade(
         "stdout": result.stdout or "",
     }
     device = str(result.device or device)
-    counts = {"total": len(cases), "hidden_total": len(hidden)}
-    if result.status not in ("ok", "runtime_error") or len(result.cases) != len(visible):
+    names = [case.name for case in hidden.cases]
+    counts = {"total": len(visible.cases) + len(names), "hidden_total": len(names)}
+    if result.status not in ("ok", "runtime_error") or len(result.cases) != len(visible.args):
         status = result.status if result.status in VERDICTS else "internal_error"
         message = result.message if status == result.status else ""
-        message = message or f"the runner returned {len(result.cases)} results for {len(visible)} cases"
+        message = message or f"the runner returned {len(result.cases)} results for {len(visible.args)} cases"
         # Rejected by the sandbox's own compile: nothing ran, so no test failed (the rule is the whole message).
         ran = status != "rejected"
-        tests = [TestResult(name=c.name, hidden=c.hidden, passed=False, message=status) for c in cases if ran]
+        tests = [TestResult(name=c.name, hidden=False, passed=False, message=status) for c in visible.cases if ran]
+        tests += [_hidden_test(name, False, status) for name in names if ran]
         return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
-    shown = list(zip(cases, result.cases, expected, records, strict=False))
-    judged = [_judge_case(c, o, e, r, drill) for c, o, e, r in shown]
+    judged = judged or _judge_visible(result, visible, drill)
     tests = [test for test, _, _ in judged]
-    hidden_phase = _hidden_phase(result, len(hidden))
-    secret = list(
-        zip(cases[len(visible) :], result.hidden, expected[len(visible) :], records[len(visible) :], strict=False)
-    )
-    tests += [
-        _judge_hidden(c, o, e, r, drill) if hidden_phase == "ok" else _hidden_test(c, False) for c, o, e, r in secret
-    ]
-    if hidden_phase != "ok":
-        tests += [_hidden_test(c, False) for c in cases[len(visible) + len(secret) :]]
+    hidden_phase = _hidden_phase(result, len(hidden.args))
+    if not hidden.args:
+        tests += [_hidden_test(name, False, "not run") for name in names]
+    else:
+        secret = zip(hidden.cases, result.hidden, hidden.outputs, hidden.records, strict=False)
+        tests += [
+            _judge_hidden(*one, drill) if hidden_phase == "ok" else _hidden_test(one[0].name, False) for one in secret
+        ]
+        tests += [_hidden_test(case.name, False) for case in hidden.cases[len(result.hidden) :] if hidden_phase != "ok"]
     passed = sum(test["passed"] for test in tests)
     hidden_passed = sum(test["passed"] for test in tests if test["hidden"])
     counts.update(passed=passed, hidden_passed=hidden_passed)
@@ -412,10 +443,15 @@ def grade(
     if failed_hidden:
         message = f"{failed_hidden[0]['name']}: {HIDDEN_FAILED}"
         return _verdict(drill, seed, "wrong_answer", message, device, tests=tests, **counts, **timing)
-    advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, cases))
+    advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, visible.cases))
     extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
-    message = f"all {len(cases)} tests passed"
+    message = f"all {counts['total']} tests passed"
     return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
+
+
+def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[tuple[TestResult, str, Mismatch | None]]:
+    shown = zip(visible.cases, result.cases, visible.outputs, visible.records, strict=False)
+    return [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
 
 
 HIDDEN_FAILED = "failed (a hidden case: its inputs, output and any error or message stay hidden)"
@@ -433,8 +469,8 @@ def _hidden_phase(result: Any, n_hidden: int) -> str:
     return status if status in HIDDEN_STATUSES else "runtime_error"
 
 
-def _hidden_test(case: Case, passed: bool) -> TestResult:
-    return {"name": case.name, "hidden": True, "passed": passed, "message": "passed" if passed else "failed"}
+def _hidden_test(name: str, passed: bool, message: str = "") -> TestResult:
+    return {"name": name, "hidden": True, "passed": passed, "message": message or ("passed" if passed else "failed")}
 
 
 def _judge_hidden(
@@ -447,4 +483,4 @@ def _judge_hidden(
         and compare(expected, outcome.value, drill.compare) is None
         and judge_type(record, outcome.behaviour) is None
     )
-    return _hidden_test(case, bool(passed))
+    return _hidden_test(case.name, bool(passed))

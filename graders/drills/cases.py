@@ -8,6 +8,7 @@ learner graded with one seed sees exactly the inputs the cached reference output
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 import math
 import random
@@ -37,6 +38,16 @@ def _case_seed(seed: int, name: str, index: int) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(expr: str) -> Any:
+    """An expression compiled once: a fresh seed's cases are made in batches, and compiling was most of it."""
+    return compile(expr, "<case>", "eval")
+
+
+def _name(spec: CaseSpec, index: int) -> str:
+    return spec.name if spec.repeat == 1 else f"{spec.name}-{index + 1}"
+
+
 def _expand(drill: Drill, spec: CaseSpec, seed: int, index: int, device: str) -> Case:
     case_seed = _case_seed(seed, spec.name, index)
     namespace: dict[str, Any] = {
@@ -47,11 +58,11 @@ def _expand(drill: Drill, spec: CaseSpec, seed: int, index: int, device: str) ->
         "rng": random.Random(case_seed),
         "device": device,
     }
-    name = spec.name if spec.repeat == 1 else f"{spec.name}-{index + 1}"
+    name = _name(spec, index)
     try:
         for key, expr in spec.let:
-            namespace[key] = eval(expr, namespace)  # noqa: S307 - team-written, checked at load time
-        args = tuple(eval(expr, namespace) for expr in spec.args)  # noqa: S307
+            namespace[key] = eval(_compiled(expr), namespace)  # noqa: S307 - team-written, checked at load time
+        args = tuple(eval(_compiled(expr), namespace) for expr in spec.args)  # noqa: S307
     except Exception as exc:
         raise DrillError(f"{drill.path}: case '{name}': {type(exc).__name__}: {exc}") from exc
     return Case(name, args, spec.hidden)
@@ -65,3 +76,8 @@ def generate_cases(drill: Drill, seed: int, visible_only: bool = False, *, devic
     """
     specs = drill.examples if visible_only else drill.examples + drill.hidden
     return [_expand(drill, spec, seed, i, device) for spec in specs for i in range(spec.repeat)]
+
+
+def hidden_cases(drill: Drill, seed: int, *, device: str = "cpu") -> list[Case]:
+    """Only the hidden cases for ``seed`` (the examples are the same for every seed: made once, elsewhere)."""
+    return [_expand(drill, spec, seed, i, device) for spec in drill.hidden for i in range(spec.repeat)]

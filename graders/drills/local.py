@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import math
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -68,9 +69,11 @@ class LocalRunner:
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
         reference: bool = False,
+        go_on: Callable[[RunResult], bool] | None = None,
     ) -> RunResult:
         """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them
-        (each visible case called twice, the first hidden one too; a reference never twice)."""
+        (each visible case called twice, the first hidden one too; a reference never twice), unless ``go_on``
+        says no to the visible phase's result."""
         started, cpu_started = time.perf_counter(), time.process_time()
         namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": F, "np": np, "math": math}
         try:
@@ -84,23 +87,18 @@ class LocalRunner:
             warnings.simplefilter("ignore")
             lines = code.splitlines()
             results = [self._case(fn, args, grad, count_graph, lines, not reference) for args in cases]
+            visible = RunResult("ok", results, device=self.device)
+            if not hidden or (go_on is not None and not go_on(visible)):
+                hidden = []
             # The sandbox calls its first hidden case again after the others; here, trusted code, right away.
             secret = [
                 self._case(fn, args, grad, count_graph, lines, index == 0 and not reference)
-                for index, args in enumerate(hidden or [])
+                for index, args in enumerate(hidden)
             ]
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu_started) * 1000
         hidden_status = "ok" if hidden else ""
-        return RunResult(
-            "ok",
-            results,
-            cpu_ms=cpu_ms,
-            wall_ms=wall_ms,
-            device=self.device,
-            hidden=secret,
-            hidden_status=hidden_status,
-        )
+        return dataclasses.replace(visible, cpu_ms=cpu_ms, wall_ms=wall_ms, hidden=secret, hidden_status=hidden_status)
 
     def _case(
         self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str], repeat: bool

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -73,6 +73,7 @@ class _Job:
     hidden: list[tuple[Any, ...]]  # sent only after the visible phase's result came back (``zygote._run``)
     count_graph: bool = False
     reference: bool = False
+    go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
 
 
 class _Child:
@@ -205,7 +206,7 @@ class SandboxPool:
         self._cond = threading.Condition()
         self._ready: collections.deque[_Child] = collections.deque()
         self._spawned = 0
-        self._packed: collections.deque[tuple[list[tuple[Any, ...]], bytes]] = collections.deque(maxlen=16)
+        self._packed: collections.deque[tuple[list[tuple[Any, ...]], bytes]] = collections.deque(maxlen=64)
         self._running = 0  # jobs in flight: a refill waits for them while a warm child is left
         self._closed = False
         self._failure: str | None = None
@@ -238,11 +239,14 @@ class SandboxPool:
         hidden: list[tuple[Any, ...]] | None = None,
         count_graph: bool = False,
         reference: bool = False,
+        go_on: Callable[[RunResult], bool] | None = None,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
         each case's behaviour record says how large its autograd graphs grew (drills with a graph budget).
-        ``reference``: a drill's own reference, whose cases are not called a second time."""
+        ``reference``: a drill's own reference, whose cases are not called a second time. ``go_on``: given
+        the visible phase's result, whether to send the hidden cases at all (a grader stops at a failed
+        example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -264,7 +268,9 @@ class SandboxPool:
                     message = f"the GPU sandbox cannot use CUDA: {reason}"
                     return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
-                    job = _Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph, reference)
+                    job = _Job(
+                        code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph, reference, go_on
+                    )
                     result = self._run_in(child, job, started)
                 finally:
                     child.close()
@@ -379,7 +385,6 @@ class SandboxPool:
         try:
             job = wire.pack(header)
             packed_cases = self._packed_cases(run.cases)
-            packed_hidden = self._packed_cases(run.hidden) if run.hidden else b""
         except wire.WireError as exc:
             return RunResult(status="internal_error", message=f"the cases cannot be sent: {exc}")
         try:
@@ -395,8 +400,12 @@ class SandboxPool:
         # loaded machine) must not eat into the time the child is given to answer.
         deadline = time.monotonic() + limits.wall_seconds + RESULT_GRACE
         visible = self._phase(child, deadline, len(run.cases), limits, started)
-        if not run.hidden or visible.status != "ok":
-            return visible
+        if not run.hidden or visible.status != "ok" or (run.go_on is not None and not run.go_on(visible)):
+            return visible  # the hidden cases never left this process
+        try:
+            packed_hidden = self._packed_cases(run.hidden)
+        except wire.WireError as exc:
+            return RunResult(status="internal_error", message=f"the hidden cases cannot be sent: {exc}")
         try:
             wire.send_message(child.job, packed_hidden)
         except OSError:
@@ -439,8 +448,10 @@ class SandboxPool:
         and never changes it; the entry keeps the list alive, so its identity cannot be reused.
         """
         with self._cond:
-            for held, data in self._packed:
-                if held is cases:
+            for index, (held, data) in enumerate(self._packed):
+                if held is cases:  # kept at the front: a fresh seed's one-off lists must not push it out
+                    del self._packed[index]
+                    self._packed.appendleft((held, data))
                     return data
         data = wire.pack({"kind": "cases"}, {"cases": [tuple(c) for c in cases]})
         with self._cond:
@@ -839,6 +850,7 @@ def run_once(
     hidden: list[tuple[Any, ...]] | None = None,
     count_graph: bool = False,
     reference: bool = False,
+    go_on: Callable[[RunResult], bool] | None = None,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
@@ -851,6 +863,7 @@ def run_once(
             hidden=hidden,
             count_graph=count_graph,
             reference=reference,
+            go_on=go_on,
         )
 
 

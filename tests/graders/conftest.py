@@ -19,7 +19,7 @@ from graders.management.commands.import_drills import card_fields, card_key, dri
 from graders.models import Drill, GraderHeartbeat, Submission
 from tests.conftest import Workers
 
-__all__ = ["Workers", "RIGHT", "WRONG", "CRASH", "drill_text", "graded_submission"]
+__all__ = ["Workers", "RIGHT", "WRONG", "HIDDEN_WRONG", "CRASH", "drill_text", "graded_submission"]
 
 
 ADD_ONE = """\
@@ -52,6 +52,7 @@ repeat = 3
 
 RIGHT = "def solution(x):\n    return x + 1\n"
 WRONG = "def solution(x):\n    return x + 2\n"
+HIDDEN_WRONG = "def solution(x):\n    return x + 1 if x.dim() == 1 else x\n"  # passes the example only
 CRASH = "def solution(x):\n    return x + undefined_name\n"
 
 

@@ -208,7 +208,7 @@ def test_it_reports_a_runtime_error_with_the_learners_lines(runner: LocalRunner)
         "three-floats: line 3, in solution\nValueError: step must be greater than zero"
     )
     hidden = [t for t in verdict["tests"] if t["hidden"]]
-    assert hidden and {t["message"] for t in hidden} == {"failed"}
+    assert hidden and {t["message"] for t in hidden} == {"not run"}  # a judge stops at the failed example
 
 
 @pytest.mark.parametrize(
@@ -275,6 +275,7 @@ class RunResult:
     wall_ms: float = 2.0
     device: str = "cpu"
     memory_mb: float = 0.0
+    hidden_status: str = ""
 
 
 class CountingRunner(LocalRunner):
@@ -400,6 +401,12 @@ def test_every_submission_of_a_day_gets_the_same_cases_object(runner: LocalRunne
     reference_1, learner_1a, learner_1b, reference_2, learner_2 = seen
     assert learner_1a is learner_1b is reference_1
     assert learner_2 is reference_2 and learner_2 is not learner_1a
+    fresh = SeedReservoir(batch=2, background=False)
+    seen.clear()
+    for _ in range(2):
+        grade(REVERSE, REVERSE.reference, seed=None, runner=Recording(), cache=cache, reservoir=fresh)
+    examples, _batch, first, second = seen  # the examples' reference, one batch of two seeds, two attempts
+    assert first is second is examples  # fresh seeds too: the examples' list is one object (seed 0's)
 
 
 def test_it_sends_the_hidden_cases_apart_from_the_visible_ones() -> None:
@@ -427,11 +434,15 @@ def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_b
     seeds = iter(range(100, 200))
     reservoir = SeedReservoir(batch=4, new_seed=lambda: next(seeds), background=False)
     counting = Counting()
-    verdicts = [grade(REVERSE, REVERSE.reference, seed=None, runner=counting, reservoir=reservoir) for _ in range(5)]
+    cache = ReferenceCache()
+    verdicts = [
+        grade(REVERSE, REVERSE.reference, seed=None, runner=counting, reservoir=reservoir, cache=cache)
+        for _ in range(5)
+    ]
     assert [v["seed"] for v in verdicts] == [100, 101, 102, 103, 104]
     assert all(v["status"] == "accepted" for v in verdicts)
-    references = [n for n in calls if n > 8]  # the reference runs: four seeds' hidden cases at once
-    assert len(references) == 2 and len(calls) == 5 + 2
+    # the examples' reference once (seed 0), the hidden cases of four seeds at once twice, the five attempts
+    assert len(calls) == 1 + 2 + 5 and calls.count(8) == 5
     # the outputs made for a seed in a batch are the ones that seed gives alone
     wrong = "def solution(x):\n    return x.flip(0) if len(x) < 5 else x.flip(0) + 1\n"
     batched = grade(REVERSE, wrong, seed=None, runner=runner, reservoir=SeedReservoir(batch=3))
@@ -455,3 +466,27 @@ def test_a_reservoir_makes_the_next_batch_in_the_background_while_half_is_left(r
     seeds = [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir)["seed"] for _ in range(3)]
     assert made.wait(10), "the second batch was never made"
     assert len(set(seeds)) == 3 and seen.count(True) == 2  # the first batch on the path, the second beside it
+
+
+def test_an_attempt_that_fails_an_example_sends_no_hidden_case_and_spends_no_seed() -> None:
+    """Like a judge that stops at the first failing test: the hidden cases stay here, the seed goes back unseen."""
+    sent: list[int] = []
+
+    class Recording(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            result = super().run(code, entry_point, cases, **kwargs)
+            sent.append(len(result.hidden))
+            return result
+
+    seeds = iter(range(100, 200))
+    reservoir = SeedReservoir(batch=2, new_seed=lambda: next(seeds), background=False)
+    runner, cache = Recording(), ReferenceCache()
+    wrong = "def solution(x):\n    return x\n"
+    failed = [grade(REVERSE, wrong, seed=None, runner=runner, reservoir=reservoir, cache=cache) for _ in range(3)]
+    assert [v["status"] for v in failed] == ["wrong_answer"] * 3 and [v["seed"] for v in failed] == [None] * 3
+    hidden = [t for t in failed[0]["tests"] if t["hidden"]]
+    assert len(hidden) == failed[0]["hidden_total"] == 8 and {t["message"] for t in hidden} == {"not run"}
+    assert failed[0]["message"].startswith("three-floats: ")  # the failed example, as before
+    right = grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)
+    assert right["status"] == "accepted" and right["seed"] == 100  # the seed nobody saw, still the first
+    assert sent[-4:] == [0, 0, 0, 8]  # the attempts' hidden phases: none for the failed examples

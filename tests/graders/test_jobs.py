@@ -27,7 +27,7 @@ from graders.signals import verdict_recorded
 from graders.status import Status
 from graders.verdicts import SUBMISSIONS
 from tests.conftest import Published, celery_broker, published_tasks
-from tests.graders.conftest import CRASH, RIGHT, WRONG
+from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db
 
@@ -306,9 +306,11 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 def test_it_makes_reference_outputs_for_a_batch_of_fresh_seeds_at_once(learner: User, drill: Drill) -> None:
     """Every attempt has a seed of its own; the references for four seeds come from one run of the reference."""
     from graders.grading import SeedReservoir
+    from graders.grading import grade as grade_code
 
     runner = LocalRunner()
-    subs = [queued(learner, drill, WRONG) for _ in range(5)]
+    subs = [queued(learner, drill, HIDDEN_WRONG) for _ in range(5)]
+    grade_code(drill.spec, RIGHT, seed=0, runner=runner, visible_only=True)  # the examples' reference, cached
     with (
         mock.patch("graders.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4, background=False)),
         mock.patch.object(runner, "run", wraps=runner.run) as run,
@@ -380,14 +382,18 @@ def test_each_attempt_gets_hidden_cases_of_its_own_seed_and_keeps_it(learner: Us
     from graders.grading import ReferenceCache
     from graders.grading import grade as grade_code
 
-    first, second = queued(learner, drill, WRONG), queued(learner, drill, WRONG)
+    first, second = queued(learner, drill, HIDDEN_WRONG), queued(learner, drill, HIDDEN_WRONG)
     assert first.seed == second.seed and first.cases_seed is None
     grade(first), grade(second)
     first.refresh_from_db(), second.refresh_from_db()
     assert None not in (first.cases_seed, second.cases_seed) and first.cases_seed != second.cases_seed
-    assert first.verdict["seed"] == first.cases_seed
-    again = grade_code(drill.spec, WRONG, seed=first.cases_seed, runner=LocalRunner(), cache=ReferenceCache())
+    assert first.verdict["seed"] == first.cases_seed and first.status == Status.WRONG_ANSWER
+    again = grade_code(drill.spec, HIDDEN_WRONG, seed=first.cases_seed, runner=LocalRunner(), cache=ReferenceCache())
     assert again["tests"] == first.verdict["tests"]  # the recorded seed reproduces the verdict
+    failed_example = queued(learner, drill, WRONG)
+    grade(failed_example)
+    failed_example.refresh_from_db()  # an example failed: no hidden case was sent, so no seed was spent
+    assert failed_example.cases_seed is None and failed_example.verdict["seed"] is None
     example = queued(learner, drill, WRONG, Submission.Kind.EXAMPLES)
     grade(example)
     example.refresh_from_db()

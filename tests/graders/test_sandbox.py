@@ -122,6 +122,23 @@ def test_it_never_returns_what_a_hidden_case_prints(pool: SandboxPool) -> None:
     assert "424242" not in repr(result)
 
 
+def test_hidden_cases_stay_in_the_parent_when_the_grader_stops_at_the_visible_phase(pool: SandboxPool) -> None:
+    """``go_on`` sees the visible phase's result; a no keeps the hidden cases out of the child altogether."""
+    code = "def solution(x):\n    return x\n"
+    asked: list[list[object]] = []
+
+    def stop(visible: object) -> bool:
+        asked.append([c.value for c in visible.cases])  # type: ignore[attr-defined]
+        return False
+
+    result = pool.run(code, "solution", [(3,)], hidden=[(424242,)], go_on=stop)
+    assert asked == [[3]] and result.status == "ok" and (result.hidden_status, result.hidden) == ("", [])
+    result = pool.run(code, "solution", [(3,)], hidden=[(424242,)], go_on=lambda visible: True)
+    assert result.hidden_status == "ok" and [c.value for c in result.hidden] == [424242]
+    result = pool.run("def solution(x):\n    return 1 / 0\n", "solution", [(3,)], hidden=[(1,)], go_on=stop)
+    assert result.hidden_status == "" and len(asked) == 2  # asked about the error too: the grader decides
+
+
 # The round-3 paths by which hidden inputs came back without any escape; each now ends as one bit per case.
 LEAKS = {
     "a tuple whose __len__ raises with the input, in the last encode": (
