@@ -139,15 +139,20 @@ class SeedReservoir:
 
     Every attempt whose hidden cases are sent gets cases no other submission saw, so what one verdict reveals
     (a bit per hidden case) never adds up over attempts. A new seed's reference outputs need a run of the
-    reference; made ``batch`` seeds at a time, in one run of the hidden cases alone (the examples are the
-    same for every seed), a fresh seed costs about 1/``batch`` of a runner. 64: each batch takes a warm
-    runner from the learners' pool, so the fewer batches the fewer verdicts wait for a new runner. A seed
-    whose cases never left the grader (an example failed first) is handed back, unseen, for the next attempt.
+    reference; made many seeds at a time, in one run of the hidden cases alone (the examples are the same for
+    every seed), a fresh seed costs a fraction of a runner. A drill version's batches grow with its use, from
+    ``first`` seeds to ``batch`` (doubling each time): each batch takes a warm runner from the learners' pool,
+    so a busy drill wants few large batches, and a drill attempted twice a day should not pay for 64 seeds
+    (each worker process keeps its own reservoir). A seed whose cases never left the grader (an example
+    failed first) is handed back, unseen, for the next attempt.
     """
 
-    def __init__(self, batch: int = 64, new_seed: Callable[[], int] = fresh_seed, background: bool = True) -> None:
-        self.batch, self.new_seed, self.background = batch, new_seed, background
+    def __init__(
+        self, batch: int = 64, new_seed: Callable[[], int] = fresh_seed, background: bool = True, first: int = 8
+    ) -> None:
+        self.batch, self.new_seed, self.background, self.first = batch, new_seed, background, min(first, batch)
         self._ready: dict[tuple[str, str], collections.deque[tuple[int, Expected]]] = {}
+        self._sizes: dict[tuple[str, str], int] = {}  # the size of each key's last batch
         self._filling: set[tuple[str, str]] = set()  # keys whose next batch is being made
         self._lock = threading.Lock()
 
@@ -158,7 +163,7 @@ class SeedReservoir:
         with self._lock:
             ready = self._ready.setdefault(key, collections.deque())
             found = ready.popleft() if ready else None
-            refill = found is not None and self.background and len(ready) <= self.batch // 2
+            refill = found is not None and self.background and len(ready) <= self._sizes.get(key, 0) // 2
             refill = refill and key not in self._filling
             if refill:
                 self._filling.add(key)
@@ -166,7 +171,7 @@ class SeedReservoir:
             threading.Thread(target=self._fill, args=(key, drill, runner), daemon=True, name="seed-reservoir").start()
         if found is not None:
             return found
-        made = self._make(drill, runner)
+        made = self._make(key, drill, runner)
         with self._lock:
             self._ready[key].extend(made[1:])
         return made[0]
@@ -178,15 +183,17 @@ class SeedReservoir:
 
     def _fill(self, key: tuple[str, str], drill: Drill, runner: Runner) -> None:
         try:
-            made = self._make(drill, runner)
+            made = self._make(key, drill, runner)
         except Exception:  # noqa: BLE001 - a take() that finds nothing makes its own, and says why
             made = []
         with self._lock:
             self._ready[key].extend(made)
             self._filling.discard(key)
 
-    def _make(self, drill: Drill, runner: Runner) -> list[tuple[int, Expected]]:
-        seeds = [self.new_seed() for _ in range(self.batch)]
+    def _make(self, key: tuple[str, str], drill: Drill, runner: Runner) -> list[tuple[int, Expected]]:
+        with self._lock:
+            size = self._sizes[key] = min(self.batch, self._sizes[key] * 2) if key in self._sizes else self.first
+        seeds = [self.new_seed() for _ in range(size)]
         device = runner_device(drill, runner)
         per_seed = [hidden_cases(drill, seed, device=device) for seed in seeds]
         every = [case for cases in per_seed for case in cases]

@@ -490,3 +490,25 @@ def test_an_attempt_that_fails_an_example_sends_no_hidden_case_and_spends_no_see
     right = grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)
     assert right["status"] == "accepted" and right["seed"] == 100  # the seed nobody saw, still the first
     assert sent[-4:] == [0, 0, 0, 8]  # the attempts' hidden phases: none for the failed examples
+
+
+def test_a_drills_seed_batches_grow_with_its_use() -> None:
+    """A drill attempted twice a day pays for a few seeds, a busy one gets few large batches."""
+    batches: list[int] = []
+
+    class Counting(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            if kwargs.get("reference") and len(cases) > 2:  # a batch: every seed's eight hidden cases at once
+                batches.append(len(cases) // 8)
+            return super().run(code, entry_point, cases, **kwargs)
+
+    reservoir = SeedReservoir(batch=8, first=2, background=False)
+    runner, cache = Counting(), ReferenceCache()
+    seeds = [grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)["seed"]]
+    seeds += [grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)["seed"]]
+    assert batches == [2]
+    for _ in range(2 + 4 + 8 + 1):
+        seeds.append(
+            grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)["seed"]
+        )
+    assert batches == [2, 4, 8, 8] and len(set(seeds)) == len(seeds) == 17  # 22 made, 17 taken
