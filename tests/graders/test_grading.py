@@ -450,22 +450,25 @@ def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_b
     assert batched["tests"] == alone["tests"]
 
 
-def test_a_reservoir_makes_the_next_batch_in_the_background_while_half_is_left(runner: LocalRunner) -> None:
+def test_a_reservoir_makes_the_next_batch_in_the_background_while_a_quarter_is_left(runner: LocalRunner) -> None:
     made = threading.Event()
+    batches: list[int] = []
 
     class Slow(LocalRunner):
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
-            if kwargs.get("reference") and seen:
-                made.set()
-            seen.append(kwargs.get("reference"))
+            if kwargs.get("reference") and len(cases) > 2:  # a batch (the examples' reference has two cases)
+                batches.append(len(cases) // 8)
+                if len(batches) == 2:
+                    made.set()
             return super().run(code, entry_point, cases, **kwargs)
 
-    seen: list[object] = []
-    reservoir = SeedReservoir(batch=4)
-    slow = Slow()
-    seeds = [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir)["seed"] for _ in range(3)]
+    reservoir, slow, cache = SeedReservoir(batch=4, first=4), Slow(), ReferenceCache()
+    seeds = [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir, cache=cache)["seed"]]
+    seeds += [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir, cache=cache)["seed"]]
+    assert batches == [4]  # two of four left: not yet
+    seeds += [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir, cache=cache)["seed"]]
     assert made.wait(10), "the second batch was never made"
-    assert len(set(seeds)) == 3 and seen.count(True) == 2  # the first batch on the path, the second beside it
+    assert len(set(seeds)) == 3 and batches == [4, 4]  # the first batch on the path, the second beside it
 
 
 def test_an_attempt_that_fails_an_example_sends_no_hidden_case_and_spends_no_seed() -> None:
