@@ -240,7 +240,8 @@ def site_env(folder: Path, database_url: str, redis_url: str, prefix: str) -> di
 def prepare(env: dict[str, str], users: int) -> list[str]:
     """1. migrate, 2. import the notes and drills, 3. learners with ready sessions (no password hashing)."""
     manage = [sys.executable, "manage.py"]
-    for args in (["migrate", "--noinput", "-v", "0"], ["import_notes", "notes/", "-v", "0"], ["import_drills"]):
+    steps = [["migrate", "--noinput", "-v", "0"], ["import_notes", "notes/", "-v", "0"], ["import_drills"]]
+    for args in [*steps, ["import_learning_order", "-v", "0"]]:
         subprocess.run(manage + args, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
     out = subprocess.run(
         manage + ["shell", "-c", SETUP.format(users=users)],

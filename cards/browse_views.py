@@ -22,7 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from cards import calibrating, charts, extensions, revlog
+from cards import calibrating, charts, extensions, learning, revlog
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, Note, Profile, ReviewLog
@@ -54,7 +54,9 @@ def _today(profile: Profile) -> date:
 def decks(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     rows = numbers.deck_rows(request.user, _today(profile))
-    return render(request, "cards/decks.html", {"rows": rows})
+    order = learning.learner_order(request.user)
+    context = {"rows": rows, "stages": order.stages, "unstaged": order.unstaged, "order_team": order.team}
+    return render(request, "cards/decks.html", context)
 
 
 def _deck_filters(request: HttpRequest) -> tuple[str, str]:

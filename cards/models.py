@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Concat, StrIndex
 from django.db.models.lookups import Exact, GreaterThan
+from django.utils import timezone
 
 
 class Note(models.Model):
@@ -35,6 +36,13 @@ class Note(models.Model):
 class CardQuerySet(models.QuerySet["Card"]):
     def active(self) -> CardQuerySet:
         return self.filter(active=True)
+
+    def update(self, **kwargs: Any) -> int:
+        """Every bulk change moves ``updated_at`` too (``bulk_update`` comes through here): the review queue
+        keeps the deck's order and siblings in memory and rebuilds them when the newest ``updated_at`` moves
+        (``cards.queueing.deck_stamp``), so a change that left it alone would go unseen."""
+        kwargs.setdefault("updated_at", timezone.now())
+        return super().update(**kwargs)
 
 
 class Card(models.Model):
@@ -71,6 +79,8 @@ class Card(models.Model):
         indexes = [
             # New-card queue: active cards in note order.
             models.Index(fields=["active", "note", "position"], name="card_active_order_idx"),
+            # The deck stamp the review queue checks on every request: SELECT MAX(updated_at).
+            models.Index(fields=["updated_at"], name="card_updated_idx"),
         ]
         constraints = [
             models.CheckConstraint(condition=~models.Q(front=""), name="card_front_not_empty"),
@@ -78,6 +88,45 @@ class Card(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.front[:60]}"
+
+
+class LearningStage(models.Model):
+    """One step of the learning order for new cards across the bundled notes (basics first).
+
+    A stage names note sections by heading: a card belongs to the first stage (in the default order)
+    that lists its note and any heading on its path. Cards no stage names (a learner's own imported
+    notes, a new section) come after every stage, each note in its own order. Loaded from
+    ``notes/learning-order.toml`` by ``manage.py import_learning_order``; a team may reorder the stages
+    for its members (``TeamLearningOrder``).
+    """
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    rank = models.PositiveIntegerField(help_text="Place in the default order, smallest first.")
+    sections = models.JSONField(
+        default=list, help_text='[{"note": "<note slug>", "headings": ["<heading>", ...]}, ...]'
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["rank", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class TeamLearningOrder(models.Model):
+    """A team's own order of the learning stages, set by its owners; it applies to its members only
+    (a learner in several teams follows the first team they joined that has one)."""
+
+    team = models.OneToOneField("teams.Team", on_delete=models.CASCADE, related_name="learning_order")
+    stages = models.JSONField(
+        default=list, help_text="Stage slugs in the team's order; stages not listed follow in the default order."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"learning order of team {self.team_id}"
 
 
 def default_time_zone() -> str:
@@ -234,7 +283,11 @@ class CardStateQuerySet(models.QuerySet["CardState"]):
 
     def repeats_for(self, user: object, today: date) -> CardStateQuerySet:
         """SM-2 step 7: cards rated below 4 today, until they are rated 4 or 5; the longest-waiting first."""
-        return self.available(user, today).filter(needs_repeat=True, last_review_day=today).order_by("last_reviewed_at")
+        return (
+            self.available(user, today)
+            .filter(needs_repeat=True, last_review_day=today)
+            .order_by("last_reviewed_at", "pk")
+        )
 
     def blocking_new(self, user: object, today: date) -> CardStateQuerySet:
         """States that take a card out of the new queue: already seen, suspended or buried."""

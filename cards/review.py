@@ -17,11 +17,13 @@ from decimal import Decimal
 from typing import Any, Literal, TypedDict
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, models, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, OuterRef, Subquery
 from django.utils import timezone
 
-from cards.models import Card, CardState, Profile, ReviewLog, answered_today, has_sibling, sibling_cards
+from cards import queueing
+from cards.models import Card, CardState, Profile, ReviewLog
+from cards.queueing import QueueSnapshot
 from cards.scheduling import fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
 from cards.scheduling.sm2 import Rating, SM2State
@@ -56,126 +58,9 @@ def get_profile(user: AbstractBaseUser) -> Profile:
         return profile
 
 
-class _RowCount(Subquery):
-    """``(SELECT COUNT(*) FROM (subquery))``: counts a LIMITed subquery, so a capped count stays cheap."""
-
-    template = "(SELECT COUNT(*) FROM (%(subquery)s) _rows)"
-    output_field = models.IntegerField()
-
-
-def _new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
-    """Active cards the learner has never reviewed, has not suspended or buried, in note order, less the
-    ones a sibling buries today: answered already, due today (due cards come first), or new and earlier."""
-    blocking = CardState.objects.blocking_new(user, today).filter(card=OuterRef("pk"))
-    due = _due_states(user, today).filter(card=OuterRef("pk"))
-    earlier = Q(position__lt=OuterRef("position")) | Q(position=OuterRef("position"), pk__lt=OuterRef("pk"))
-    burying = answered_today(user, today) | Exists(due) | (earlier & Q(active=True) & ~Exists(blocking))
-    # Ordering by ``active`` too makes the ORDER BY match card_active_order_idx, so the database
-    # walks that index and stops at the first hit instead of sorting every card (40 ms at 100k).
-    return (
-        Card.objects.active()
-        .exclude(Exists(blocking))
-        .exclude(has_sibling("", sibling_cards().filter(burying)))
-        .order_by("active", "note_id", "position", "pk")
-    )
-
-
-def _due(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
-    """Today's due reviews in the order they come (most overdue first), less the ones a sibling buries:
-    answered today, or due too and earlier in this order."""
-    earlier = (
-        Q(due__lt=OuterRef(OuterRef("due")))
-        | Q(due=OuterRef(OuterRef("due")), last_reviewed_at__lt=OuterRef(OuterRef("last_reviewed_at")))
-        | Q(
-            due=OuterRef(OuterRef("due")),
-            last_reviewed_at=OuterRef(OuterRef("last_reviewed_at")),
-            pk__lt=OuterRef(OuterRef("pk")),
-        )
-    )
-    due_earlier = _due_states(user, today).filter(earlier, card=OuterRef("pk"))
-    burying = answered_today(user, today) | Exists(due_earlier)
-    return (
-        _due_states(user, today)
-        .exclude(has_sibling("card__", sibling_cards("card__").filter(burying)))
-        .order_by("due", "last_reviewed_at", "pk")
-    )
-
-
-def _due_states(user: AbstractBaseUser, today: date) -> models.QuerySet[CardState]:
-    """Seen, available cards due today, unordered: the cards a due sibling is looked for among (a due
-    mapping direction's only sibling is the other direction, so its own burying needs no second look)."""
-    return CardState.objects.available(user, today).filter(last_reviewed_at__isnull=False, due__lte=today)
-
-
-@dataclass(frozen=True)
-class QueueSnapshot:
-    """Today's numbers and the head of each queue, read in one query."""
-
-    due: int  # due reviews still allowed today (capped by the reviews limit)
-    new: int  # new cards still allowed today (capped by the new limit)
-    repeats: int
-    reviewed_today: int
-    next_due: int | None  # CardState pk
-    next_new: int | None  # Card pk
-    next_repeat: int | None  # CardState pk
-
-    @property
-    def remaining(self) -> int:
-        return self.due + self.new + self.repeats
-
-    @property
-    def progress_percent(self) -> int:
-        total = self.reviewed_today + self.remaining
-        return 100 if total == 0 else round(100 * self.reviewed_today / total)
-
-
 def queue_snapshot(user: AbstractBaseUser, profile: Profile, today: date) -> QueueSnapshot:
-    """Read every count and queue head as scalar subqueries of one SELECT (the hot path's budget is tight)."""
-    due = _due(user, today)
-    repeats = CardState.objects.repeats_for(user, today)
-    new = _new_cards(user, today)
-    logs = ReviewLog.objects.filter(user=user, review_day=today).order_by()
-    firsts = logs.filter(is_same_day_repeat=False)
-    row = (
-        Profile.objects.filter(pk=profile.pk)
-        .annotate(
-            # Counts drop the ORDER BY so the database can stop at the LIMIT without sorting.
-            due_count=_RowCount(due.order_by().values("pk")[: profile.reviews_per_day]),
-            new_count=_RowCount(new.order_by().values("pk")[: profile.new_cards_per_day]),
-            repeat_count=_RowCount(repeats.order_by().values("pk")),
-            new_done=_RowCount(firsts.filter(was_new=True).values("pk")),
-            reviews_done=_RowCount(firsts.filter(was_new=False).values("pk")),
-            reviewed_today=_RowCount(logs.values("pk")),
-            next_due=Subquery(due.values("pk")[:1]),
-            next_new=Subquery(new.values("pk")[:1]),
-            next_repeat=Subquery(repeats.values("pk")[:1]),
-        )
-        .values(
-            "due_count",
-            "new_count",
-            "repeat_count",
-            "new_done",
-            "reviews_done",
-            "reviewed_today",
-            "next_due",
-            "next_new",
-            "next_repeat",
-        )
-        .get()
-    )
-    # A LIMIT 0 subquery (a limit set to 0) compiles to NULL, not to a count of zero.
-    row = {key: value or 0 if key.endswith(("count", "done", "today")) else value for key, value in row.items()}
-    due_left = max(0, min(row["due_count"], profile.reviews_per_day - row["reviews_done"]))
-    new_left = max(0, min(row["new_count"], profile.new_cards_per_day - row["new_done"]))
-    return QueueSnapshot(
-        due=due_left,
-        new=new_left,
-        repeats=row["repeat_count"],
-        reviewed_today=row["reviewed_today"],
-        next_due=row["next_due"] if due_left else None,
-        next_new=row["next_new"] if new_left else None,
-        next_repeat=row["next_repeat"],
-    )
+    """Today's counts and queue heads (``cards.queueing``: the deck kept in memory, the learner read fresh)."""
+    return queueing.snapshot(user.pk, profile, today)
 
 
 class RatingButton(TypedDict):
@@ -277,7 +162,7 @@ def _sm2_of(state: CardState) -> SM2State:
 
 
 def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[ReviewItem | None, QueueSnapshot]:
-    """Due cards first (most overdue first), then new cards, then today's repeats. Two queries."""
+    """Due cards first (most overdue first), then new cards in the learning order, then today's repeats."""
     today = learner_today(profile, now)
     snap = queue_snapshot(user, profile, today)
     state_pk, queue = (snap.next_due, "due") if snap.next_due else (snap.next_repeat, "repeat")

@@ -24,7 +24,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cards.models import CardState, Profile, ReviewLog, Scheduler
-from cards.review import _new_cards, get_profile, learner_today, memory_from, stored_memory
+from cards.queueing import new_card_count
+from cards.review import get_profile, learner_today, memory_from, stored_memory
 from cards.scheduling import fsrs6, schedulers, workload
 
 PREVIEW_DAYS = 7
@@ -196,5 +197,5 @@ def workload_preview(user: AbstractBaseUser, profile: Profile, now: datetime) ->
     for state in states:
         memory = stored[state.pk] or memory_from(fsrs, state, histories.get(state.card_id, []))
         cards.append(workload.SimCard(memory=memory, due=state.due))
-    new = _new_cards(user, today).count()
+    new = new_card_count(user.pk, today)
     return workload.compare(cards, new, profile.new_cards_per_day, today, profile.fsrs_parameters)

@@ -94,6 +94,7 @@ manage migrate --noinput
 if has_command import_notes; then manage import_notes notes/; fi
 if has_command check_notes; then manage check_notes --queue -v 0; fi
 if has_command import_drills; then manage import_drills; fi
+if has_command import_learning_order; then manage import_learning_order; fi
 manage ensure_demo_user
 # Only needed when DEBUG is off (with DEBUG on, WhiteNoise serves the static files from their sources).
 if [ "$DEBUG" != "1" ] && [ "$DEBUG" != "true" ]; then manage collectstatic --noinput -v 0; fi

@@ -87,7 +87,8 @@ class QueueTests(ApiTestCase):
 
 class HotPathTests(ApiTestCase):
     def test_it_serves_the_next_card_in_three_queries(self) -> None:
-        reviewing.get_profile(self.alice)  # the profile row exists, as after a learner's first request
+        profile = reviewing.get_profile(self.alice)  # the profile row exists, as after a learner's first request
+        reviewing.queue_snapshot(self.alice, profile, reviewing.learner_today(profile, timezone.now()))  # a warm deck
         # The token with its user and profile, the queue snapshot, the card.
         with self.assertNumQueries(3):
             response = self.client.get("/api/v1/review/next/")

@@ -15,6 +15,7 @@ from django.test import TestCase
 from cards import review, stats
 from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import Outcome, RatingRequest
+from tests.cards import queue_reference
 from tests.cards.factories import make_card, make_note, make_user
 
 NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)  # 18:00 in Shanghai
@@ -67,6 +68,10 @@ class WholeDayTests(TestCase):
     def shown(self, now: datetime) -> tuple[int, int, int]:
         """(due, new, again) as the review page shows them, checked against the dashboard and the stats page."""
         item, snap = review.next_card(self.user, self.profile, now)
+        # The queue kept in memory (cards.queueing) says exactly what the SQL it replaced says.
+        self.assertEqual(
+            snap, queue_reference.snapshot(self.user, self.profile, review.learner_today(self.profile, now))
+        )
         board = review.dashboard_summary(self.user, self.profile, now)
         summary = stats.collection_summary(self.user, review.learner_today(self.profile, now))
         self.assertEqual((board.due, board.new), (snap.due + snap.repeats, snap.new))

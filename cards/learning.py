@@ -1,0 +1,152 @@
+"""The learning order for new cards: stages of the bundled notes (basics first), and a team's own order.
+
+Plain functions for the web process and ``manage.py import_learning_order``. The queue reads the order
+through ``cards.queueing`` (kept in memory with the deck); these functions write it and describe it.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from cards import queueing
+from cards.models import LearningStage, TeamLearningOrder
+
+DEFAULT_FILE = Path(__file__).resolve().parents[1] / "notes" / "learning-order.toml"
+
+
+class OrderFileError(ValueError):
+    """The learning-order file is malformed: nothing was written."""
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    slug: str
+    title: str
+    sections: list[dict[str, Any]]
+
+
+def read_order_file(path: Path) -> list[StageSpec]:
+    """Every ``[[stage]]`` of the file, checked: a slug (unique), a title, sections of note + headings."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise OrderFileError(f"{path}: {error}") from None
+    stages = data.get("stage")
+    if not isinstance(stages, list) or not stages:
+        raise OrderFileError(f"{path}: no [[stage]] tables")
+    specs, seen = [], set()
+    for number, stage in enumerate(stages, start=1):
+        slug, title, sections = stage.get("slug"), stage.get("title"), stage.get("sections", [])
+        where = f"{path}: stage {number}"
+        if not isinstance(slug, str) or not slug or not slug.replace("-", "").isalnum() or slug in seen:
+            raise OrderFileError(f"{where}: a unique slug of letters, digits and '-' is needed, not {slug!r}")
+        if not isinstance(title, str) or not title.strip():
+            raise OrderFileError(f"{where} ({slug}): a title is needed")
+        if not isinstance(sections, list) or not all(_is_section(s) for s in sections):
+            raise OrderFileError(f"{where} ({slug}): each section needs a note slug and a list of headings")
+        seen.add(slug)
+        specs.append(StageSpec(slug, title.strip(), sections))
+    return specs
+
+
+def _is_section(section: object) -> bool:
+    if not isinstance(section, dict) or not isinstance(section.get("note"), str):
+        return False
+    headings = section.get("headings")
+    return isinstance(headings, list) and all(isinstance(h, str) and h.strip() for h in headings)
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    created: int
+    updated: int
+    removed: int
+
+
+def import_stages(specs: list[StageSpec], dry_run: bool = False) -> ImportReport:
+    """Make the stages those of the file, in its order: new ones created, changed ones updated, the
+    rest removed (a team's order simply skips a stage that is gone). Unchanged stages are not written."""
+    existing = {stage.slug: stage for stage in LearningStage.objects.all()}
+    created = updated = 0
+    with transaction.atomic():
+        for rank, spec in enumerate(specs):
+            stage = existing.pop(spec.slug, None)
+            if stage is None:
+                created += 1
+                if not dry_run:
+                    LearningStage.objects.create(slug=spec.slug, title=spec.title, rank=rank, sections=spec.sections)
+            elif (stage.title, stage.rank, stage.sections) != (spec.title, rank, spec.sections):
+                updated += 1
+                stage.title, stage.rank, stage.sections = spec.title, rank, spec.sections
+                if not dry_run:
+                    stage.save(update_fields=["title", "rank", "sections", "updated_at"])
+        if not dry_run:
+            LearningStage.objects.filter(slug__in=list(existing)).delete()
+    return ImportReport(created, updated, len(existing))
+
+
+def team_stage_order(team: Any) -> list[LearningStage]:
+    """The stages in the team's order (the default order when the team never set one)."""
+    stages = list(LearningStage.objects.order_by("rank", "slug"))
+    chosen = TeamLearningOrder.objects.filter(team=team).values_list("stages", flat=True).first() or []
+    rank = {slug: i for i, slug in enumerate(dict.fromkeys(chosen))}
+    return sorted(stages, key=lambda s: (rank.get(s.slug, len(rank)), s.rank, s.slug))
+
+
+def move_stage(team: Any, slug: str, direction: Literal["up", "down"]) -> bool:
+    """Move one stage a place up or down in the team's order; False when there is no such stage or it
+    is already at that end. The whole order is stored, so later default changes do not reshuffle it."""
+    slugs = [stage.slug for stage in team_stage_order(team)]
+    if slug not in slugs:
+        return False
+    i = slugs.index(slug)
+    j = i - 1 if direction == "up" else i + 1
+    if not 0 <= j < len(slugs):
+        return False
+    slugs[i], slugs[j] = slugs[j], slugs[i]
+    TeamLearningOrder.objects.update_or_create(team=team, defaults={"stages": slugs})
+    return True
+
+
+def reset_team_order(team: Any) -> None:
+    """Back to the default order."""
+    TeamLearningOrder.objects.filter(team=team).delete()
+
+
+@dataclass(frozen=True)
+class StageRow:
+    slug: str
+    title: str
+    cards: int  # active cards in this stage
+
+
+@dataclass(frozen=True)
+class LearnerOrder:
+    stages: list[StageRow]  # in the order the learner's new cards follow
+    unstaged: int  # active cards no stage names: they come last
+    team: Any  # the team whose order it is (their first, by joining, that set one), or None
+
+
+def learner_order(user: AbstractBaseUser) -> LearnerOrder:
+    """The stages in the order this learner's new cards follow (their team's, else the default), each
+    with its active card count. Two queries: the deck stamp (the deck itself is kept) and the order."""
+    deck = queueing.current_deck()
+    chosen = (
+        TeamLearningOrder.objects.filter(team__memberships__user_id=user.pk)
+        .select_related("team")
+        .order_by("team__memberships__joined_at", "team__memberships__pk")
+        .first()
+    )
+    order = queueing.stage_ranks(deck.stages, queueing.stage_slugs(chosen.stages if chosen else []))
+    counts = [0] * (len(deck.stages) + 1)
+    for place in deck.active.values():
+        counts[place[0]] += 1
+    ordered = sorted(range(len(deck.stages)), key=lambda index: order[index])
+    rows = [StageRow(deck.stages[i].slug, deck.stages[i].title, counts[i]) for i in ordered]
+    return LearnerOrder(rows, counts[-1], chosen.team if chosen else None)

@@ -1,0 +1,377 @@
+"""Today's review queue for one learner: its counts and the head of each queue, for the web process.
+
+Why it is built here and not in one SQL statement: the queue buries siblings (the two directions of a
+mapping row never come on one day) and orders new cards by the learning order, and as correlated SQL
+subqueries that cost ~50 ms of Python to compile and ~10 ms of PostgreSQL to run on every rating
+(docs/performance.md, "Review queue"). What only changes when the deck is imported or a team reorders
+its stages (the order of the new cards, which cards are siblings) is computed once per process and
+kept (``Deck``), checked on each request against one cheap stamp query; what changes with every rating
+(the learner's due states, what blocks a new card, today's reviews) is read fresh each time by three
+queries compiled once (``quizsite.prepared``), and the queue is walked in Python. Nothing a learner
+does is cached, so no rating, undo, suspension or settings change can leave a stale queue behind.
+
+The rules are those of the SQL it replaced (kept in ``tests/cards/queue_reference.py``, which the
+tests compare against after every step):
+
+- due: seen, available (active, not suspended, not buried) states due today, most overdue first
+  (``due``, ``last_reviewed_at``, ``pk``), less a mapping card whose sibling was answered today or is
+  due too and earlier in that order;
+- new: active cards with no state that blocks them (seen, suspended, buried), in the learning order,
+  less a mapping card whose sibling was answered today, is due today, or is new and earlier in its note;
+- repeats: available states rated below Good today (``needs_repeat``), the longest-waiting first;
+- each count capped by the daily limit less today's first answers of its kind.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from django.apps import apps
+from django.db import connections, router
+
+from cards.models import Card, CardState, LearningStage, Profile, ReviewLog, TeamLearningOrder
+
+HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
+_PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, position, pk)
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    """Today's numbers and the head of each queue."""
+
+    due: int  # due reviews still allowed today (capped by the reviews limit)
+    new: int  # new cards still allowed today (capped by the new limit)
+    repeats: int
+    reviewed_today: int
+    next_due: int | None  # CardState pk
+    next_new: int | None  # Card pk
+    next_repeat: int | None  # CardState pk
+
+    @property
+    def remaining(self) -> int:
+        return self.due + self.new + self.repeats
+
+    @property
+    def progress_percent(self) -> int:
+        total = self.reviewed_today + self.remaining
+        return 100 if total == 0 else round(100 * self.reviewed_today / total)
+
+
+# --- The deck: what changes only when notes are imported or the stages change -------------------------
+
+
+@dataclass(frozen=True)
+class Stage:
+    slug: str
+    title: str
+    sections: dict[int, frozenset[str]]  # note pk -> the headings of that note this stage covers
+
+
+@dataclass
+class Deck:
+    """Every card's place, the mapping cards' siblings, and the stages, as of ``stamp``."""
+
+    stamp: tuple[Any, ...]
+    stages: list[Stage]  # in the default order
+    active: dict[int, _PLACE]  # card pk -> its place
+    mapping: dict[int, tuple[int, bool]]  # mapping card pk -> (position, active); inactive ones too
+    siblings: dict[int, tuple[int, ...]]  # mapping card pk -> its siblings' pks
+    _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def order(self, stage_slugs: tuple[str, ...] = ()) -> list[int]:
+        """Active card pks in the learning order: the stages as ``stage_slugs`` orders them (the default
+        order when empty; stages it leaves out follow in the default order), then the cards no stage
+        names, note after note, each in note order. Within a stage the notes take turns (each note's
+        first card, then each note's second...), so every note's kinds of card come early; each note
+        keeps its own order. Sorted once per order and kept."""
+        found = self._orders.get(stage_slugs)
+        if found is None:
+            rank = stage_ranks(self.stages, stage_slugs)
+            found = sorted(self.active, key=lambda pk: (rank[self.active[pk][0]], *self.active[pk][1:]))
+            with self._lock:
+                self._orders[stage_slugs] = found
+        return found
+
+    def stage_of(self, card_pk: int) -> Stage | None:
+        index = self.active[card_pk][0]
+        return self.stages[index] if index < len(self.stages) else None
+
+
+def stage_ranks(stages: list[Stage], stage_slugs: Iterable[str]) -> list[int]:
+    """Each default stage index's rank in the given order; the index past the stages ranks last."""
+    chosen = [s for s in dict.fromkeys(stage_slugs) if any(stage.slug == s for stage in stages)]
+    ordered = chosen + [stage.slug for stage in stages if stage.slug not in chosen]
+    position = {slug: i for i, slug in enumerate(ordered)}
+    return [position[stage.slug] for stage in stages] + [len(stages)]
+
+
+def headings(heading_path: str) -> set[str]:
+    """The headings on a card's path, without markdown backticks (the importer keeps some)."""
+    return {part.replace("`", "").strip() for part in heading_path.split(HEADING_SEPARATOR) if part.strip()}
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0]
+
+
+def find_siblings(rows: list[tuple[int, int, str, str]]) -> dict[int, tuple[int, ...]]:
+    """``cards.models.siblings`` in Python: mapping cards ``(pk, note, front, back)`` of one note are
+    siblings when one's front holds ": " and the other's answer (its back's first line)."""
+    by_note: dict[int, list[tuple[int, str, str]]] = {}
+    for pk, note, front, back in rows:
+        by_note.setdefault(note, []).append((pk, front, ": " + _first_line(back)))
+    found: dict[int, list[int]] = {}
+    for cards in by_note.values():
+        for pk, front, asks in cards:
+            for other, other_front, other_asks in cards:
+                if other != pk and (other_asks in front or asks in other_front):
+                    found.setdefault(pk, []).append(other)
+    return {pk: tuple(others) for pk, others in found.items()}
+
+
+def _load_stages() -> list[Stage]:
+    notes = dict(apps.get_model("cards", "Note").objects.values_list("slug", "pk"))
+    stages = []
+    for stage in LearningStage.objects.order_by("rank", "slug"):
+        sections: dict[int, set[str]] = {}
+        for section in stage.sections:
+            if section.get("note") in notes:
+                named = {h.replace("`", "").strip() for h in section.get("headings", [])}
+                sections.setdefault(notes[section["note"]], set()).update(named)
+        stages.append(Stage(stage.slug, stage.title, {note: frozenset(h) for note, h in sections.items()}))
+    return stages
+
+
+def _stage_index(stages: list[Stage], note: int, heading_path: str) -> int:
+    on_path = headings(heading_path)
+    for index, stage in enumerate(stages):
+        if stage.sections.get(note, frozenset()) & on_path:
+            return index
+    return len(stages)
+
+
+def build_deck(stamp: tuple[Any, ...]) -> Deck:
+    """Read the whole deck once: every card's (pk, note, kind, position, active, headings), plus the
+    mapping cards' text for their siblings. ~0.1 s per 100k cards, once per process per change."""
+    stages = _load_stages()
+    placed: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (stage, note) -> [(position, pk)]
+    mapping: dict[int, tuple[int, bool]] = {}
+    rows = Card.objects.order_by().values_list("pk", "note_id", "kind", "position", "active", "heading_path")
+    for pk, note, kind, position, is_active, heading_path in rows.iterator(chunk_size=5000):
+        if is_active:
+            placed.setdefault((_stage_index(stages, note, heading_path), note), []).append((position, pk))
+        if kind == Card.Kind.MAPPING:
+            mapping[pk] = (position, is_active)
+    active: dict[int, _PLACE] = {}
+    for (stage, note), cards in placed.items():
+        for turn, (position, pk) in enumerate(sorted(cards)):
+            active[pk] = (stage, turn if stage < len(stages) else 0, note, position, pk)
+    texts = Card.objects.filter(kind=Card.Kind.MAPPING).order_by().values_list("pk", "note_id", "front", "back")
+    return Deck(stamp, stages, active, mapping, find_siblings(list(texts)))
+
+
+_decks: dict[str, Deck] = {}  # database alias -> the deck as last read in this process
+_deck_lock = threading.Lock()
+
+
+def deck_for(stamp: tuple[Any, ...], alias: str) -> Deck:
+    """The deck as of ``stamp``, rebuilt when the stamp moved: the newest card change
+    (``CardQuerySet.update`` and ``auto_now`` keep ``updated_at`` moving), the newest card, and the
+    stages' count and newest change. The stamp is read before the deck, so a change committed in
+    between costs one more rebuild, never a stale deck."""
+    deck = _decks.get(alias)
+    if deck is None or deck.stamp != stamp:
+        deck = build_deck(stamp)
+        with _deck_lock:
+            _decks[alias] = deck
+    return deck
+
+
+def current_deck() -> Deck:
+    """The deck, for pages that show it (the queue reads the stamp with the learner's day instead)."""
+    alias = router.db_for_read(Card)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(f"SELECT {_stamp_columns()}")
+        return deck_for(tuple(cursor.fetchone()), alias)
+
+
+def _stamp_columns() -> str:
+    """The deck stamp: the newest card change, the newest card, the stages' count and newest change."""
+    card, stage = Card._meta.db_table, LearningStage._meta.db_table
+    return (  # the table names are the models' own
+        f"(SELECT MAX(updated_at) FROM {card}), (SELECT MAX(id) FROM {card}), "
+        f"(SELECT COUNT(*) FROM {stage}), (SELECT MAX(updated_at) FROM {stage})"
+    )
+
+
+# --- The learner: read fresh on every request ---------------------------------------------------------
+
+
+def _day_sql() -> str:
+    """The one statement a queue costs, three parts told apart by the first column:
+    0. one row: the deck stamp (4 columns), the learner's stage order (their first team, by joining, that
+       set one) and today's review counts (all, new first answers, review first answers);
+    1. a row per review today: the card (what buries its siblings);
+    2. a row per state that blocks a new card (seen, suspended or buried), with whether it is in today's
+       due queue or repeat queue (available, due / rated below Good today) and its rank in each order.
+    Dates are compared in SQL, so each backend's own date storage never reaches Python."""
+    order, membership = TeamLearningOrder._meta.db_table, apps.get_model("teams", "Membership")._meta.db_table
+    log, state = ReviewLog._meta.db_table, CardState._meta.db_table
+    logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s"
+    available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
+    return (  # noqa: S608 (the table names are the models' own)
+        f"SELECT 0, {_stamp_columns()}, "
+        f"(SELECT o.stages FROM {order} o INNER JOIN {membership} m ON m.team_id = o.team_id "
+        f"WHERE m.user_id = %(user)s ORDER BY m.joined_at, m.id LIMIT 1), "
+        f"(SELECT COUNT(*) {logs}), "
+        f"(SELECT COUNT(*) {logs} AND was_new AND NOT is_same_day_repeat), "
+        f"(SELECT COUNT(*) {logs} AND NOT was_new AND NOT is_same_day_repeat), "
+        f"{', '.join(['CAST(NULL AS BIGINT)'] * 7)} "  # typed: PostgreSQL types a union by its first part
+        f"UNION ALL SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, card_id, "
+        f"NULL, NULL, NULL, NULL, NULL, NULL {logs} "
+        "UNION ALL SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.id, s.card_id, "
+        f"CASE WHEN s.last_reviewed_at IS NOT NULL AND s.due <= %(today)s AND {available} THEN 1 ELSE 0 END, "
+        f"CASE WHEN s.needs_repeat AND s.last_review_day = %(today)s AND {available} THEN 1 ELSE 0 END, "
+        "ROW_NUMBER() OVER (ORDER BY s.due, s.last_reviewed_at, s.id), "
+        "ROW_NUMBER() OVER (ORDER BY s.last_reviewed_at, s.id) "
+        f"FROM {state} s WHERE s.user_id = %(user)s "
+        "AND (s.last_reviewed_at IS NOT NULL OR s.suspended OR s.buried_until > %(today)s)"
+    )
+
+
+_DAY_SQL: dict[str, tuple[str, list[str]]] = {}  # alias -> (SQL with %s, the name bound at each %s)
+
+
+def _positional(sql: str) -> tuple[str, list[str]]:
+    """Named placeholders to %s (both backends take %s; SQLite's wrapper has no named style)."""
+    names = re.findall(r"%\((\w+)\)s", sql)
+    return re.sub(r"%\((\w+)\)s", "%s", sql), names
+
+
+def stage_slugs(stages: Any) -> tuple[str, ...]:
+    """A team's stored order as slugs, whatever shape it was stored in (a list is expected)."""
+    if isinstance(stages, str):  # PostgreSQL's jsonb and SQLite's text both arrive as text in raw SQL
+        stages = json.loads(stages)
+    return tuple(s for s in stages if isinstance(s, str)) if isinstance(stages, list) else ()
+
+
+@dataclass(frozen=True)
+class _Day:
+    """What the learner's states and logs say today, read in one query."""
+
+    deck: Deck
+    stage_order: tuple[str, ...]
+    due: list[tuple[int, int]]  # (state pk, card pk) in queue order: most overdue first
+    repeats: list[int]  # state pks, longest-waiting first
+    blocked: set[int]  # card pks that are not new
+    answered: set[int]  # card pks answered today
+    new_done: int
+    reviews_done: int
+    reviewed_today: int
+
+
+def _read_day(user_id: int, today: date) -> _Day:
+    alias = router.db_for_read(Card)
+    connection = connections[alias]
+    if alias not in _DAY_SQL:
+        _DAY_SQL[alias] = _positional(_day_sql())
+    sql, names = _DAY_SQL[alias]
+    values = {"user": user_id, "today": connection.ops.adapt_datefield_value(today)}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [values[name] for name in names])
+        rows = cursor.fetchall()
+    header = next(row for row in rows if row[0] == 0)
+    deck = deck_for(tuple(header[1:5]), alias)
+    due, repeats = [], []
+    for row in rows:
+        if row[0] == 2 and row[11] in deck.active:  # an inactive card's state is in no queue
+            if row[12]:
+                due.append((row[14], row[10], row[11]))
+            if row[13]:
+                repeats.append((row[15], row[10]))
+    due.sort()
+    repeats.sort()
+    return _Day(
+        deck=deck,
+        stage_order=stage_slugs(header[5]),
+        due=[(pk, card) for _, pk, card in due],
+        repeats=[pk for _, pk in repeats],
+        blocked={row[11] for row in rows if row[0] == 2},
+        answered={row[9] for row in rows if row[0] == 1},
+        new_done=header[7] or 0,
+        reviews_done=header[8] or 0,
+        reviewed_today=header[6] or 0,
+    )
+
+
+def _due_queue(deck: Deck, day: _Day) -> Iterator[int]:
+    """State pks of the due queue, in order; a mapping card waits when a sibling was answered today or
+    came earlier in this queue (due or not, it was due: each sibling buries the later ones)."""
+    earlier: set[int] = set()
+    for pk, card in day.due:
+        if not any(s in day.answered or s in earlier for s in deck.siblings.get(card, ())):
+            yield pk
+        earlier.add(card)
+
+
+def _new_queue(deck: Deck, day: _Day, order: list[int]) -> Iterator[int]:
+    """Card pks of the new queue, in the learning order; a mapping card waits when a sibling was
+    answered today, is due today, or is new and earlier in its note."""
+    due_cards = {card for _, card in day.due}
+    for card in order:
+        if card in day.blocked:
+            continue
+        siblings = deck.siblings.get(card)
+        if siblings and any(
+            s in day.answered or s in due_cards or _new_and_earlier(deck, day, s, card) for s in siblings
+        ):
+            continue
+        yield card
+
+
+def _new_and_earlier(deck: Deck, day: _Day, sibling: int, card: int) -> bool:
+    position, active = deck.mapping[sibling]
+    return active and sibling not in day.blocked and (position, sibling) < (deck.mapping[card][0], card)
+
+
+def _head_and_count(queue: Iterator[int], cap: int) -> tuple[int | None, int]:
+    """The first item and how many there are, counting no further than ``cap``."""
+    head, count = None, 0
+    for item in queue:
+        if count >= cap:
+            break
+        head = item if count == 0 else head
+        count += 1
+    return head, count
+
+
+def snapshot(user_id: int, profile: Profile, today: date) -> QueueSnapshot:
+    """Today's counts and queue heads for the learner: two queries, then a walk of the queues."""
+    day = _read_day(user_id, today)
+    due_cap = max(0, profile.reviews_per_day - day.reviews_done)
+    new_cap = max(0, profile.new_cards_per_day - day.new_done)
+    next_due, due = _head_and_count(_due_queue(day.deck, day), due_cap)
+    order = day.deck.order(day.stage_order)
+    next_new, new = _head_and_count(_new_queue(day.deck, day, order), new_cap)
+    return QueueSnapshot(
+        due=due,
+        new=new,
+        repeats=len(day.repeats),
+        reviewed_today=day.reviewed_today,
+        next_due=next_due,
+        next_new=next_new,
+        next_repeat=day.repeats[0] if day.repeats else None,
+    )
+
+
+def new_card_count(user_id: int, today: date) -> int:
+    """Every card the new queue would bring today with no daily limit (the workload preview's backlog)."""
+    day = _read_day(user_id, today)
+    return sum(1 for _ in _new_queue(day.deck, day, day.deck.order(day.stage_order)))

@@ -1,0 +1,232 @@
+"""The review queue kept in memory (cards.queueing): the deck it keeps is rebuilt whenever the deck
+changes, every other action of the learner is seen at once (the queue agrees with the SQL it replaced
+after each step), and new cards follow the learning order: the basics first, a team's order for its
+members only, a learner's own notes in their own order."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import TestCase
+from django.urls import reverse
+
+from cards import learning, queueing, review
+from cards.models import Card, CardState, LearningStage, Note, Profile
+from cards.review import Outcome, RatingRequest
+from teams import services
+from tests.cards import queue_reference
+from tests.cards.factories import make_card, make_note, make_user
+
+NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
+TODAY = date(2026, 3, 10)
+ORDER_FILE = """
+[[stage]]
+slug = "tensors"
+title = "Tensors"
+sections = [{ note = "basics", headings = ["张量"] }, { note = "tips", headings = ["Numpy to PyTorch"] }]
+
+[[stage]]
+slug = "autograd"
+title = "Autograd"
+sections = [{ note = "basics", headings = ["自动求导", "`backward` 的用法"] }]
+"""
+
+
+def write(tmp: Path, text: str) -> Path:
+    path = tmp / "learning-order.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class QueueAgreesWithTheSQLTests(TestCase):
+    """Actions that write no review (suspend, bury, undo, a leech's drill, a retired card) show at once."""
+
+    def setUp(self) -> None:
+        self.user = make_user(time_zone="UTC", new_cards_per_day=50, reviews_per_day=50)
+        self.profile = Profile.objects.get(user=self.user)
+        note = make_note()
+        self.cards = [make_card(note=note, heading_path="张量") for _ in range(6)]
+        for days, card in enumerate(self.cards[:2]):
+            CardState.objects.create(
+                user=self.user,
+                card=card,
+                due=TODAY - timedelta(days=days),
+                last_reviewed_at=NOW - timedelta(days=5),
+                version=1,
+            )
+
+    def check(self) -> queueing.QueueSnapshot:
+        snap = review.queue_snapshot(self.user, self.profile, TODAY)
+        self.assertEqual(snap, queue_reference.snapshot(self.user, self.profile, TODAY))
+        return snap
+
+    def rate_next(self, quality: int = 4) -> Card:
+        item = review.next_card(self.user, self.profile, NOW)[0]
+        assert item is not None
+        request = RatingRequest(item.card.uuid, quality, item.version)
+        self.assertEqual(review.rate(self.user, self.profile, request, NOW), Outcome.RECORDED)
+        return item.card
+
+    def test_it_agrees_after_every_kind_of_action(self) -> None:
+        start = self.check()
+        self.assertEqual((start.due, start.new), (2, 4))
+        self.rate_next(1)  # the most overdue card: a same-day repeat now
+        self.assertEqual(self.check().repeats, 1)
+        review.suspend(self.user, self.profile, self.cards[2], NOW)
+        review.bury(self.user, self.profile, self.cards[0], NOW)
+        after = self.check()
+        self.assertEqual((after.due, after.new, after.repeats), (0, 3, 1))
+        self.rate_next(4)  # a new card: new cards come before today's repeats
+        rated_new = self.rate_next(4)
+        self.assertEqual(self.check().new, 1)
+        review.undo_last(self.user, self.profile, NOW)
+        self.assertEqual((self.check().new, self.check().next_new), (2, rated_new.pk))
+        review.suspend(self.user, self.profile, self.cards[2], NOW, suspended=False)
+        self.assertEqual((self.check().new, self.check().next_new), (3, self.cards[2].pk))
+
+    def test_it_rebuilds_the_deck_when_a_card_is_retired_or_added_by_any_write(self) -> None:
+        self.assertEqual(self.check().new, 4)
+        Card.objects.filter(pk=self.cards[2].pk).update(active=False)  # no updated_at given: the queryset sets it
+        self.assertEqual(self.check().new, 3)
+        Card.objects.bulk_update([Card(pk=self.cards[2].pk, active=True)], ["active"])
+        self.assertEqual(self.check().new, 4)
+        make_card(note=self.cards[0].note)
+        self.assertEqual(self.check().new, 5)
+
+    def test_it_never_shows_a_card_twice_or_misses_a_rated_one(self) -> None:
+        met = []
+        while (item := review.next_card(self.user, self.profile, NOW)[0]) is not None:
+            self.check()
+            met.append(item.card.pk)
+            review.rate(self.user, self.profile, RatingRequest(item.card.uuid, 4, item.version), NOW)
+        self.assertEqual(sorted(met), sorted(c.pk for c in self.cards))
+        self.assertEqual(self.check().remaining, 0)
+
+
+class LearningOrderTests(TestCase):
+    def setUp(self) -> None:
+        # Note order (by pk) puts autograd first; the learning order puts the tensor basics first.
+        self.basics = make_note(slug="basics")
+        self.tips = make_note(slug="tips")
+        self.autograd = [make_card(note=self.basics, heading_path="自动求导", position=i) for i in range(3)]
+        self.curated = make_card(note=self.basics, heading_path="`backward` 的用法", position=3)
+        self.tensors = [make_card(note=self.basics, heading_path="张量 › 形状", position=10 + i) for i in range(3)]
+        self.mapping = [make_card(note=self.tips, heading_path="Numpy to PyTorch", position=i) for i in range(2)]
+        self.own_note = make_note(slug="my-own-anki-deck")
+        self.own = [make_card(note=self.own_note, heading_path="Deck", position=9 - i) for i in range(2)]
+
+    def load(self, text: str = ORDER_FILE) -> None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            call_command("import_learning_order", str(write(Path(tmp), text)), verbosity=0)
+
+    def first_new(self, user: object, n: int) -> list[Card]:
+        """The learner's first ``n`` new cards, rated one after another."""
+        profile = review.get_profile(user)  # type: ignore[arg-type]
+        met = []
+        for _ in range(n):
+            item = review.next_card(user, profile, NOW)[0]  # type: ignore[arg-type]
+            assert item is not None and item.queue == "new"
+            met.append(item.card)
+            review.rate(user, profile, RatingRequest(item.card.uuid, 4, item.version), NOW)  # type: ignore[arg-type]
+        return met
+
+    def test_it_brings_a_learners_first_new_cards_from_the_basics(self) -> None:
+        self.load()
+        met = self.first_new(make_user(), 5)
+        # The tensor stage first, its notes taking turns, each note in its own order.
+        self.assertEqual(met, [self.tensors[0], self.mapping[0], self.tensors[1], self.mapping[1], self.tensors[2]])
+        later = self.first_new(make_user(), 11)[5:]
+        self.assertEqual(later, [*self.autograd, self.curated, self.own[1], self.own[0]])  # own notes: own order
+
+    def test_without_an_order_new_cards_come_in_note_order(self) -> None:
+        self.assertEqual(self.first_new(make_user(), 3), self.autograd)
+
+    def test_a_teams_reorder_takes_effect_for_its_members_only(self) -> None:
+        self.load()
+        owner, member, outsider = make_user(), make_user(), make_user()
+        team = services.create_team(owner, "Lab", "UTC")
+        services.join(team, member)
+        other = services.create_team(outsider, "Elsewhere", "UTC")
+        self.assertTrue(learning.move_stage(team, "autograd", "up"))
+        self.assertEqual(self.first_new(member, 1), [self.autograd[0]])
+        self.assertEqual(self.first_new(owner, 1), [self.autograd[0]])
+        self.assertEqual(self.first_new(outsider, 1), [self.tensors[0]])
+        self.assertEqual([s.slug for s in learning.team_stage_order(other)], ["tensors", "autograd"])
+        learning.reset_team_order(team)
+        self.assertEqual(self.first_new(member, 1), [self.tensors[0]])
+
+    def test_only_an_owner_reorders_through_the_team_page_and_the_deck_page_shows_the_order(self) -> None:
+        self.load()
+        owner, member = make_user(), make_user()
+        team = services.create_team(owner, "Lab", "UTC")
+        services.join(team, member)
+        url = reverse("teams:learning_order", args=[team.slug])
+        self.client.force_login(member)
+        self.assertEqual(self.client.post(url, {"stage": "autograd", "direction": "up"}).status_code, 403)
+        self.assertContains(self.client.get(url), "Only an owner can change it")
+        self.client.force_login(owner)
+        self.assertRedirects(self.client.post(url, {"stage": "autograd", "direction": "up"}), url)
+        response = self.client.post(url, {"stage": "autograd", "direction": "up"}, follow=True)
+        self.assertContains(response, "That stage cannot move that way.")
+        self.client.force_login(member)
+        page = self.client.get(reverse("cards:decks"))
+        self.assertEqual([s.slug for s in page.context["stages"]], ["autograd", "tensors"])
+        self.assertEqual(page.context["order_team"], team)
+        self.assertEqual(page.context["unstaged"], 2)
+        self.assertContains(page, "in the order Lab chose")
+        outsider = make_user()
+        self.client.force_login(outsider)
+        self.assertEqual(self.client.get(url).status_code, 404)
+        self.assertEqual(
+            [s.slug for s in self.client.get(reverse("cards:decks")).context["stages"]], ["tensors", "autograd"]
+        )
+
+    def test_it_updates_and_removes_stages_to_match_the_file(self) -> None:
+        self.load()
+        first = LearningStage.objects.get(slug="tensors").updated_at
+        self.load()
+        self.assertEqual(LearningStage.objects.get(slug="tensors").updated_at, first)  # unchanged: not written
+        self.load(ORDER_FILE.split('[[stage]]\nslug = "autograd"')[0].replace('"Tensors"', '"Tensor basics"'))
+        self.assertEqual(list(LearningStage.objects.values_list("slug", "title")), [("tensors", "Tensor basics")])
+        self.assertEqual(self.first_new(make_user(), 1), [self.tensors[0]])
+
+    def test_it_refuses_a_malformed_order_file_and_writes_nothing(self) -> None:
+        bad = [
+            "not toml [",
+            "",
+            '[[stage]]\ntitle = "No slug"',
+            '[[stage]]\nslug = "a"\ntitle = "A"\n[[stage]]\nslug = "a"\ntitle = "Again"',
+            '[[stage]]\nslug = "a b"\ntitle = "A"',
+            '[[stage]]\nslug = "a"\ntitle = " "',
+            '[[stage]]\nslug = "a"\ntitle = "A"\nsections = [{ headings = ["x"] }]',
+            '[[stage]]\nslug = "a"\ntitle = "A"\nsections = [{ note = "basics", headings = "x" }]',
+            '[[stage]]\nslug = "a"\ntitle = "A"\nsections = [{ note = "basics", headings = [""] }]',
+        ]
+        for text in bad:
+            with self.subTest(text=text), self.assertRaises(CommandError):
+                self.load(text)
+        self.assertFalse(LearningStage.objects.exists())
+        self.assertFalse(Note.objects.filter(slug="a").exists())
+
+
+def test_it_finds_the_two_directions_of_a_mapping_row_as_siblings() -> None:
+    rows = [
+        (1, 7, "Numpy → PyTorch: `np.zeros` 对应什么？", "`torch.zeros`\n(note)"),
+        (2, 7, "PyTorch → Numpy: `torch.zeros` 对应什么？", "`np.zeros`"),
+        (3, 7, "Numpy → PyTorch: `np.ones` 对应什么？", "`torch.ones`"),
+        (4, 8, "PyTorch → Numpy: `torch.ones` 对应什么？", "`np.ones`"),  # another note: not a sibling
+    ]
+    assert queueing.find_siblings(rows) == {1: (2,), 2: (1,)}
+
+
+def test_it_ranks_a_teams_stages_then_the_rest_in_the_default_order() -> None:
+    stages = [queueing.Stage(slug, slug, {}) for slug in ("a", "b", "c")]
+    assert queueing.stage_ranks(stages, ["c", "gone", "c"]) == [1, 2, 0, 3]
+    assert queueing.stage_ranks(stages, []) == [0, 1, 2, 3]
+    assert queueing.stage_slugs('["b", 3, "a"]') == ("b", "a")
+    assert queueing.stage_slugs({"not": "a list"}) == ()
