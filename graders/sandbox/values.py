@@ -63,6 +63,47 @@ def bad_name(name: object) -> bool:
     return not isinstance(name, str) or is_dunder(name) or name in allowlist.DENIED_ATTRIBUTES
 
 
+# The type tables, as data: dotted names resolved once per process (``_types``). A "?" name is computed
+# (``_COMPUTED``): a type that no module exports under a name.
+SAFE_TYPES = """types.NoneType bool int float complex str bytes range slice types.EllipsisType types.NotImplementedType
+    torch.Tensor torch.nn.Parameter torch.Size torch.dtype torch.device torch.layout torch.memory_format
+    torch.finfo torch.iinfo numpy.dtype graders.sandbox.proxies.ModuleProxy"""
+# Objects never handed to a submission: code, frames, namespaces, raw memory.
+REFUSED_TYPES = """types.ModuleType types.FrameType types.CodeType types.TracebackType types.CellType
+    types.MappingProxyType memoryview bytearray ?capsule"""
+# Classes whose instances are code or namespaces: calling one would make such an object.
+REFUSED_CLASSES = """type types.FunctionType types.MethodType types.BuiltinFunctionType types.CodeType
+    types.CellType types.ModuleType types.FrameType types.TracebackType types.MappingProxyType
+    types.SimpleNamespace ?cython_function memoryview bytearray super"""
+# Callables judged by their name (descriptors, method wrappers, numpy's dispatchers and ufuncs).
+NAMED_TYPES = """types.MethodWrapperType types.WrapperDescriptorType types.MethodDescriptorType
+    types.ClassMethodDescriptorType types.MemberDescriptorType types.GetSetDescriptorType ?cython_function
+    ?numpy_dispatcher numpy.ufunc"""
+_COMPUTED: dict[str, Callable[[Any], type]] = {
+    "?capsule": lambda np: type(np.random.default_rng(0).bit_generator.capsule),
+    "?cython_function": lambda np: type(np.random.default_rng),  # cython_function_or_method
+    "?numpy_dispatcher": lambda np: type(np.sum),  # numpy's array-function dispatcher
+}
+
+
+def _types(names: str) -> frozenset[type]:
+    import importlib
+
+    import numpy as np
+
+    found: set[type] = set()
+    for name in names.split():
+        if name in _COMPUTED:
+            found.add(_COMPUTED[name](np))
+            continue
+        module, _, attr = name.rpartition(".")
+        owner: Any = importlib.import_module(module or "builtins")
+        if module == "torch.nn":  # torch.nn.Parameter: the attribute of a package, not a module of its own
+            owner = importlib.import_module("torch").nn
+        found.add(getattr(owner, attr))
+    return frozenset(found)
+
+
 class Tables:
     """Type tables built once per process (torch and numpy are imported lazily, never by the web side)."""
 
@@ -70,83 +111,15 @@ class Tables:
         import numpy as np
         import torch
 
-        from graders.sandbox.proxies import ModuleProxy
-
         self.np = np
         self.torch = torch
-        self.safe: set[type] = {
-            type(None),
-            bool,
-            int,
-            float,
-            complex,
-            str,
-            bytes,
-            range,
-            slice,
-            type(Ellipsis),
-            type(NotImplemented),
-            torch.Tensor,
-            torch.nn.Parameter,
-            torch.Size,
-            torch.dtype,
-            torch.device,
-            torch.layout,
-            torch.memory_format,
-            torch.finfo,
-            torch.iinfo,
-            np.dtype,
-            ModuleProxy,
-        }
+        self.safe: set[type] = set(_types(SAFE_TYPES))
         self.safe.update(t for t in vars(np).values() if isinstance(t, type) and issubclass(t, np.number | np.bool_))
         self.kinds: dict[type, int] = dict.fromkeys(self.safe, SAFE)
-        capsule = type(np.random.default_rng(0).bit_generator.capsule)
-        self.refused_types: frozenset[type] = frozenset(
-            {
-                types.ModuleType,
-                types.FrameType,
-                types.CodeType,
-                types.TracebackType,
-                types.CellType,
-                types.MappingProxyType,
-                memoryview,
-                bytearray,
-                capsule,
-            }
-        )
-        # Classes whose instances are code or namespaces: calling one would make such an object.
-        self.refused_classes: frozenset[type] = frozenset(
-            {
-                type,
-                types.FunctionType,
-                types.MethodType,
-                types.BuiltinFunctionType,
-                types.CodeType,
-                types.CellType,
-                types.ModuleType,
-                types.FrameType,
-                types.TracebackType,
-                types.MappingProxyType,
-                types.SimpleNamespace,
-                type(np.random.default_rng),  # Cython's function type
-                memoryview,
-                bytearray,
-                super,
-                object.__class__,
-            }
-        )
+        self.refused_types = _types(REFUSED_TYPES)
+        self.refused_classes = _types(REFUSED_CLASSES)
         self.pyfunc_like = {types.FunctionType: PYFUNC, types.MethodType: METHOD, types.BuiltinFunctionType: CFUNC}
-        self.named = {
-            types.MethodWrapperType,
-            types.WrapperDescriptorType,
-            types.MethodDescriptorType,
-            types.ClassMethodDescriptorType,
-            types.MemberDescriptorType,
-            types.GetSetDescriptorType,
-            type(np.random.default_rng),  # cython_function_or_method
-            type(np.sum),  # numpy's array-function dispatcher
-            np.ufunc,
-        }
+        self.named = _types(NAMED_TYPES)
         # Verdicts that hold for the life of the process: library functions found allowed (kept alive here,
         # so an id is never reused), and the names of allowed methods of safe types (tensors, numbers).
         self.prewarmed = False
@@ -223,6 +196,18 @@ class ValueGuard:
         self.writers = writers
         self.wrap_writer = wrap_writer
         self.safe = self.t.safe  # shared, read-only here: the fast path is one set lookup
+        self._by_kind: dict[int, Callable[[Any, int, set[int] | None, bool], Any]] = {
+            REFUSED: self._refused,
+            ARRAY: self._array,
+            CONTAINER: self._container,
+            MAPPING: self._container,
+            CLASS: self._class_value,
+            PYFUNC: self._pyfunc,
+            METHOD: self._method_value,
+            CFUNC: self._cfunc_value,
+            NAMED: self._named_value,
+            DECOR: self._decor_value,
+        }
 
     def prewarm(self, roots: Iterable[Any]) -> None:
         """Check every value of ``roots`` (the proxies, a tensor, an array) and their public attributes once,
@@ -249,55 +234,61 @@ class ValueGuard:
         return self._check(value, 0, None, top=True)
 
     def _check(self, value: Any, depth: int, seen: set[int] | None, top: bool = False) -> Any:
-        t = type(value)
-        kind = self.t.classify(t)
+        kind = self.t.classify(type(value))
         if kind == SAFE or kind == OTHER:
             return value
-        if kind == CFUNC or kind == NAMED or kind == PYFUNC:  # seen before: library functions live on
-            if self.t.allowed.get(id(value)) is value:
-                return value
-        if kind == CFUNC and type(value.__self__) in self.safe:  # a tensor's or a number's method
-            if value.__name__ in self.t.good_names:
-                return value
-        if kind == REFUSED:
-            raise Refused(f"a {t.__name__} object is not available in the sandbox")
-        if kind == ARRAY:
-            self._array(value)
-        elif kind == CONTAINER or kind == MAPPING:
-            self._container(value, kind, depth, seen)
-        elif kind == CLASS:
-            if value in self.t.refused_classes or issubclass(value, type | types.ModuleType):
-                raise Refused(f"the class {value.__name__} is not available in the sandbox")
-        elif kind == PYFUNC:
-            if not self._pyfunc(value):
-                self.t.allowed[id(value)] = value
-        elif kind == METHOD:
-            func = value.__func__
-            if type(func) is types.FunctionType and id(func.__globals__) == self.own_id:
-                return value
-            if func in self.writers:
-                if not top:
-                    raise Refused(f"the method {func.__name__} is not available inside a container")
-                return self.wrap_writer(value)
-            self._named(value)
-            self._check(value.__self__, depth + 1, seen)
-        elif kind == CFUNC:
-            self._cfunc(value)
-            if type(value.__self__) in self.safe:
-                self.t.good_names.add(value.__name__)
-            elif value.__self__ is None or isinstance(value.__self__, types.ModuleType | type):
-                self.t.allowed[id(value)] = value
-        elif kind == NAMED:
-            self._named(value)
-            if not isinstance(value, types.MethodWrapperType):  # a method-wrapper is bound: made per access
-                self.t.allowed[id(value)] = value
-        elif kind == DECOR:  # what a staticmethod, classmethod or property wraps is checked as itself
-            for inner in (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value.__func__,):
-                if inner is not None:
-                    self._check(inner, depth + 1, seen)
+        if (kind == CFUNC or kind == NAMED or kind == PYFUNC) and self.t.allowed.get(id(value)) is value:
+            return value  # seen before: library functions live on
+        return self._by_kind[kind](value, depth, seen, top)
+
+    # One rule per kind (``_by_kind``): each returns the value to hand out, or raises ``Refused``.
+
+    def _refused(self, value: Any, *_: Any) -> Any:
+        raise Refused(f"a {type(value).__name__} object is not available in the sandbox")
+
+    def _class_value(self, value: type, *_: Any) -> Any:
+        if value in self.t.refused_classes or issubclass(value, type | types.ModuleType):
+            raise Refused(f"the class {value.__name__} is not available in the sandbox")
         return value
 
-    def _array(self, value: Any) -> None:
+    def _method_value(self, value: types.MethodType, depth: int, seen: set[int] | None, top: bool) -> Any:
+        func = value.__func__
+        if type(func) is types.FunctionType and id(func.__globals__) == self.own_id:
+            return value
+        if func in self.writers:
+            if not top:
+                raise Refused(f"the method {func.__name__} is not available inside a container")
+            return self.wrap_writer(value)
+        self._named(value)
+        self._check(value.__self__, depth + 1, seen)
+        return value
+
+    def _cfunc_value(self, value: types.BuiltinFunctionType, *_: Any) -> Any:
+        if type(value.__self__) in self.safe:  # a tensor's or a number's method
+            if value.__name__ in self.t.good_names:
+                return value
+            self._cfunc(value)
+            self.t.good_names.add(value.__name__)
+            return value
+        self._cfunc(value)
+        if value.__self__ is None or isinstance(value.__self__, types.ModuleType | type):
+            self.t.allowed[id(value)] = value
+        return value
+
+    def _named_value(self, value: Any, *_: Any) -> Any:
+        self._named(value)
+        if not isinstance(value, types.MethodWrapperType):  # a method-wrapper is bound: made per access
+            self.t.allowed[id(value)] = value
+        return value
+
+    def _decor_value(self, value: Any, depth: int, seen: set[int] | None, _top: bool) -> Any:
+        """What a staticmethod, classmethod or property wraps is checked as itself."""
+        for inner in (value.fget, value.fset, value.fdel) if isinstance(value, property) else (value.__func__,):
+            if inner is not None:
+                self._check(inner, depth + 1, seen)
+        return value
+
+    def _array(self, value: Any, *_: Any) -> Any:
         if value.dtype.hasobject:
             raise Refused("arrays of Python objects (dtype=object) are not available in the sandbox")
         base = value.base
@@ -307,16 +298,17 @@ class ValueGuard:
             if base.dtype.hasobject:  # an int64 view over an object array reads and writes its pointers
                 raise Refused("views over an array of Python objects are not available in the sandbox")
             base = base.base
+        return value
 
-    def _container(self, value: Any, kind: int, depth: int, seen: set[int] | None) -> None:
+    def _container(self, value: Any, depth: int, seen: set[int] | None, _top: bool = False) -> Any:
         if depth > MAX_DEPTH:
             raise Refused("the value is nested too deeply")
         seen = set() if seen is None else seen
         if id(value) in seen:
-            return
+            return value
         seen.add(id(value))
         safe = self.safe
-        if kind == MAPPING:
+        if isinstance(value, dict):
             for key in dict.keys(value):
                 if is_dunder(key):
                     raise Refused(f"a namespace ({key!r} ...) is not available in the sandbox")
@@ -328,15 +320,16 @@ class ValueGuard:
         for item in items:
             if type(item) not in safe:
                 self._check(item, depth + 1, seen)
+        return value
 
     def owns(self, value: types.FunctionType) -> bool:
         """The submission's own function, or a library decorator's wrapper around one."""
         return id(value.__globals__) == self.own_id or self._wraps_own(value)
 
-    def _pyfunc(self, value: types.FunctionType) -> bool:
-        """Raises for a refused function; True for the submission's own (not to be remembered)."""
+    def _pyfunc(self, value: types.FunctionType, *_: Any) -> Any:
+        """A refused function raises; the submission's own passes as it is, a library one is remembered."""
         if self.owns(value):
-            return True
+            return value
         if is_dunder(value.__name__):
             raise Refused(f"the function {value.__name__} is not available in the sandbox")
         unbound = self.t.owners.get(value)
@@ -344,7 +337,8 @@ class ValueGuard:
             unbound = self.t.owners[value] = _is_unbound_method(value)
         if unbound:
             raise Refused(f"{value.__qualname__} taken off its class would run on any object: call it on an instance")
-        return False
+        self.t.allowed[id(value)] = value
+        return value
 
     def _wraps_own(self, value: Any) -> bool:
         """A library decorator's wrapper around the submission's own function (``@torch.no_grad()``)."""
