@@ -300,15 +300,15 @@ def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tupl
 
 
 def settle(timeout: float = 60.0) -> None:
-    """Wait until the worker's housekeeping queue (``celery``) has been empty for longer than the teams'
-    verdict batch takes to go out (plus half a second, for the last task to run): the tasks the verdicts
-    queued have run. (The broker keeps no record of a message being processed: no ack emulation.)"""
+    """Wait until the worker's housekeeping queue (``celery``) has been empty for longer than one teams
+    refresh interval (plus half a second, for the last task to run): beat's tick has recomputed the days the
+    verdicts marked. (The broker keeps no record of a message being processed: no ack emulation.)"""
     import redis
     from django.conf import settings
 
     client = redis.Redis.from_url(os.environ["REDIS_URL"])
     prefix = os.environ["CELERY_KEY_PREFIX"]
-    quiet_for = settings.TEAMS_VERDICT_BATCH_MS / 1000 + 0.5
+    quiet_for = settings.TEAMS_REFRESH_INTERVAL + 0.5
     quiet_since = None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

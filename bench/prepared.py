@@ -75,7 +75,6 @@ def main() -> None:
     from graders.models import Drill, DrillReview, Submission, grading_drill
     from graders.pool import close_pool, get_pool
     from graders.submissions import _limit_th_newest, submit
-    from teams.tasks import VERDICTS
 
     call_command("migrate", verbosity=0)
     learner = User.objects.create_user(f"bench-prepared-{os.getpid()}")
@@ -138,7 +137,6 @@ def main() -> None:
         results = [(name, *timed_pair(base, fast, args.calls)) for name, base, fast in reads]
     finally:
         close_pool()
-        VERDICTS.flush()  # the teams' pending batch goes now, before its queue is deleted, not at exit
         cleanup_redis(redis_url, env["CELERY_KEY_PREFIX"])
 
     print(f"\ndatabase: {connection.vendor}; {args.calls} calls of each read, the two ways alternating\n")

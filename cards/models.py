@@ -355,10 +355,25 @@ class CardState(models.Model):
         return self.last_reviewed_at is None
 
 
-class ReviewLog(models.Model):
-    """One row per review, never updated; the source of truth for stats, XP and leaderboards.
+class LiveReviewLogs(models.Manager["ReviewLog"]):
+    """The reviews that count: the ledger less undone reviews and the entries that undid them.
 
-    A review is only ever removed by undo, which deletes its row while restoring the card state.
+    Every reader of reviews (stats, XP, streaks, boards, history, limits, FSRS) goes through this
+    default manager, so an undone review and its reversal count as nothing anywhere. The partial unique
+    index on ``reverses`` makes the anti-join an index probe.
+    """
+
+    def get_queryset(self) -> models.QuerySet[ReviewLog]:
+        reversals = ReviewLog.ledger.filter(reverses=models.OuterRef("pk"))
+        return super().get_queryset().filter(reverses__isnull=True).exclude(models.Exists(reversals))
+
+
+class ReviewLog(models.Model):
+    """One row per review, never updated nor deleted: the append-only ledger and the source of truth
+    for stats, XP and leaderboards.
+
+    Undo appends a reversal: a copy of the undone entry with ``reverses`` pointing at it. ``objects``
+    reads the reviews that count (neither reversed nor a reversal); ``ledger`` reads every row.
     """
 
     class Source(models.TextChoices):
@@ -396,9 +411,19 @@ class ReviewLog(models.Model):
     )
     # Everything undo needs to put the CardState back exactly; null when the review created the row.
     prior_state = models.JSONField(null=True, blank=True)
+    # Set on a reversal only: the entry this one undoes (at most one reversal each: the partial unique index).
+    reverses = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="reversals", db_index=False
+    )
+
+    objects = LiveReviewLogs()
+    ledger = models.Manager()
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(
+                fields=["reverses"], condition=models.Q(reverses__isnull=False), name="reviewlog_reverses_once"
+            ),
             models.CheckConstraint(condition=models.Q(quality__lte=5), name="reviewlog_quality_range"),
             models.CheckConstraint(
                 condition=models.Q(source__in=["self", "grader", "output"]),
@@ -416,7 +441,28 @@ class ReviewLog(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}"
+        undo = f" (undoes {self.reverses_id})" if self.reverses_id else ""
+        return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}{undo}"
+
+
+class TouchedDay(models.Model):
+    """A learner day that a fact changed (a rating, an undo, a verdict, an output-card answer) and whose
+    team rollup and boards are not recomputed yet: the one route from a fact to the boards.
+
+    Written in the fact's own transaction (``cards.touched.touch``), so a rolled-back fact leaves none and
+    a committed one cannot be lost by a dying process; ``teams.tasks.refresh_touched_days`` (beat, every
+    second) deletes each row in the transaction that recomputes its day. Unique on (user, day): facts
+    that come while a day waits share its one recompute.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    day = models.DateField(help_text="The learner day (their zone, their day start).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "day"], name="touchedday_user_day_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} on {self.day}"
 
 
 class Optimisation(models.Model):

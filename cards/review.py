@@ -27,6 +27,7 @@ from cards.queueing import QueueSnapshot
 from cards.scheduling import fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
 from cards.scheduling.sm2 import Rating, SM2State
+from cards.touched import touch
 
 QueueName = Literal["due", "new", "repeat"]
 MAX_DURATION_MS = 10 * 60 * 1000  # A card left open over lunch is not a ten-minute answer.
@@ -330,6 +331,7 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
             due_after=changes.get("due", state.due),
             prior_state=_prior(state),
         )
+        touch(user.pk, today)
         if changes.get("lapses", state.lapses) > state.lapses >= LEECH_LAPSES - 1:
             bring_drill_for_leech(user, state.card, now, today)
     return Outcome.RECORDED
@@ -481,13 +483,17 @@ def _rate_new(
                 due_after=due,
                 prior_state=None,
             )
+            touch(user.pk, today)
     except IntegrityError:
         return Outcome.DUPLICATE
     return Outcome.RECORDED
 
 
 def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card | None:
-    """Take back the learner's last self-rated review of today: restore the state, delete the log.
+    """Take back the learner's last self-rated review of today: restore the state, append its reversal.
+
+    The ledger is append-only: the undone entry stays, and a reversal entry (``ReviewLog.reverses``) makes
+    both count as nothing for every reader (``ReviewLog.objects``); a second undo takes back the one before.
 
     Returns the card whose review was undone, or None when there is nothing (or nothing safe) to undo:
     if the state changed since that review (suspended, rated in another tab), undo refuses.
@@ -523,8 +529,15 @@ def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card |
         if changed != 1:
             transaction.set_rollback(True)
             return None
-        log.delete()
+        ReviewLog.ledger.create(**_reversal_fields(log, now))
+        touch(user.pk, log.review_day)
     return log.card
+
+
+def _reversal_fields(log: ReviewLog, now: datetime) -> dict[str, Any]:
+    """The undone entry's fields, recorded at ``now`` and pointing back at it."""
+    fields = {f.attname: getattr(log, f.attname) for f in ReviewLog._meta.concrete_fields if not f.primary_key}
+    return {**fields, "reviewed_at": now, "reverses_id": log.pk}
 
 
 def _parse_dt(value: str | None) -> datetime | None:

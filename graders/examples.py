@@ -1,9 +1,10 @@
 """Expected outputs of a drill's fixed examples, for the drill page: asked for by the web, run as a job.
 
 Why a worker computes them: the outputs are whatever the drill's reference solution returns, and only
-workers import torch and run code (in the sandbox, like any submission). The web process asks once per
-drill version (a ``DrillExamples`` row, unique per version, so two page views enqueue one computation)
-and shows the outputs as soon as they are stored; the job lifecycle is ``graders.jobs``'.
+workers import torch and run code (in the sandbox, like any submission). They are asked for once per
+drill version (a ``DrillExamples`` row, unique per version, so two requests enqueue one computation):
+by ``import_drills`` for every drill it imports, or by the drill page's POST when a drill has none yet.
+A GET only reads the row (``stored_outputs``); the job lifecycle is ``graders.jobs``'.
 """
 
 from __future__ import annotations
@@ -25,8 +26,14 @@ class ExampleOutput(TypedDict):
 
 
 def example_outputs(drill: Drill) -> DrillExamples:
-    """The row for the drill's current version; a new one is queued for a worker after commit."""
+    """The row for the drill's current version; a new one is queued for a worker after commit. Writes:
+    only the import and POSTs call it."""
     return tasks.request(DrillExamples, drill=drill, drill_version=drill.version)
+
+
+def stored_outputs(drill: Drill) -> DrillExamples | None:
+    """The row for the drill's current version, if one was asked for: what a page (a GET) reads."""
+    return DrillExamples.objects.filter(drill=drill, drill_version=drill.version).first()
 
 
 def format_value(value: Any) -> str:

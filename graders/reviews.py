@@ -75,14 +75,54 @@ class DrillSession:
 
 
 def current_review(user: AbstractBaseUser, drill: Drill, now: datetime | None = None) -> DrillSession:
-    """The learner's review of ``drill``: the latest one, unless the card came due after it started."""
+    """The learner's review of ``drill``, opened when needed: for the POSTs that act on it (submit, give up,
+    move on, reference). The latest one, unless the card came due after it started."""
     now = now or timezone.now()
+    review, state = _current(user, drill, now)
+    return DrillSession(review if review is not None else _open_review(user, drill, now), state)
+
+
+def _current(user: AbstractBaseUser, drill: Drill, now: datetime) -> tuple[DrillReview | None, CardState | None]:
+    """The review still current (None when the next submission opens a new one), and the card's state. Reads."""
     state = _CARD_STATE.first(user_id=user.pk, card_id=drill.card_id)
     latest = _LATEST_REVIEW.first(user_id=user.pk, drill_id=drill.pk)
     due_since = came_due_at(state, get_profile(user), now)
     if latest is not None and (due_since is None or latest.started_at >= due_since):
-        return DrillSession(latest, state)
-    return DrillSession(_open_review(user, drill, now), state)
+        return latest, state
+    return None, state
+
+
+@dataclass(frozen=True)
+class DrillPage:
+    """Everything the drill page shows of the learner's review, read once and never written (a GET).
+
+    Where no review is current, ``review`` is the one the first submission will open: unsaved, open, with
+    no attempts. ``latest`` is the review's newest submission (examples runs included); ``last_code`` the
+    learner's newest code for this drill from any review (the editor starts from it).
+    """
+
+    review: DrillReview
+    state: CardState | None
+    progress: ReviewProgress
+    latest: Submission | None
+    last: Submission | None
+    reference_available: bool
+
+
+def read_page(user: AbstractBaseUser, drill: Drill, now: datetime | None = None) -> DrillPage:
+    """The drill page's domain in three to five reads: state, latest review, the review's submissions (one
+    query gives both the progress and the newest), and the newest code of earlier reviews when this has none."""
+    now = now or timezone.now()
+    review, state = _current(user, drill, now)
+    if review is None:
+        review = DrillReview(user=user, drill=drill, started_at=now)  # opened by the first submission (a POST)
+        rows: list[Submission] = []
+    else:
+        rows = list(review_submissions(review))
+    progress = _progress(rows)
+    latest = rows[0] if rows else None
+    last = latest or Submission.objects.history(user.pk, drill.pk).only("code", "queued_at").first()
+    return DrillPage(review, state, progress, latest, last, reference_available(review, progress))
 
 
 def _open_review(user: AbstractBaseUser, drill: Drill, now: datetime) -> DrillReview:
@@ -128,10 +168,15 @@ class ReviewProgress:
 
 def review_progress(review: DrillReview) -> ReviewProgress:
     """Counts for the drill page, in one query over the review's (few) attempts."""
-    rows = list(review_attempts(review).only("pk", "status", "verdict", "kind", "queued_at"))
-    finals = [row for row in rows if row.is_final]
+    return _progress(list(review_attempts(review).only("pk", "status", "verdict", "kind", "queued_at")))
+
+
+def _progress(rows: list[Submission]) -> ReviewProgress:
+    """From a review's submissions, newest first: its attempts (``review_attempts``' rule) and their finals."""
+    attempts = [r for r in rows if r.kind == Submission.Kind.SUBMIT and r.status != Status.INTERNAL_ERROR]
+    finals = [row for row in attempts if row.is_final]
     return ReviewProgress(
-        attempts=len(rows),
+        attempts=len(attempts),
         failures=sum(row.status != Status.ACCEPTED for row in finals),
         accepted=any(row.status == Status.ACCEPTED for row in finals),
         last_final=finals[0] if finals else None,

@@ -1,25 +1,24 @@
 """Grading a submission as a job (the worker side): run it, record the verdict, rate the drill card.
 
 The lifecycle is ``graders.jobs``'; this kind supplies only how a submission runs and what recording
-its verdict means: the drill card is rated (``graders.reviews.rate_accepted``) in the same transaction
-as the verdict, so the page never shows an accepted verdict without its rating, and ``verdict_recorded``
-goes to the teams app once that transaction has committed.
+its verdict means: in the transaction that records an accepted attempt, the drill card is rated
+(``graders.reviews.rate_accepted``) and the learner day it lands on is marked for the teams rollup
+(``cards.touched``), so neither a page nor a board can see the verdict without the other.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from datetime import datetime
 from typing import Any, ClassVar
 
-from django.db import transaction
-
+from cards.models import Profile
+from cards.review import learner_today
+from cards.touched import touch
 from graders import reviews
 from graders.jobs import Finished, Infrastructure, register
 from graders.models import Submission, grading_drill
-from graders.signals import verdict_recorded
 from graders.status import VERDICTS, Status
 
 logger = logging.getLogger(__name__)
@@ -75,25 +74,16 @@ class SubmissionKind:
         return Finished(Status.INTERNAL_ERROR, {"verdict": internal_error_verdict(message)})
 
     def on_finish(self, job: Submission, finished: Finished, now: datetime) -> None:
-        """Rate an accepted attempt now (same transaction); tell the teams app after commit."""
+        """An accepted attempt, in the verdict's transaction: rate the card and mark the learner day (drill XP)."""
         if finished.status == Status.ACCEPTED and job.is_attempt:
             reviews.rate_accepted(job, now)
-        transaction.on_commit(functools.partial(_announce, job, str(finished.status)))
+            _touch_drill_day(job.user_id, now)
 
 
-def _announce(job: Submission, status: str) -> None:
-    results = verdict_recorded.send_robust(
-        sender=Submission,
-        submission_id=job.pk,
-        user_id=job.user_id,
-        drill_id=job.drill_id,
-        kind=job.kind,
-        seed=job.seed,
-        status=status,
-    )
-    for receiver, result in results:
-        if isinstance(result, Exception):
-            logger.error("verdict_recorded receiver %r failed for submission %s: %r", receiver, job.pk, result)
+def _touch_drill_day(user_id: int, finished_at: datetime) -> None:
+    """The learner day the drill XP lands on (``teams.activity``'s clock: the site's defaults without a profile)."""
+    profile = Profile.objects.filter(user_id=user_id).first() or Profile(user_id=user_id)
+    touch(user_id, learner_today(profile, finished_at))
 
 
 SUBMISSIONS = register(SubmissionKind())

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from cards.models import CardState
 from cards.rendering import render_markdown
@@ -31,7 +31,7 @@ from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.forms import SubmissionForm
 from graders.heartbeat import grader_status
-from graders.models import Difficulty, Drill, DrillReview, Submission
+from graders.models import Difficulty, Drill, DrillExamples, DrillReview, Submission
 from graders.progress import DrillStatus
 
 POLL_MS = 300
@@ -60,34 +60,33 @@ def _get_submission(request: HttpRequest, submission_uuid: UUID) -> Submission:
 
 
 def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | None = None) -> dict[str, Any]:
+    """The drill page's one context builder: the domain is read once (``reviews.read_page``), nothing written."""
     spec = drill.spec
-    session = reviews.current_review(request.user, drill)
-    progress = reviews.review_progress(session.review)
-    latest = reviews.review_submissions(session.review).first()
-    # The editor keeps the learner's last code, from this review or any earlier one (the browser adds its draft).
-    last = latest or Submission.objects.history(request.user.pk, drill.pk).only("code", "queued_at").first()
+    page = reviews.read_page(request.user, drill)
+    last = page.last
     if form is None:
+        # The editor keeps the learner's last code, from this review or any earlier one (the browser adds its draft).
         code = last.code if last is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
         form = SubmissionForm(initial={"code": code}, max_bytes=submissions.code_limit(drill))
-    available = reviews.reference_available(session.review, progress)
+    status = _status_context(page.latest, page.review, page.state, page.progress) if page.latest is not None else {}
     return {
         "poll_ms": POLL_MS,
-        **_examples_context(drill, spec),
-        **(_status_context(latest, session.review, session.state) if latest is not None else {}),
+        **_examples_context(drill, spec, examples.stored_outputs(drill)),
+        **status,
         "drill": drill,
         "spec": spec,
         "card": drill.card,
-        "review": session.review,
-        "state": session.state,
-        "progress": progress,
-        "latest": latest,
+        "review": page.review,
+        "state": page.state,
+        "progress": page.progress,
+        "latest": page.latest,
         "last_sent_at": last.queued_at if last is not None else None,
         "form": form,
         "prompt_zh": render_markdown(drill.prompt_zh),
         "prompt_en": render_markdown(drill.prompt_en),
         "contract": _contract_sentences(spec),
-        "reference_available": available,
-        "summary": ReviewSummary(session.review, session.state, progress, available),
+        "reference_available": page.reference_available,
+        "summary": ReviewSummary(page.review, page.state, page.progress, page.reference_available),
         "rate_limit": submissions.RateLimit.from_settings(),
     }
 
@@ -105,24 +104,26 @@ class ExampleRow:
     output: str | None
 
 
-def _examples_context(drill: Drill, spec: DrillSpec) -> dict[str, Any]:
-    """The examples as calls, with the reference's outputs once a worker has computed them."""
-    row = examples.example_outputs(drill)
-    outputs = {item["name"]: item["output"] for item in row.outputs or []}
+def _examples_context(drill: Drill, spec: DrillSpec, row: DrillExamples | None) -> dict[str, Any]:
+    """The examples as calls, with the reference's outputs once a worker has computed them. No row yet
+    (a drill imported before the import asked for them): the block asks by a POST when it loads."""
+    outputs = {item["name"]: item["output"] for item in (row.outputs if row is not None else None) or []}
     rows = [
         ExampleRow(case.name, f"{drill.entry_point}({', '.join(case.args)})", case.let, outputs.get(case.name))
         for case in spec.examples
     ]
-    waiting = not row.is_final and timezone.now() - row.queued_at < EXAMPLES_WAIT
-    return {"examples": rows, "examples_row": row, "examples_polling": waiting}
+    waiting = row is not None and not row.is_final and timezone.now() - row.queued_at < EXAMPLES_WAIT
+    return {"examples": rows, "examples_row": row, "examples_polling": waiting, "examples_ask": row is None}
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 def examples_fragment(request: HttpRequest, slug: str) -> HttpResponse:
-    """The examples list, polled by htmx until the expected outputs arrive."""
+    """The examples list: GET reads (htmx polls it until the outputs arrive); POST first asks a worker for
+    the outputs of a drill that has no row yet (one computation per drill version, however many ask)."""
     drill = _get_drill(slug)
-    context = {"drill": drill, "spec": drill.spec, **_examples_context(drill, drill.spec)}
+    row = examples.example_outputs(drill) if request.method == "POST" else examples.stored_outputs(drill)
+    context = {"drill": drill, "spec": drill.spec, **_examples_context(drill, drill.spec, row)}
     return render(request, "graders/snippets/examples.html", context)
 
 
@@ -196,14 +197,18 @@ class ReviewSummary:
     reference_available: bool
 
 
-def _status_context(sub: Submission, review: DrillReview | None, state: CardState | None) -> dict[str, Any]:
+def _status_context(
+    sub: Submission, review: DrillReview | None, state: CardState | None, progress: reviews.ReviewProgress | None = None
+) -> dict[str, Any]:
     """What the verdict fragment needs; it polls while pending (slowly, saying so, while no grader is alive).
 
     The drill card is rated in the verdict's own transaction, so a final verdict is shown with its rating.
+    ``progress``: the review's, when the caller read it already (the drill page).
     """
     if review is not None and review.seed != sub.seed:
-        review = reviews.review_for(sub)
-    progress = reviews.review_progress(review) if review is not None else None
+        review, progress = reviews.review_for(sub), None
+    if progress is None and review is not None:
+        progress = reviews.review_progress(review)
     grader = None if sub.is_final else grader_status(sub.drill.queue)
     verdict = sub.verdict or {}
     tests = verdict.get("tests", [])

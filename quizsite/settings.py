@@ -274,9 +274,9 @@ else:
     }
 # Prefix of every teams leaderboard key in Redis, so a test or a second site can share one database.
 TEAMS_BOARD_PREFIX = os.getenv("TEAMS_BOARD_PREFIX", "quizsite:boards:")
-# A grading worker sends the drill XP of the verdicts accepted within this many milliseconds as one task,
-# which recomputes each learner-day once (boards lag a verdict by about this much). 0: one task each.
-TEAMS_VERDICT_BATCH_MS = envint("TEAMS_VERDICT_BATCH_MS", "1000")
+# Beat sends teams.tasks.refresh_touched_days this often (seconds): it recomputes the learner days that facts
+# marked (cards.touched), so the boards lag a rating or a verdict by about this much.
+TEAMS_REFRESH_INTERVAL = float(os.getenv("TEAMS_REFRESH_INTERVAL", "1"))
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_BACKEND = None
@@ -309,6 +309,12 @@ CELERY_DB_REUSE_MAX = 1000
 GRADER_REAP_INTERVAL = envint("GRADER_REAP_INTERVAL", "60")
 # Periodic jobs (celery beat). The teams jobs are idempotent and check each team's or learner's own clock.
 CELERY_BEAT_SCHEDULE = {
+    # A tick that waited longer than a few intervals (no worker) is dropped: the next one does its work.
+    "teams-refresh-touched": {
+        "task": "teams.tasks.refresh_touched_days",
+        "schedule": TEAMS_REFRESH_INTERVAL,
+        "options": {"expires": 5 * TEAMS_REFRESH_INTERVAL},
+    },
     "teams-season-rollover": {"task": "teams.tasks.rollover_seasons", "schedule": crontab(minute=5)},
     "teams-daily-digest": {"task": "teams.tasks.send_daily_digests", "schedule": crontab(minute=10)},
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},

@@ -1,8 +1,8 @@
 """Teams, memberships, board preferences, season history and the daily activity rollup.
 
 XP is never stored as the only copy: ``DailyActivity`` is a cache of what ``teams.xp`` derives from
-``cards.ReviewLog`` and ``graders.Submission``, kept current by the receivers in ``teams.signals``
-and recomputed from scratch by ``manage.py rebuild_boards``.
+``cards.ReviewLog`` and ``graders.Submission``, kept current by beat's ``teams.tasks.refresh_touched_days``
+(the days that facts marked in ``cards.TouchedDay``) and recomputed from scratch by ``manage.py rebuild_boards``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ that locks the team's memberships.
 
 from __future__ import annotations
 
+import logging
 import secrets
-from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import TypedDict
 
@@ -20,8 +20,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from cards import switching
-from cards.models import ReviewLog
-from graders.models import Status, Submission
+from cards.models import ReviewLog, TouchedDay
+from graders.models import Submission
 
 from . import activity, boards
 from .models import BoardPreference, DailyActivity, Membership, Team, new_invite_nonce
@@ -29,6 +29,10 @@ from .streaks import learner_day
 
 INVITE_SALT = "teams.invite"
 INVITE_MAX_AGE = timedelta(days=7)
+# Days one run recomputes at most (~10 ms each): a backlog drains over the next runs, a second apart.
+TOUCHED_PER_RUN = 200
+
+logger = logging.getLogger(__name__)
 
 
 class TeamError(Exception):
@@ -160,22 +164,36 @@ def _today(user_id: int) -> date:
 
 
 def refresh_learner_day(user_id: int, day: date, clock: activity.Clock | None = None) -> None:
-    """After a review (or its undo) or accepted verdicts: recompute the day's rollup, then the live boards."""
+    """Recompute one learner day's rollup from the ledger, then their live boards."""
     activity.refresh_day(user_id, day, clock)
     boards.publish_user(user_id, day)
 
 
-def record_verdicts(submission_ids: Iterable[int]) -> int:
-    """After verdicts: each accepted drill's XP lands on the learner day it was accepted. Each learner-day
-    is recomputed once and its boards published once, however many of the verdicts it holds. Returns
-    the learner-days refreshed."""
-    accepted = Submission.objects.filter(pk__in=list(submission_ids), status=Status.ACCEPTED)
-    finished = list(accepted.exclude(finished_at=None).values_list("user_id", "finished_at"))
-    clocks = activity.clocks_for({user_id for user_id, _ in finished})
-    days = sorted({(uid, learner_day(at, clocks[uid].zone, clocks[uid].start_hour)) for uid, at in finished})
-    for user_id, day in days:
-        refresh_learner_day(user_id, day, clocks[user_id])
-    return len(days)
+def claim(touched_id: int) -> bool:
+    """Delete one touched day; True when this call removed it. Call inside the recompute's transaction:
+    a concurrent claim of the same row waits for that transaction, then removes nothing and loses; a
+    recompute that dies rolls its claim back, so the day waits for the next run."""
+    return TouchedDay.objects.filter(pk=touched_id).delete()[0] == 1
+
+
+def refresh_touched_days(limit: int = TOUCHED_PER_RUN) -> int:
+    """Recompute the learner days that facts marked (``cards.touched``), oldest first, each exactly once per
+    mark: claim and recompute share one transaction. A day that fails stays marked (logged) and the others
+    go on. Returns the days recomputed."""
+    waiting = list(TouchedDay.objects.order_by("pk").values_list("pk", "user_id", "day")[:limit])
+    clocks = activity.clocks_for({user_id for _, user_id, _ in waiting})
+    done = 0
+    for touched_id, user_id, day in waiting:
+        try:
+            with transaction.atomic():
+                if not claim(touched_id):
+                    continue  # another run recomputed it
+                refresh_learner_day(user_id, day, clocks[user_id])
+        except Exception:
+            logger.exception("could not recompute the day %s of user %s; the next run tries again", day, user_id)
+            continue
+        done += 1
+    return done
 
 
 class RebuildReport(TypedDict):

@@ -1,4 +1,5 @@
-"""Team jobs: the per-review refresh and the periodic ones (celery beat, see CELERY_BEAT_SCHEDULE).
+"""Team jobs, all periodic (celery beat, see CELERY_BEAT_SCHEDULE): the touched days' refresh every second,
+seasons, digests and the nightly rebuild.
 
 Thin tasks over plain functions. The plain functions take ``now`` so tests call them directly.
 Each is idempotent and the beat runs the clock-dependent ones hourly, so every team and learner
@@ -11,7 +12,6 @@ import logging
 from datetime import date, datetime, timedelta
 
 from celery import shared_task
-from celery.signals import worker_shutdown
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
@@ -25,7 +25,6 @@ from cards import review
 from cards.models import ReviewLog
 
 from . import activity, boards, services
-from .batching import Batch
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .streaks import learner_day
 
@@ -34,10 +33,6 @@ logger = logging.getLogger(__name__)
 PODIUM = 3
 UNSUBSCRIBE_SALT = "teams.digest.unsubscribe"
 DIGEST_HOUR = 8  # local time: the digest goes out in the learner's morning, once per learner day
-# The default queue: the CPU worker consumes it beside grade_cpu (docker-compose.yml).
-REFRESH_QUEUE = "celery"
-# Two quick tries, then give up: the nightly rebuild repairs a refresh that never ran.
-PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1}
 
 
 def record_season(team: Team, season: date, now: datetime) -> int:
@@ -166,56 +161,7 @@ def rebuild_boards_task() -> dict[str, int]:
     return report
 
 
-@shared_task(name="teams.tasks.record_verdicts")
-def record_verdicts_task(submission_ids: list[int]) -> int:
-    """Drill XP of accepted submissions, queued so the grading worker moves on to the next verdict."""
-    return services.record_verdicts(submission_ids)
-
-
-@shared_task(name="teams.tasks.record_verdict")
-def record_verdict_task(submission_id: int) -> int:
-    """The one-verdict message of earlier releases, still queued somewhere during an upgrade."""
-    return services.record_verdicts([submission_id])
-
-
-def _send_verdicts(submission_ids: list[int]) -> None:
-    """A batch that cannot be queued is logged by the batch; the nightly rebuild repairs its drill XP."""
-    record_verdicts_task.apply_async(args=[submission_ids], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY)
-
-
-# The grading worker's accepted verdicts, sent as one task per TEAMS_VERDICT_BATCH_MS.
-VERDICTS = Batch(_send_verdicts, lambda: settings.TEAMS_VERDICT_BATCH_MS / 1000)
-
-
-def enqueue_verdict(submission_id: int) -> None:
-    """Queue the drill XP of an accepted submission with the others of its batch; never raises."""
-    VERDICTS.add(submission_id)
-
-
-@worker_shutdown.connect
-def _send_pending_verdicts(**kwargs: object) -> None:
-    VERDICTS.flush()
-
-
-@shared_task(name="teams.tasks.refresh_learner_day")
-def refresh_learner_day_task(user_id: int, day: str) -> None:
-    """Recompute one learner day's rollup and their live boards, off the review request."""
-    services.refresh_learner_day(user_id, date.fromisoformat(day))
-
-
-def enqueue_refresh(user_id: int, day: date) -> None:
-    """Queue the refresh of one learner day; a broker failure is logged, never raised.
-
-    Runs in the review request's on-commit callback, so it must cost no query and must not fail a
-    rating that is already committed: a lost refresh only leaves the board behind until the next
-    review of that day or the nightly ``rebuild_boards``. Publishing retries briefly (a blip), not
-    for long (a learner is waiting on the response).
-    """
-    try:
-        refresh_learner_day_task.apply_async(
-            args=[user_id, day.isoformat()], queue=REFRESH_QUEUE, retry=True, retry_policy=PUBLISH_RETRY
-        )
-    except Exception:
-        logger.exception(
-            "could not queue the teams refresh of user %s on %s; the nightly rebuild repairs it", user_id, day
-        )
+@shared_task(name="teams.tasks.refresh_touched_days", ignore_result=True)
+def refresh_touched_days_task() -> int:
+    """Beat's every-second tick: recompute the learner days that facts marked (``cards.touched``)."""
+    return services.refresh_touched_days()

@@ -188,11 +188,13 @@ def celery_on_redis(redis_url: str) -> Iterator[str]:
 class Worker:
     """One ``celery worker`` subprocess (its own process group, so it can be killed whole)."""
 
-    def __init__(self, env: dict[str, str], log: Path, queues: str, concurrency: int) -> None:
+    def __init__(
+        self, env: dict[str, str], log: Path, queues: str, concurrency: int, extra_args: tuple[str, ...] = ()
+    ) -> None:
         self.log = log
         self.name = f"test-{uuid.uuid4().hex[:8]}@%h"
         command = [sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-n", self.name, "-l", "INFO"]
-        command += ["-Q", queues, "-c", str(concurrency)]
+        command += ["-Q", queues, "-c", str(concurrency), *extra_args]
         command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         with log.open("ab") as out:
             self.process = subprocess.Popen(
@@ -228,10 +230,17 @@ class Workers:
     """Starts workers on ``queues`` that see the test database and the test Redis; stops them all."""
 
     def __init__(
-        self, database_url: str, redis_url: str, logs: Path, queues: str, extra_env: dict[str, str] | None = None
+        self,
+        database_url: str,
+        redis_url: str,
+        logs: Path,
+        queues: str,
+        extra_env: dict[str, str] | None = None,
+        extra_args: tuple[str, ...] = (),
     ) -> None:
         self.logs = logs
         self.queues = queues
+        self.extra_args = extra_args  # e.g. ("-B", "--schedule", path): the worker runs beat too
         self.started: list[Worker] = []
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "DJANGO_"))},
@@ -243,12 +252,12 @@ class Workers:
             # Every worker process starts a warm sandbox pool: keep it to one child on the CPU.
             "GRADER_POOL_SIZE": "1",
             "GRADER_DEVICE": "cpu",
-            "TEAMS_VERDICT_BATCH_MS": "200",  # as make run batches (testenv sets 0 for in-process tests)
             **(extra_env or {}),
         }
 
     def start(self, concurrency: int = 2) -> Worker:
-        worker = Worker(self.env, self.logs / f"worker-{len(self.started)}.log", self.queues, concurrency)
+        log = self.logs / f"worker-{len(self.started)}.log"
+        worker = Worker(self.env, log, self.queues, concurrency, self.extra_args)
         self.started.append(worker)
         worker.wait_ready()
         return worker

@@ -10,5 +10,3 @@ os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 os.environ.setdefault("SESSION_COOKIE_SECURE", "0")
 os.environ.setdefault("CSRF_COOKIE_SECURE", "0")
-# In-process tests see each verdict's drill-XP task at once; the Celery workers they start batch them.
-os.environ.setdefault("TEAMS_VERDICT_BATCH_MS", "0")

@@ -94,11 +94,12 @@ class HotPathTests(ApiTestCase):
             response = self.client.get("/api/v1/review/next/")
         self.assertEqual(response.status_code, 200)
 
-    def test_it_records_a_review_in_five_queries_and_a_savepoint(self) -> None:
+    def test_it_records_a_review_in_six_queries_and_a_savepoint(self) -> None:
         reviewing.get_profile(self.alice)
         card = self.cards[0]
-        # The token, the card, the state and the log (inserted in one savepoint), the new state to answer.
-        with self.assertNumQueries(7):  # five, plus SAVEPOINT and RELEASE
+        # The token, the card, the state, the log and the learner day's mark for the teams boards (inserted
+        # in one savepoint), the new state to answer.
+        with self.assertNumQueries(8):  # six, plus SAVEPOINT and RELEASE
             response = self.client.post("/api/v1/reviews/", {"card": str(card.uuid), "quality": 4, "version": 0})
         self.assertEqual(response.status_code, 201)
 

@@ -1,8 +1,8 @@
 """A drill in the daily review, through a real Celery worker: wrong, fixed, accepted, rated, next card.
 
 The worker (``celery -A quizsite worker -Q grade_cpu,celery``, sharing the test database and a
-real Redis) grades in its warm sandbox pool and, on the accepted verdict, its ``verdict_recorded``
-receiver rates the drill card; the page learns all of it by htmx polling, without a reload.
+real Redis) grades in its warm sandbox pool and, in the accepted verdict's transaction,
+rates the drill card; the page learns all of it by htmx polling, without a reload.
 """
 
 from __future__ import annotations

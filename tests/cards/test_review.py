@@ -355,6 +355,56 @@ class UndoTests(ReviewCase):
         self.assertEqual(ReviewLog.objects.count(), 1)
 
 
+class AppendOnlyUndoTests(ReviewCase):
+    """Undo appends a reversal: the ledger keeps every row, and every reader counts the pair as nothing."""
+
+    def test_it_keeps_the_undone_entry_and_appends_its_reversal(self) -> None:
+        card = make_card()
+        self.rate_next(4)
+        log = ReviewLog.objects.get()
+        later = NOW + timedelta(minutes=5)
+        self.assertEqual(review.undo_last(self.user, self.profile, later), card)
+        reversal = ReviewLog.ledger.exclude(pk=log.pk).get()
+        self.assertEqual((reversal.reverses_id, reversal.reviewed_at, reversal.review_day), (log.pk, later, TODAY))
+        self.assertEqual((reversal.card_id, reversal.quality, reversal.source), (card.pk, 4, "self"))
+        self.assertEqual(ReviewLog.ledger.filter(pk=log.pk).count(), 1)
+        self.assertFalse(ReviewLog.objects.exists())
+
+    def test_the_counts_the_dashboard_and_the_next_undo_read_the_ledger_so(self) -> None:
+        first, second = make_cards(2)
+        self.rate_next(5)
+        self.rate_next(5)
+        self.assertEqual(review.undo_last(self.user, self.profile, NOW), second)
+        summary = review.dashboard_summary(self.user, self.profile, NOW)
+        self.assertEqual((summary.reviewed_today, summary.new, summary.streak), (1, 1, 1))
+        self.assertEqual(review.undo_last(self.user, self.profile, NOW), first)  # the one before, not again
+        summary = review.dashboard_summary(self.user, self.profile, NOW)
+        self.assertEqual((summary.reviewed_today, summary.streak), (0, 0))
+        self.assertIsNone(review.undo_last(self.user, self.profile, NOW))
+        self.assertEqual(ReviewLog.ledger.count(), 4)
+        self.assertEqual(self.next_item().card, first)  # new again: its review counts as nothing
+
+    def test_a_card_rated_again_after_undo_counts_once(self) -> None:
+        card = make_card()
+        self.rate_next(4)
+        review.undo_last(self.user, self.profile, NOW)
+        self.rate_next(5)
+        self.assertEqual(list(ReviewLog.objects.values_list("card_id", "quality")), [(card.pk, 5)])
+        self.assertEqual(review.queue_snapshot(self.user, self.profile, TODAY).reviewed_today, 1)
+
+    def test_one_entry_has_one_reversal_at_most(self) -> None:
+        from django.db import IntegrityError, transaction
+
+        make_card()
+        self.rate_next(4)
+        log = ReviewLog.objects.get()
+        review.undo_last(self.user, self.profile, NOW)
+        reversal = ReviewLog.ledger.get(reverses=log)
+        with self.assertRaises(IntegrityError), transaction.atomic():
+            reversal.pk = None
+            reversal.save()
+
+
 class DashboardTests(ReviewCase):
     def test_it_counts_the_streak_up_to_yesterday_or_today(self) -> None:
         days = [TODAY - timedelta(days=n) for n in (1, 2, 3, 5)]

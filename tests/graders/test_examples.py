@@ -56,11 +56,32 @@ def test_it_stores_the_references_outputs_and_the_page_shows_them(drill: Drill, 
 
 
 def test_it_polls_while_the_outputs_are_being_computed(drill: Drill, learner: User) -> None:
+    example_outputs(drill)  # as the import asks
     client = Client()
     client.force_login(learner)
     page = client.get(reverse("graders:drill", args=[drill.slug])).content.decode()
     assert "the grader is running the reference" in page
-    assert f'hx-get="{reverse("graders:examples", args=[drill.slug])}"' in page
+    url = reverse("graders:examples", args=[drill.slug])
+    assert f'hx-get="{url}"' in page and f'hx-post="{url}"' not in page
+
+
+def test_a_drill_without_outputs_asks_for_them_by_a_post_never_by_the_get(
+    drill: Drill, learner: User, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = Client()
+    client.force_login(learner)
+    url = reverse("graders:examples", args=[drill.slug])
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        page = client.get(reverse("graders:drill", args=[drill.slug])).content.decode()
+        fragment = client.get(url).content.decode()
+    assert callbacks == [] and not DrillExamples.objects.exists()
+    assert f'hx-post="{url}"' in page and "the grader is running the reference" in page
+    assert f'hx-post="{url}"' in fragment
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        asked = client.post(url).content.decode()
+        client.post(url)  # a second tab: the same row, no second job
+    assert len(callbacks) == 1 and DrillExamples.objects.get().drill_version == drill.version
+    assert f'hx-get="{url}"' in asked and f'hx-post="{url}"' not in asked
 
 
 def test_it_records_why_a_broken_reference_has_no_outputs(make_drill: Callable[..., Drill]) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from cards.models import Card, Note
-from graders.models import Drill
+from graders.models import Drill, DrillExamples
 from tests.graders.conftest import drill_text
 
 pytestmark = pytest.mark.django_db
@@ -85,3 +86,20 @@ def test_it_names_the_file_and_field_of_a_broken_drill(folder: Path) -> None:
     (folder / "basics" / "add-one.toml").write_text(drill_text().replace('entry_point = "solution"', ""))
     with pytest.raises(CommandError, match=r"add-one\.toml.*entry_point"):
         run(folder)
+
+
+def test_it_asks_a_worker_for_each_drill_versions_example_outputs(
+    folder: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The drill page never asks (a GET writes nothing): the import does, once per drill version."""
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run(folder)
+        run(folder)  # unchanged: the row is there, nothing more is queued
+    drill = Drill.objects.get()
+    assert list(DrillExamples.objects.values_list("drill_id", "drill_version")) == [(drill.pk, drill.version)]
+    assert len(callbacks) == 1
+    path = folder / "basics" / "add-one.toml"
+    path.write_text(path.read_text().replace('title = "Add one"', 'title = "Add one, again"'))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run(folder)
+    assert DrillExamples.objects.count() == 2 and len(callbacks) == 1

@@ -19,11 +19,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from cards.models import TouchedDay
 from graders import jobs, reviews, submissions
 from graders.drills.local import LocalRunner
 from graders.jobs import Outcome
 from graders.models import Drill, Submission
-from graders.signals import verdict_recorded
 from graders.status import Status
 from graders.verdicts import SUBMISSIONS
 from tests.conftest import Published, celery_broker, published_tasks
@@ -268,23 +268,17 @@ def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None
     assert sub.status == Status.WRONG_ANSWER
 
 
-def test_it_announces_each_verdict_once_after_commit(
-    django_capture_on_commit_callbacks: Any, learner: User, drill: Drill
-) -> None:
+def test_it_marks_the_learner_day_of_an_accepted_verdict_once(learner: User, drill: Drill) -> None:
+    """In the verdict's transaction (no on-commit hook); a duplicate message marks nothing more."""
     sub = queued(learner, drill)
-    seen: list[dict[str, Any]] = []
-
-    def receiver(sender: type, **kwargs: Any) -> None:
-        seen.append(kwargs)
-
-    verdict_recorded.connect(receiver, dispatch_uid="test-receiver")
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            grade(sub)
-            grade(sub)  # a duplicate message: no second announcement
-    finally:
-        verdict_recorded.disconnect(dispatch_uid="test-receiver")
-    assert [(s["submission_id"], s["status"], s["kind"]) for s in seen] == [(sub.pk, "accepted", "submit")]
+    grade(sub)
+    assert list(TouchedDay.objects.values_list("user_id", flat=True)) == [learner.pk]
+    TouchedDay.objects.all().delete()  # as beat's tick would
+    grade(sub)
+    assert not TouchedDay.objects.exists()
+    rejected = queued(learner, drill, WRONG)
+    grade(rejected)
+    assert not TouchedDay.objects.exists()  # a wrong answer earns no XP: its day is not marked
 
 
 def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill: Drill) -> None:

@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from cards.models import Card, CardState, Note, ReviewLog
+from cards.models import Card, CardState, Note, ReviewLog, TouchedDay
 from graders import jobs
 from graders.models import GraderHeartbeat
 from graders.status import Status
@@ -93,6 +93,8 @@ def test_it_rates_a_right_answer_4_exactly_once(signed_in: Client, learner: User
     state = CardState.objects.get(user=learner, card=card)
     state.refresh_from_db()
     assert state.version == 1 and state.repetitions == 1
+    # The answer marked its learner day for the teams rollup, once, in its own transaction.
+    assert list(TouchedDay.objects.values_list("user_id", "day")) == [(learner.pk, logs[0].review_day)]
 
 
 def test_it_rates_a_wrong_answer_1_and_shows_the_real_output(

@@ -1,10 +1,8 @@
 """Shared test base for teams: three personas (owner, member, outsider) and a way to log reviews.
 
-Reviews are written as real ``ReviewLog`` rows. The teams receivers queue a Celery task on commit,
-so ``review`` (through ``committed``) runs the commit's callbacks as production commits do, checks
-what they published to the broker (the session's own folder, see ``tests/conftest.py``), and then
-runs each published task the way a worker would: its registered function called with the
-JSON-decoded arguments of the message.
+Reviews are written as real ``ReviewLog`` rows and mark their learner day in the same transaction, as
+the review flow does (``cards.touched``); ``committed`` then runs beat's tick (``refresh_touched_days``)
+the way a worker would, so each test sees the boards a second after the fact.
 """
 
 from __future__ import annotations
@@ -19,14 +17,15 @@ from typing import Any
 import pytest
 import redis
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 from django.test import TestCase, override_settings
 
-from cards.models import Card, CardState, ReviewLog
-from quizsite.celery import app
+from cards.models import Card, CardState, ReviewLog, TouchedDay
+from cards.touched import touch
+from teams import services
 from teams.models import Membership, Team
 from tests.cards.factories import make_card, make_note, make_user
 from tests.cards.stats_factories import make_log
-from tests.conftest import Published, published_tasks
 
 DEFAULT_TEST_REDIS = "redis://127.0.0.1:6379/14"
 
@@ -61,16 +60,6 @@ def redis_boards() -> Iterator[redis.Redis]:
         conn.close()
 
 
-def run_like_a_worker(messages: list[Published]) -> None:
-    """Run each published task's registered function with the message's arguments (no eager mode)."""
-    for message in messages:
-        app.tasks[message.task](*message.args, **message.kwargs)
-
-
-def refresh_message(user: AbstractBaseUser, day: date) -> Published:
-    return Published("teams.tasks.refresh_learner_day", [user.pk, day.isoformat()], {}, "celery")
-
-
 def at(day: date, hour: int = 12) -> datetime:
     return datetime.combine(day, time(hour), tzinfo=UTC)
 
@@ -96,21 +85,20 @@ class TeamTestCase(TestCase):
         cls.cards = [make_card(note=note) for _ in range(4)]
 
     @contextmanager
-    def committed(self) -> Iterator[list[Published]]:
-        """Commit what the block writes: run its on-commit callbacks (which publish), then the
-        published tasks as the worker would. Yields the published messages for the caller to check."""
-        with published_tasks() as sent:
-            with self.captureOnCommitCallbacks(execute=True):
-                yield sent
-            published = list(sent)
-        run_like_a_worker(published)
+    def committed(self) -> Iterator[None]:
+        """Commit what the block writes (a savepoint in a TestCase), then run beat's tick as a worker would:
+        every day the block marked is recomputed, and none stays marked."""
+        with transaction.atomic():
+            yield
+        services.refresh_touched_days()
+        assert not TouchedDay.objects.exists()
 
     def review(self, user: AbstractBaseUser, card: Card, day: date, quality: int = 4, **fields: Any) -> ReviewLog:
-        """A review as the review flow records it: state and log; on commit, exactly one refresh of
-        that learner day goes to the ``celery`` queue, and a worker runs it."""
+        """A review as the review flow records it: state, log and the mark of its learner day, in one
+        transaction; then the tick recomputes that day."""
         interval = fields.pop("interval_before", 1)
         due_after = fields.pop("due_after", day + timedelta(days=max(1, interval * 2)))
-        with self.committed() as sent:
+        with self.committed():
             CardState.objects.update_or_create(
                 user=user,
                 card=card,
@@ -126,5 +114,5 @@ class TeamTestCase(TestCase):
                 due_after=due_after,
                 **fields,
             )
-        assert sent == [refresh_message(user, log.review_day)]
+            touch(user.pk, log.review_day)
         return log

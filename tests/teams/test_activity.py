@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+from django.db import transaction
 from django.utils import timezone
 
-from cards.models import Profile, ReviewLog
+from cards.models import Profile, ReviewLog, TouchedDay
+from cards.touched import touch
 from graders import jobs
 from graders.models import Drill, Submission
-from graders.signals import verdict_recorded
 from graders.status import Status
 from graders.verdicts import SUBMISSIONS
 from teams import boards, services
@@ -17,9 +19,8 @@ from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
 from teams.streaks import learner_day
 from tests.cards.factories import make_card
-from tests.conftest import published_tasks
 
-from .base import TeamTestCase, at, refresh_message, run_like_a_worker
+from .base import TeamTestCase, at
 
 DAY = date(2026, 3, 4)
 
@@ -36,21 +37,6 @@ def make_drill(slug: str) -> Drill:
         version="v1",
         source_path=f"drills/{slug}.toml",
     )
-
-
-def announce(sub: Submission) -> None:
-    """What the grader sends once a final verdict is committed (``graders.verdicts``), then what a worker runs."""
-    with published_tasks() as sent:
-        verdict_recorded.send_robust(
-            sender=Submission,
-            submission_id=sub.pk,
-            user_id=sub.user_id,
-            drill_id=sub.drill_id,
-            kind=sub.kind,
-            seed=sub.seed,
-            status=sub.status,
-        )
-    run_like_a_worker(sent)
 
 
 def fields(activity: DailyActivity) -> tuple[object, ...]:
@@ -89,15 +75,34 @@ class ReviewRollupTests(TeamTestCase):
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 0
 
     def test_it_removes_the_xp_of_an_undone_review(self) -> None:
+        """Undo appends a reversal (``cards.review.undo_last``): the entry and its reversal count as nothing."""
         log = self.review(self.member, self.cards[0], DAY, 5)
         self.review(self.member, self.cards[1], DAY, 5)
-        with self.committed() as sent:
-            log.delete()
-        assert sent == [refresh_message(self.member, DAY)]
+        with self.committed():
+            self.reverse(log)
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 1
         with self.committed():
-            ReviewLog.objects.get(user=self.member, card=self.cards[1]).delete()
+            self.reverse(ReviewLog.objects.get(user=self.member, card=self.cards[1]))
         assert not DailyActivity.objects.filter(user=self.member).exists()
+        assert ReviewLog.ledger.filter(user=self.member).count() == 4  # nothing deleted
+
+    def reverse(self, log: ReviewLog) -> None:
+        ReviewLog.ledger.create(
+            user=log.user,
+            card=log.card,
+            quality=log.quality,
+            reviewed_at=log.reviewed_at,
+            review_day=log.review_day,
+            easiness_before=log.easiness_before,
+            interval_before=log.interval_before,
+            repetitions_before=log.repetitions_before,
+            easiness_after=log.easiness_after,
+            interval_after=log.interval_after,
+            repetitions_after=log.repetitions_after,
+            due_after=log.due_after,
+            reverses=log,
+        )
+        touch(log.user_id, log.review_day)
 
     def test_it_keeps_the_rollup_per_learner_day_in_their_time_zone(self) -> None:
         # 02:00 UTC on the 5th is still the 4th before 04:00: the review flow stores review_day = the 4th.
@@ -115,23 +120,17 @@ class ReviewRollupTests(TeamTestCase):
 
 class DrillRollupTests(TeamTestCase):
     def submit(self, drill: Drill, status: str, day: date, hour: int, kind: str = "submit") -> Submission:
-        """A submission graded at a chosen time, announced the way the grader announces a final verdict
-        (after the transaction that records it, from inside the grading worker)."""
-        final = status != Status.QUEUED
+        """A submission graded at a chosen time through the grader's lifecycle (claim, then finish in one
+        transaction that marks the learner day of an accepted attempt), then beat's tick."""
         sub = Submission.objects.create(
-            user=self.member,
-            drill=drill,
-            code="x",
-            seed=1,
-            drill_version="v1",
-            kind=kind,
-            status=status,
-            verdict={"status": status} if final else None,
-            queued_at=at(day, hour),
-            finished_at=at(day, hour) if final else None,
+            user=self.member, drill=drill, code="x", seed=1, drill_version="v1", kind=kind, queued_at=at(day, hour)
         )
-        if final:
-            announce(sub)
+        if status != Status.QUEUED:
+            claim = jobs.claim(SUBMISSIONS, sub.pk, at(day, hour))
+            assert claim.job is not None
+            with self.committed():
+                finished = jobs.Finished(Status(status), {"verdict": {"status": status}})
+                assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished, at(day, hour))
         return sub
 
     def test_it_pays_fifteen_for_a_drill_accepted_on_the_first_try(self) -> None:
@@ -151,43 +150,48 @@ class DrillRollupTests(TeamTestCase):
         Profile.objects.filter(user=self.member).update(time_zone="Asia/Shanghai")
         # 20:30 UTC is 04:30 the next morning in Shanghai: the next learner day there, not in UTC.
         self.submit(make_drill("relu"), Status.ACCEPTED, DAY, 20)
-        DailyActivity.objects.all().delete()
-        Submission.objects.update(finished_at=at(DAY, 20) + timedelta(minutes=30))
-        services.record_verdicts([Submission.objects.get().pk])
         next_day = DAY + timedelta(days=1)
         assert list(DailyActivity.objects.filter(user=self.member).values_list("day", "xp")) == [(next_day, 15)]
 
-    def test_it_counts_a_verdict_recorded_by_update_through_record_verdicts(self) -> None:
-        sub = self.submit(make_drill("matmul"), Status.QUEUED, DAY, 10)
-        assert not DailyActivity.objects.filter(user=self.member).exists()
-        Submission.objects.filter(pk=sub.pk).update(status=Status.ACCEPTED, verdict={}, finished_at=at(DAY, 10))
-        services.record_verdicts([sub.pk])
-        assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 15
-
-    def test_it_records_drill_xp_when_the_grader_finishes_an_accepted_submission(self) -> None:
+    def test_it_marks_the_learner_day_in_the_transaction_that_records_the_verdict(self) -> None:
         sub = self.submit(make_drill("einsum"), Status.QUEUED, DAY, 10)
         claim = jobs.claim(SUBMISSIONS, sub.pk, timezone.now())
         assert claim.job is not None
-        verdict = {"status": Status.ACCEPTED, "passed": 1, "total": 1}
-        finished = jobs.Finished(Status.ACCEPTED, {"verdict": verdict})
-        with published_tasks() as sent, self.captureOnCommitCallbacks(execute=True):
+        finished = jobs.Finished(Status.ACCEPTED, {"verdict": {"status": Status.ACCEPTED, "passed": 1, "total": 1}})
+        with self.captureOnCommitCallbacks() as callbacks:
             assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
-        assert [(m.task, m.args, m.queue) for m in sent] == [("teams.tasks.record_verdicts", [[sub.pk]], "celery")]
-        run_like_a_worker(sent)
+        assert callbacks == []  # nothing waits for the commit: the mark is a row of the same transaction
         sub.refresh_from_db()
         clock = clock_for(self.member.pk)
         today = learner_day(sub.finished_at, clock.zone, clock.start_hour)
+        assert list(TouchedDay.objects.values_list("user_id", "day")) == [(self.member.pk, today)]
+        assert services.refresh_touched_days() == 1
         stored = DailyActivity.objects.get(user=self.member)
         assert (stored.day, stored.xp, stored.drills_first_try) == (today, 15, 1)
 
-    def test_it_recomputes_each_learner_day_of_a_batch_once(self) -> None:
-        first = self.submit(make_drill("relu"), Status.QUEUED, DAY, 9)
-        second = self.submit(make_drill("gelu"), Status.QUEUED, DAY, 10)
-        later = self.submit(make_drill("silu"), Status.QUEUED, DAY + timedelta(days=1), 10)
-        for sub in (first, second, later):
-            Submission.objects.filter(pk=sub.pk).update(status=Status.ACCEPTED, verdict={}, finished_at=sub.queued_at)
-        refreshed = services.record_verdicts([first.pk, second.pk, later.pk, first.pk])
-        assert refreshed == 2  # two learner-days, three verdicts (one sent twice)
+    def test_a_verdict_that_rolls_back_marks_nothing(self) -> None:
+        sub = self.submit(make_drill("einsum"), Status.QUEUED, DAY, 10)
+        claim = jobs.claim(SUBMISSIONS, sub.pk, timezone.now())
+        assert claim.job is not None
+        finished = jobs.Finished(Status.ACCEPTED, {"verdict": {"status": Status.ACCEPTED}})
+        with pytest.raises(RuntimeError), transaction.atomic():
+            assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
+            assert TouchedDay.objects.count() == 1
+            raise RuntimeError("the commit failed")
+        assert not TouchedDay.objects.exists()
+        assert Submission.objects.get(pk=sub.pk).status == Status.RUNNING
+
+    def test_it_recomputes_each_marked_learner_day_once(self) -> None:
+        with transaction.atomic():  # two verdicts on one day, one the next: two marks
+            for slug, day in (("relu", DAY), ("gelu", DAY), ("silu", DAY + timedelta(days=1))):
+                sub = self.submit(make_drill(slug), Status.QUEUED, day, 10)
+                claim = jobs.claim(SUBMISSIONS, sub.pk, at(day, 10))
+                assert claim.job is not None
+                finished = jobs.Finished(Status.ACCEPTED, {"verdict": {"status": Status.ACCEPTED}})
+                assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished, at(day, 10))
+        assert TouchedDay.objects.count() == 2
+        assert services.refresh_touched_days() == 2
+        assert services.refresh_touched_days() == 0
         days = DailyActivity.objects.filter(user=self.member).order_by("day").values_list("day", "drills_solved", "xp")
         assert list(days) == [(DAY, 2, 30), (DAY + timedelta(days=1), 1, 15)]
 

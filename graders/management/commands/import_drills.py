@@ -24,6 +24,7 @@ from django.db import transaction
 from cards.ingest.markdown import shared_parser
 from cards.ingest.slugs import heading_anchor, note_slug
 from cards.models import Card, Note
+from graders import examples
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, load_drills
 from graders.models import Drill
@@ -135,6 +136,10 @@ def import_drills(folder: Path) -> Report:
         note = notes[note_slug(spec.source.note)]
         per_note[note.slug] = per_note.get(note.slug, 0) + 1
         upsert(spec, note, CARD_POSITION_BASE + per_note[note.slug], report)
+    # The expected outputs of every drill's examples, computed by a worker now rather than on a page view
+    # (a GET never writes): a drill whose version has its row already queues nothing.
+    for drill in Drill.objects.filter(slug__in=list(specs), active=True):
+        examples.example_outputs(drill)
     gone = Drill.objects.filter(active=True).exclude(slug__in=list(specs))
     report.retired = sorted(gone.values_list("slug", flat=True))
     Card.objects.filter(drill__in=gone).update(active=False)
