@@ -224,7 +224,9 @@ def _day_sql() -> str:
     Dates are compared in SQL, so each backend's own date storage never reaches Python."""
     order, membership = TeamLearningOrder._meta.db_table, apps.get_model("teams", "Membership")._meta.db_table
     log, state = ReviewLog._meta.db_table, CardState._meta.db_table
-    logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s"
+    # The live entries only, as ``ReviewLog.objects`` reads them: an undone entry and its reversal count as nothing.
+    live = f"{log}.reverses_id IS NULL AND NOT EXISTS (SELECT 1 FROM {log} r WHERE r.reverses_id = {log}.id)"
+    logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s AND {live}"
     available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
     return (  # noqa: S608 (the table names are the models' own)
         f"SELECT 0, {_stamp_columns()}, "
