@@ -108,6 +108,8 @@ BEHAVIOUR_CLASSES = {
     "repeat": {"cat-1d-list", "stack-scalars"},
     "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed"},
     "graph": {"accumulate-loss-item"},
+    "memory": {"val-loss-no-grad"},
+    "time": {"index-to-mask"},
     "edge": {"masked-softmax"},
 }
 
