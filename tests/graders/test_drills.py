@@ -112,7 +112,7 @@ BEHAVIOUR_CLASSES = {
     "graph": {"accumulate-loss-item"},
     "memory": {"val-loss-no-grad"},
     "time": {"index-to-mask"},
-    "edge": {"masked-softmax"},
+    "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes"},
 }
 
 
