@@ -237,8 +237,9 @@ def _memory(contract: Contract, expected: dict[str, Any], actual: dict[str, Any]
     return (
         f"your function kept too much alive at once: its tensors peaked at {_size(peak)}, where the reference "
         f"needs {_size(max(0, reference))}. A running total that is still a tensor, or outputs kept in a list, "
-        "keeps every batch's graph and the activations it saved: compute under `torch.no_grad()` and keep plain "
-        "numbers (`.item()`) or `.detach()`ed tensors"
+        "keeps every batch's graph and the activations it saved (and one batch of everything holds them all at "
+        "once): compute under `torch.no_grad()`, a batch at a time, and keep plain numbers (`.item()`) or "
+        "`.detach()`ed tensors"
     )
 
 

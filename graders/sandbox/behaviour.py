@@ -4,9 +4,9 @@ Runs where the learner's code runs (the sandbox runner; ``LocalRunner`` for trus
 before anything is detached, converted or moved to the CPU, because that is where the mistakes PyTorch
 learners make are still visible: an argument changed in place, a ``.grad`` left on the caller's tensor,
 a result that still carries a graph, a numpy array where a tensor was asked, a tensor left on the wrong
-device, state kept between calls, graphs or activations kept alive across a loop, a Python loop where one tensor
-operation does. The record is plain data (ints,
-short strings, lists); the parent compares it with the reference's record (``graders.drills.contract``).
+device, state kept between calls, graphs or activations kept alive across a loop, a Python loop where one
+tensor operation would do. The record is plain data (ints, short strings, lists); the parent compares it
+with the reference's record (``graders.drills.contract``).
 
 Everything here is cheap on the happy path (a copy of the inputs, one comparison per input, the call
 made twice); the costly look at *where* a mistake happened (``locate``) runs only after one was seen.
@@ -260,8 +260,8 @@ class MemoryCounter:
     a graph's saved activations). The arguments' own memory and views of it count nothing.
 
     A dispatch mode sees every ATen operation, backward's too, on any device; a storage's Python object
-    lives as long as the storage does, so a weak reference to it says when the memory goes. About 10 us per
-    operation, paid only by drills with a resource budget.
+    lives as long as the storage does, so a weak reference to it says when the memory goes. About 15-25 us
+    per operation (most of it torch's own way into Python), paid only by drills with a graph or memory budget.
     """
 
     def __init__(self) -> None:
