@@ -298,8 +298,9 @@ def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:
 
 
 def _checks(drill: Drill) -> dict[str, Any]:
-    """The runner options a drill's contract needs beyond the defaults."""
-    return {"count_graph": True} if drill.contract.graph_budget > 0 else {}
+    """The runner options a drill's contract needs beyond the defaults: ``count_graph`` makes the runner record
+    the largest autograd graph and the most tensor memory alive (costly, so only for the budgets that read them)."""
+    return {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
 
 
 def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: str, **extra: Any) -> Verdict:

@@ -16,6 +16,9 @@ from typing import Any
 from graders.drills.schema import Contract
 
 MESSAGE_CHARS = 600
+# A time budget never allows less than this much CPU time: a call of microseconds varies by more than any
+# factor (a first call's lazy set-up, the cache), and a loop that the budget is for takes far longer.
+TIME_FLOOR_US = 50_000
 
 
 def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
@@ -86,7 +89,7 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _autograd, _device, _alias, _graph, _repeat):
+    for check in (_inputs, _autograd, _device, _alias, _graph, _memory, _time, _repeat):
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
@@ -218,6 +221,41 @@ def _graph(contract: Contract, expected: dict[str, Any], actual: dict[str, Any],
     )
 
 
+def _size(n: int) -> str:
+    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _memory(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    reference, peak = expected.get("peak_bytes"), actual.get("peak_bytes")
+    if contract.memory_budget <= 0 or type(reference) is not int or type(peak) is not int:
+        return ""
+    if peak <= max(1024, reference) * contract.memory_budget:
+        return ""
+    return (
+        f"your function kept too much alive at once: its tensors peaked at {_size(peak)}, where the reference "
+        f"needs {_size(max(0, reference))}. A running total that is still a tensor, or outputs kept in a list, "
+        "keeps every batch's graph and the activations it saved (and one batch of everything holds them all at "
+        "once): compute under `torch.no_grad()`, a batch at a time, and keep plain numbers (`.item()`) or "
+        "`.detach()`ed tensors"
+    )
+
+
+def _time(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    reference, spent = expected.get("cpu_us"), actual.get("cpu_us")
+    if contract.time_budget <= 0 or type(reference) is not int or type(spent) is not int:
+        return ""
+    if spent <= max(TIME_FLOOR_US, reference * contract.time_budget):
+        return ""
+    return (
+        f"your function took {spent / 1000:.0f} ms of CPU time, where the reference takes "
+        f"{max(0, reference) / 1000:.1f} ms: a Python loop over a tensor's elements is the usual cause. One tensor "
+        "operation (indexing with the whole index tensor, broadcasting) does the same work in C"
+    )
+
+
 def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
     again = _text(actual, "repeat", 80)
     if not contract.repeatable or not again or _text(expected, "repeat", 80):
@@ -234,32 +272,47 @@ def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any]
 
 
 def describe(contract: Contract, arg_names: tuple[str, ...]) -> dict[str, str]:
-    """The contract in one sentence, English and Chinese, for the drill page."""
+    """The contract in one sentence, English and Chinese, for the drill page: one clause per promise."""
     others = [f"`{n}`" for n in arg_names if n not in contract.in_place]
     changed = ", ".join(f"`{n}`" for n in contract.in_place)
-    en, zh = [], []
-    if contract.in_place:
-        en.append(f"updates {changed} in place and leaves {', '.join(others) or 'nothing else'} untouched")
-        zh.append(f"原地更新 {changed}，{('、'.join(others) + ' ') if others else ''}保持不变")
-    else:
-        en.append("leaves every argument untouched (no in-place change, no `.grad`, `requires_grad` as it was)")
-        zh.append("不改动任何参数（不原地修改、不留下 `.grad`、不改 `requires_grad`）")
-    if contract.result == "may_view":
-        en.append("may return a view of its input")
-        zh.append("结果可以是输入的视图")
-    else:
-        en.append("returns a new result that shares no memory with the arguments")
-        zh.append("返回不与参数共享内存的新结果")
-    if contract.result_grad == "graph":
-        en.append("the result keeps the autograd graph back to the inputs")
-        zh.append("结果保留通往输入的计算图")
-    else:
-        en.append("the result carries no autograd graph")
-        zh.append("结果不带计算图")
-    if contract.graph_budget:
-        en.append("no step's graph is kept alive after that step")
-        zh.append("每一步的计算图在该步之后不再被引用")
-    if contract.repeatable:
-        en.append("and calling it twice gives the same answer")
-        zh.append("同样的输入调用两次结果相同")
+    kept = ("、".join(others) + " ") if others else ""
+    # (the promise holds, its clause (en, zh), the clause otherwise or None)
+    clauses: list[tuple[object, tuple[str, str], tuple[str, str] | None]] = [
+        (
+            contract.in_place,
+            (f"updates {changed} in place and leaves {', '.join(others) or 'nothing else'} untouched",
+             f"原地更新 {changed}，{kept}保持不变"),
+            ("leaves every argument untouched (no in-place change, no `.grad`, `requires_grad` as it was)",
+             "不改动任何参数（不原地修改、不留下 `.grad`、不改 `requires_grad`）"),
+        ),
+        (
+            contract.result == "may_view",
+            ("may return a view of its input", "结果可以是输入的视图"),
+            ("returns a new result that shares no memory with the arguments", "返回不与参数共享内存的新结果"),
+        ),
+        (
+            contract.result_grad == "graph",
+            ("the result keeps the autograd graph back to the inputs", "结果保留通往输入的计算图"),
+            ("the result carries no autograd graph", "结果不带计算图"),
+        ),
+        (
+            contract.graph_budget,
+            ("no step's graph is kept alive after that step", "每一步的计算图在该步之后不再被引用"),
+            None,
+        ),
+        (
+            contract.memory_budget,
+            ("no batch's tensors are kept alive after that batch", "每个 batch 的张量在该 batch 之后不再被引用"),
+            None,
+        ),
+        (
+            contract.time_budget,
+            ("it works on whole tensors instead of looping over their elements in Python",
+             "整体运算张量而不用 Python 循环逐个处理元素"),
+            None,
+        ),
+        (contract.repeatable, ("and calling it twice gives the same answer", "同样的输入调用两次结果相同"), None),
+    ]  # fmt: skip
+    picked = [yes if holds else no for holds, yes, no in clauses]
+    en, zh = zip(*(clause for clause in picked if clause), strict=True)
     return {"en": "The function " + ", ".join(en) + ".", "zh": "函数" + "，".join(zh) + "。"}

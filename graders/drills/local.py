@@ -47,6 +47,18 @@ def _moved(value: Any, device: str) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """torch on one thread while the cases run, as in a sandbox runner: CPU times (a drill's time budget) are
+    then the same kind of figure, not a parallel kernel's work plus its threads' spinning."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class LocalRunner:
     """Runs trusted code in this process; ``device`` is reported like the sandbox pool reports it."""
 
@@ -83,7 +95,7 @@ class LocalRunner:
         fn = namespace.get(entry_point)
         if not callable(fn):
             return RunResult("runtime_error", message=f"the code does not define {entry_point!r}")
-        with warnings.catch_warnings():  # like the sandbox: a learner's warning is not an error
+        with warnings.catch_warnings(), one_thread():  # like the sandbox: a warning is not an error, one thread
             warnings.simplefilter("ignore")
             lines = code.splitlines()
             results = [self._case(fn, args, grad, count_graph, lines, not reference) for args in cases]

@@ -82,6 +82,8 @@ class Contract:
     result_grad: str = "none"  # "graph": the result must carry the autograd graph back to the inputs
     repeatable: bool = True  # a second call on fresh copies of the arguments gives the same answer
     graph_budget: float = 0.0  # > 0: the largest graph alive may be at most this many times the reference's
+    memory_budget: float = 0.0  # > 0: the most tensor memory held at once, times the reference's
+    time_budget: float = 0.0  # > 0: the call's CPU time, times the reference's (with a floor, ``contract.py``)
 
 
 @dataclass(frozen=True)
@@ -270,7 +272,7 @@ def _constraints(reader: _Reader) -> Constraints:
 
 def _contract(reader: _Reader, arg_names: tuple[str, ...]) -> Contract:
     sub = reader.table("contract")
-    sub.check_known({"in_place", "result", "result_grad", "repeatable", "graph_budget"})
+    sub.check_known({"in_place", "result", "result_grad", "repeatable", *BUDGETS})
     in_place = sub.get("in_place", list, [])
     for i, name in enumerate(in_place):
         if name not in arg_names:
@@ -280,10 +282,23 @@ def _contract(reader: _Reader, arg_names: tuple[str, ...]) -> Contract:
         raise sub.fail("result", f"must be one of {', '.join(RESULT_KINDS)}, not {result!r}")
     if result_grad not in RESULT_GRAD:
         raise sub.fail("result_grad", f"must be one of {', '.join(RESULT_GRAD)}, not {result_grad!r}")
-    budget = sub.get("graph_budget", float, 0.0)
+    budgets = {name: _budget(sub, name, what) for name, what in BUDGETS.items()}
+    return Contract(tuple(in_place), result, result_grad, sub.get("repeatable", bool, True), **budgets)
+
+
+# A resource budget in ``[contract]``: its key and what it multiplies.
+BUDGETS = {
+    "graph_budget": "the reference's largest graph",
+    "memory_budget": "the most tensor memory the reference holds at once",
+    "time_budget": "the reference's CPU time",
+}
+
+
+def _budget(sub: _Reader, name: str, what: str) -> float:
+    budget = sub.get(name, float, 0.0)
     if budget < 0 or 0 < budget < 1:
-        raise sub.fail("graph_budget", "must be 0 (no budget) or >= 1 (times the reference's largest graph)")
-    return Contract(tuple(in_place), result, result_grad, sub.get("repeatable", bool, True), budget)
+        raise sub.fail(name, f"must be 0 (no budget) or >= 1 (times {what})")
+    return budget
 
 
 def _limits(reader: _Reader) -> DrillLimits:

@@ -4,8 +4,9 @@ Runs where the learner's code runs (the sandbox runner; ``LocalRunner`` for trus
 before anything is detached, converted or moved to the CPU, because that is where the mistakes PyTorch
 learners make are still visible: an argument changed in place, a ``.grad`` left on the caller's tensor,
 a result that still carries a graph, a numpy array where a tensor was asked, a tensor left on the wrong
-device, state kept between calls, graphs kept alive across a loop. The record is plain data (ints,
-short strings, lists); the parent compares it with the reference's record (``graders.drills.contract``).
+device, state kept between calls, graphs or activations kept alive across a loop, a Python loop where one
+tensor operation would do. The record is plain data (ints, short strings, lists); the parent compares it
+with the reference's record (``graders.drills.contract``).
 
 Everything here is cheap on the happy path (a copy of the inputs, one comparison per input, the call
 made twice); the costly look at *where* a mistake happened (``locate``) runs only after one was seen.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -170,15 +173,18 @@ def observe(
     The record: ``changed`` (arguments whose value changed), ``moved`` (of those, the ones whose memory was
     replaced rather than written in place), ``grad_left`` / ``requires_grad_set`` (arguments given a
     ``.grad`` or a new ``requires_grad``), ``alias`` (arguments the result shares memory with), ``type``,
-    ``devices``, ``autograd`` and ``grad_fn`` of the result, and with ``count_graph`` the largest autograd
-    graph alive during the call (``graph_nodes``).
+    ``devices``, ``autograd`` and ``grad_fn`` of the result, the call's CPU time (``cpu_us``, this thread's:
+    a loaded machine barely moves it), and with ``count_graph`` (a drill with a resource budget) the largest
+    autograd graph alive during the call (``graph_nodes``) and the most tensor memory it held (``peak_bytes``).
     """
     before = [fresh(a) for a in args]
     meta = [_Meta(a) for a in args]
-    counter = GraphCounter() if count_graph else None
-    with counter if counter is not None else contextlib.nullcontext():
+    graphs, memory = (GraphCounter(), MemoryCounter()) if count_graph else (None, None)
+    with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
+        started = time.thread_time_ns()
         value = call()
-    record: dict[str, Any] = {}
+        cpu_ns = time.thread_time_ns() - started
+    record: dict[str, Any] = {"cpu_us": cpu_ns // 1000}
     changed = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
     record["changed"] = changed
     record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
@@ -200,8 +206,8 @@ def observe(
     tensors = tensors_in(result)
     record["devices"] = sorted({t.device.type for t in tensors})
     record["autograd"], record["grad_fn"] = _autograd_state(tensors)
-    if counter is not None:
-        record["graph_nodes"] = counter.peak
+    if graphs is not None and memory is not None:
+        record["graph_nodes"], record["peak_bytes"] = graphs.peak, memory.peak
     return value, record
 
 
@@ -246,6 +252,68 @@ class GraphCounter:
 
     def __exit__(self, *exc: object) -> None:
         self._mode.__exit__(*exc)
+
+
+class MemoryCounter:
+    """The most tensor memory the call held at once (``peak``, bytes): every storage a torch operation
+    allocated while active counts from then until it is freed, however it is kept alive (a variable, a list,
+    a graph's saved activations). The arguments' own memory and views of it count nothing.
+
+    A dispatch mode sees every ATen operation, backward's too, on any device; a storage's Python object
+    lives as long as the storage does, so a weak reference to it says when the memory goes. About 15-25 us
+    per operation (most of it torch's own way into Python), paid only by drills with a graph or memory budget.
+    """
+
+    def __init__(self) -> None:
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        counter = self
+
+        class _Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+                out = func(*args, **(kwargs or {}))
+                counter.allocated(out, () if func is _LIFT_FRESH else (args, kwargs))
+                return out
+
+        self.now = self.peak = 0
+        self._live: dict[int, Any] = {}  # id of a storage -> the weak reference that frees its count
+        self._mode = _Mode()
+
+    def allocated(self, out: Any, inputs: Any) -> None:
+        """Count the storages in ``out`` that no tensor in ``inputs`` has: the operation made them."""
+        unseen = [s for s in map(_storage_object, tensors_in(out)) if s is not None and id(s) not in self._live]
+        if not unseen:  # an in-place or view operation on memory the call made: already counted
+            return
+        known = {id(s) for s in map(_storage_object, tensors_in(inputs))}
+        for storage in unseen:
+            key = id(storage)
+            if key in known or key in self._live:
+                continue
+            size = int(storage.nbytes())
+            self._live[key] = weakref.ref(storage, lambda _ref, key=key, size=size: self._freed(key, size))
+            self.now += size
+            self.peak = max(self.peak, self.now)
+
+    def _freed(self, key: int, size: int) -> None:
+        self._live.pop(key, None)
+        self.now -= size
+
+    def __enter__(self) -> MemoryCounter:
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._mode.__exit__(*exc)
+
+
+_LIFT_FRESH = torch.ops.aten.lift_fresh.default  # ``torch.tensor(data)``: a new tensor made outside the mode
+
+
+def _storage_object(tensor: Any) -> Any:
+    try:  # below the dispatcher every tensor is a plain one
+        return torch.Tensor.untyped_storage(tensor)
+    except (RuntimeError, TypeError, NotImplementedError):  # sparse, nested: no plain storage to count
+        return None
 
 
 def repeat_differs(call: Callable[[], Any], first: Any) -> str:

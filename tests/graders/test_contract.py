@@ -17,7 +17,7 @@ from django.urls import reverse
 from graders.drills import DRILLS_DIR, DrillError, load_drills, parse_drill
 from graders.drills.advice import advice_for, advise
 from graders.drills.constraints import check_constraints
-from graders.drills.contract import describe, judge, judge_type
+from graders.drills.contract import TIME_FLOOR_US, describe, judge, judge_type
 from graders.drills.schema import Contract
 from graders.models import Drill
 from graders.sandbox import behaviour
@@ -122,6 +122,37 @@ def test_it_measures_the_largest_graph_alive_during_the_call() -> None:
     assert "graph_nodes" not in record_of(frees, x)
 
 
+def test_it_measures_the_most_tensor_memory_the_call_held_at_once() -> None:
+    """Only memory the call allocated counts, for as long as anything (a list, a graph) keeps it alive."""
+    loop = "def solution(x):\n    kept = []\n    for i in range(8):\n        y = x * i\n        {}\n    return {}\n"
+    x = torch.ones(1000)  # 4,000 bytes a product
+    kept = record_of(loop.format("kept.append(y)", "len(kept)"), x, count_graph=True)
+    freed = record_of(loop.format("pass", "0"), x, count_graph=True)
+    assert kept["peak_bytes"] == 8 * 4000
+    assert 4000 <= freed["peak_bytes"] <= 2 * 4000  # the next product is made before the last one goes
+    views = "def solution(x):\n    x.mul_(1)\n    return x[1:].view(-1, 9).t().sum().item()\n"
+    assert record_of(views, torch.ones(10))["cpu_us"] >= 0
+    assert record_of(views, torch.ones(10), count_graph=True)["peak_bytes"] <= 64  # the sum's few bytes only
+    activations = (
+        "def solution(x, w):\n    total = 0\n    for xb in x.split(10):\n        total += (xb @ w).relu().sum()\n"
+        "    return total.item()\n"
+    )
+    x, w = torch.randn(100, 50), torch.randn(50, 50, requires_grad=True)
+    graphs = record_of(activations, x, w, count_graph=True)["peak_bytes"]
+    with torch.no_grad():
+        no_graphs = record_of(activations, x, w, count_graph=True)["peak_bytes"]
+    assert graphs >= 10 * 10 * 50 * 4 > 3 * no_graphs  # every batch's saved relu output stays alive
+    assert "peak_bytes" not in record_of(activations, x, w)
+
+
+def test_it_times_the_call_on_its_own_thread() -> None:
+    loop = (
+        "def solution(x):\n    out = x.clone()\n    for i in range(len(x)):\n        out[i] = x[i] * 2\n    return out"
+    )
+    x = torch.ones(3000)
+    assert record_of(loop, x)["cpu_us"] > 20 * max(1, record_of("def solution(x):\n    return x * 2\n", x)["cpu_us"])
+
+
 def test_equal_values_count_nan_as_equal_and_types_as_different() -> None:
     assert behaviour.same(torch.tensor([float("nan"), 1.0]), torch.tensor([float("nan"), 1.0]))
     assert not behaviour.same(torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
@@ -198,6 +229,27 @@ def test_a_graph_budget_is_relative_to_the_reference() -> None:
     assert "kept the autograd graphs of earlier steps alive" in (broken(contract, reference, graph_nodes=16) or "")
 
 
+def test_a_memory_budget_is_relative_to_the_reference_with_a_floor() -> None:
+    contract = Contract(memory_budget=3.0)
+    reference = {**CLEAN, "peak_bytes": 100_000}
+    assert broken(contract, reference, peak_bytes=300_000) is None
+    message = broken(contract, reference, peak_bytes=1_200_000) or ""
+    assert "kept too much alive at once: its tensors peaked at 1.1 MB, where the reference needs 97.7 KB" in message
+    assert "`torch.no_grad()`" in message
+    assert broken(contract, {**CLEAN, "peak_bytes": 0}, peak_bytes=3072) is None  # a few bytes are never too many
+    assert broken(Contract(), reference, peak_bytes=10**9) is None  # no budget, no check
+
+
+def test_a_time_budget_is_relative_to_the_reference_with_a_floor() -> None:
+    contract = Contract(time_budget=20.0)
+    assert broken(contract, {**CLEAN, "cpu_us": 10_000}, cpu_us=200_000) is None
+    message = broken(contract, {**CLEAN, "cpu_us": 10_000}, cpu_us=200_001) or ""
+    assert "took 200 ms of CPU time, where the reference takes 10.0 ms" in message and "Python loop" in message
+    assert broken(contract, {**CLEAN, "cpu_us": 5}, cpu_us=TIME_FLOOR_US) is None  # a tiny reference: the floor
+    assert broken(contract, {**CLEAN, "cpu_us": 5}, cpu_us=TIME_FLOOR_US + 1) is not None
+    assert broken(Contract(), {**CLEAN, "cpu_us": 5}, cpu_us=10**9) is None
+
+
 @pytest.mark.parametrize(
     "garbage",
     [None, [], {"changed": "all"}, {"changed": [True, -1, 99, "0"]}, {"where": {"arg": "x", "line": "1"}}, {"type": 5}],
@@ -231,6 +283,14 @@ def test_it_says_the_contract_in_one_sentence_per_language() -> None:
     in_place = describe(Contract(in_place=("w",), result_grad="graph", graph_budget=2.0), ("w", "x"))
     assert "updates `w` in place and leaves `x` untouched" in in_place["en"]
     assert "keeps the autograd graph" in in_place["en"] and "no step's graph is kept alive" in in_place["en"]
+    budgets = describe(Contract(memory_budget=3.0, time_budget=20.0, repeatable=False), ("x",))
+    assert budgets["en"] == (
+        "The function leaves every argument untouched (no in-place change, no `.grad`, `requires_grad` as it was), "
+        "returns a new result that shares no memory with the arguments, the result carries no autograd graph, "
+        "no batch's tensors are kept alive after that batch, it works on whole tensors instead of looping over "
+        "their elements in Python."
+    )
+    assert budgets["zh"].count("，") == 4 and "Python 循环" in budgets["zh"]
 
 
 @pytest.mark.parametrize(
@@ -240,6 +300,8 @@ def test_it_says_the_contract_in_one_sentence_per_language() -> None:
         ('result = "copy"', "contract.result"),
         ('result_grad = "maybe"', "contract.result_grad"),
         ("graph_budget = 0.5", "contract.graph_budget"),
+        ("memory_budget = -1.0", "contract.memory_budget"),
+        ("time_budget = 0.9", "contract.time_budget"),
         ("strict = true", "contract.strict"),
     ],
 )

@@ -100,15 +100,19 @@ def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
 # Each behaviour class of known-wrong solutions (``behaviour = ...`` in tests/graders/solutions) and the drills
 # where a learner really makes that mistake: each must have one, rejected with a message that names it.
 BEHAVIOUR_CLASSES = {
-    "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list"},
-    "grad": {"manual-sgd-step", "vjp-tanh-linear"},
+    "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list", "cross-entropy-from-logits"}
+    | {"softmax-dim", "pdist-matrix", "index-assign-rows", "stack-new-dim", "stack-scalars", "squeeze-dim"},
+    "grad": {"manual-sgd-step", "vjp-tanh-linear", "zero-grad-each-step", "hook-intermediate-grad"}
+    | {"scale-one-loss-grad", "param-groups-lr", "accumulate-loss-item"},
     "autograd": {"manual-sgd-step", "mlp-module", "load-state-dict", "weight-init-apply", "model-to-device"}
-    | {"stop-gradient"},
-    "type": {"reverse-1d", "tensor-nbytes"},
-    "repeat": {"cat-1d-list", "stack-scalars"},
+    | {"stop-gradient", "param-groups-lr", "no-grad-eval", "dataset-detach-cpu"},
+    "type": {"reverse-1d", "tensor-nbytes", "count-parameters", "numpy-repeat", "lr-step-schedule", "val-loss-no-grad"},
+    "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold"},
     "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed"},
     "graph": {"accumulate-loss-item"},
-    "edge": {"masked-softmax"},
+    "memory": {"val-loss-no-grad"},
+    "time": {"index-to-mask"},
+    "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes"},
 }
 
 
