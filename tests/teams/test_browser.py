@@ -1,8 +1,8 @@
 """Two learners join a team through its invite link, review on the review page, and the board ranks them.
 
-The whole live path runs for real: each rating commits and queues its learner day's refresh on the
-``celery`` queue of a real Redis; a real ``celery -A quizsite worker`` (sharing the test database)
-recomputes the rollup and writes the Redis boards; the board page reads them back.
+The whole live path runs for real: each rating marks its learner day in its own transaction; a real
+``celery -A quizsite worker -B`` (sharing the test database, on a real Redis) runs beat's tick every
+second, recomputes the rollup of each marked day and writes the Redis boards; the board page reads them back.
 """
 
 from __future__ import annotations
@@ -38,13 +38,15 @@ BOARD_PREFIX = f"test-teams-board-{uuid.uuid4().hex[:12]}:"
 def refresh_worker(
     shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Workers]:
-    """One worker on the ``celery`` queue, with the boards of this module in the test Redis."""
+    """One worker on the ``celery`` queue running beat too, with the boards of this module in the test Redis."""
+    logs = tmp_path_factory.mktemp("teams-worker")
     pool = Workers(
         shared_database,
         celery_on_redis,
-        tmp_path_factory.mktemp("teams-worker"),
+        logs,
         queues="celery",
         extra_env={"TEAMS_BOARD_PREFIX": BOARD_PREFIX},
+        extra_args=("-B", "--schedule", str(logs / "beat-schedule")),
     )
     conn = redis.Redis.from_url(celery_on_redis)
     try:
