@@ -46,6 +46,7 @@ class Runner(Protocol):
         count_graph: bool = False,
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
+        background: bool = False,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -185,21 +186,23 @@ class SeedReservoir:
 
     def _fill(self, key: tuple[str, str], drill: Drill, runner: Runner) -> None:
         try:
-            made = self._make(key, drill, runner)
+            made = self._make(key, drill, runner, background=True)
         except Exception:  # noqa: BLE001 - a take() that finds nothing makes its own, and says why
             made = []
         with self._lock:
             self._ready[key].extend(made)
             self._filling.discard(key)
 
-    def _make(self, key: tuple[str, str], drill: Drill, runner: Runner) -> list[tuple[int, Expected]]:
+    def _make(
+        self, key: tuple[str, str], drill: Drill, runner: Runner, *, background: bool = False
+    ) -> list[tuple[int, Expected]]:
         with self._lock:
             size = self._sizes[key] = min(self.batch, self._sizes[key] * 2) if key in self._sizes else self.first
         seeds = [self.new_seed() for _ in range(size)]
         device = runner_device(drill, runner)
         per_seed = [hidden_cases(drill, seed, device=device) for seed in seeds]
         every = [case for cases in per_seed for case in cases]
-        outcomes = _run_reference(drill, runner, every, [case.args for case in every], [])
+        outcomes = _run_reference(drill, runner, every, [case.args for case in every], [], background=background)
         made: list[tuple[int, Expected]] = []
         for seed, cases in zip(seeds, per_seed, strict=True):
             mine, outcomes = outcomes[: len(cases)], outcomes[len(cases) :]
@@ -264,7 +267,13 @@ def _reference(
 
 
 def _run_reference(
-    drill: Drill, runner: Runner, cases: list[Case], visible: list[tuple[Any, ...]], hidden: list[tuple[Any, ...]]
+    drill: Drill,
+    runner: Runner,
+    cases: list[Case],
+    visible: list[tuple[Any, ...]],
+    hidden: list[tuple[Any, ...]],
+    *,
+    background: bool = False,
 ) -> list[Any]:
     """The reference's outcome for each case (visible, then hidden), or ReferenceFailure: ours to fix."""
     result = runner.run(
@@ -275,6 +284,7 @@ def _run_reference(
         grad=drill.grad,
         hidden=hidden or None,
         reference=True,
+        background=background,
         **_checks(drill),
     )
     outcomes = result.cases + result.hidden

@@ -82,6 +82,7 @@ class LocalRunner:
         count_graph: bool = False,
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
+        background: bool = False,
     ) -> RunResult:
         """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them
         (each visible case called twice, the first hidden one too; a reference never twice), unless ``go_on``

@@ -73,6 +73,7 @@ class _Job:
     hidden: list[tuple[Any, ...]]  # sent only after the visible phase's result came back (``zygote._run``)
     count_graph: bool = False
     reference: bool = False
+    background: bool = False  # nobody waits for it: its runner yields the CPU to the learners' (nice 19)
     go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
 
 
@@ -240,13 +241,16 @@ class SandboxPool:
         count_graph: bool = False,
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
+        background: bool = False,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
         each case's behaviour record says how large its autograd graphs grew (drills with a graph budget).
         ``reference``: a drill's own reference, whose cases are not called a second time. ``go_on``: given
         the visible phase's result, whether to send the hidden cases at all (a grader stops at a failed
-        example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not."""
+        example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not.
+        ``background``: a job nobody waits for (the next batch of fresh seeds' references); its runner runs at
+        nice 19, so the learners' runners keep the CPU while both want it."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -268,9 +272,8 @@ class SandboxPool:
                     message = f"the GPU sandbox cannot use CUDA: {reason}"
                     return RunResult(status="internal_error", message=message, device="cuda", wall_ms=_ms(started))
                 try:
-                    job = _Job(
-                        code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph, reference, go_on
-                    )
+                    job = _Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
+                    job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on)
                     result = self._run_in(child, job, started)
                 finally:
                     child.close()
@@ -377,6 +380,7 @@ class SandboxPool:
             "hidden": bool(run.hidden),
             "count_graph": run.count_graph,
             "reference": run.reference,
+            "background": run.background,
             "cpu_seconds": limits.cpu_seconds,
             "memory_mb": limits.memory_mb,
             "output_bytes": limits.output_bytes,
@@ -851,6 +855,7 @@ def run_once(
     count_graph: bool = False,
     reference: bool = False,
     go_on: Callable[[RunResult], bool] | None = None,
+    background: bool = False,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
@@ -864,6 +869,7 @@ def run_once(
             count_graph=count_graph,
             reference=reference,
             go_on=go_on,
+            background=background,
         )
 
 

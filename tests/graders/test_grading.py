@@ -453,11 +453,13 @@ def test_a_reservoir_hands_out_each_fresh_seed_once_from_one_reference_run_per_b
 def test_a_reservoir_makes_the_next_batch_in_the_background_while_a_quarter_is_left(runner: LocalRunner) -> None:
     made = threading.Event()
     batches: list[int] = []
+    niced: list[bool] = []
 
     class Slow(LocalRunner):
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
             if kwargs.get("reference") and len(cases) > 2:  # a batch (the examples' reference has two cases)
                 batches.append(len(cases) // 8)
+                niced.append(kwargs.get("background", False))
                 if len(batches) == 2:
                     made.set()
             return super().run(code, entry_point, cases, **kwargs)
@@ -469,6 +471,7 @@ def test_a_reservoir_makes_the_next_batch_in_the_background_while_a_quarter_is_l
     seeds += [grade(REVERSE, REVERSE.reference, seed=None, runner=slow, reservoir=reservoir, cache=cache)["seed"]]
     assert made.wait(10), "the second batch was never made"
     assert len(set(seeds)) == 3 and batches == [4, 4]  # the first batch on the path, the second beside it
+    assert niced == [False, True]  # the one beside it runs at nice 19: the learners' runners go first
 
 
 def test_an_attempt_that_fails_an_example_sends_no_hidden_case_and_spends_no_seed() -> None:

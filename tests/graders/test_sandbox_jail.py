@@ -358,3 +358,15 @@ def test_ten_runners_starting_threads_at_once_leave_the_hosts_task_count_bounded
     assert [r.status for r in results] == ["ok"] * 10, [r.message for r in results]
     assert [r.cases[0].value for r in results] == [0] * 10
     assert 0 < peak <= 2 * 10 + 4, peak  # one task per runner: the ten running and the ten warm ones behind
+
+
+def test_a_background_job_runs_at_nice_19_and_a_learners_at_0() -> None:
+    """The next batch of fresh seeds' references (``background=True``) yields the CPU to the learners' runners."""
+    from graders.sandbox.pool import SandboxPool
+
+    code = "import os\n\ndef solution(x):\n    return os.getpriority(os.PRIO_PROCESS, 0)\n"
+    with SandboxPool(size=1, unguarded=True) as pool:  # real builtins: the runner reads its own priority
+        learner = pool.run(code, "solution", [(0,)])
+        background = pool.run(code, "solution", [(0,)], background=True, reference=True)
+    assert learner.status == background.status == "ok", (learner.message, background.message)
+    assert (learner.cases[0].value, background.cases[0].value) == (0, 19)
