@@ -25,7 +25,8 @@ from cards import charts, extensions, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Note, Optimisation, Scheduler
-from cards.rendering import render_markdown
+from cards.notefixes import corrections_for
+from cards.rendering import render_note
 from cards.scheduling.fitting import MIN_REVIEWS
 
 
@@ -231,6 +232,7 @@ def switch_scheduler(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def note_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """The rendered note, so each card can link to the section it came from (``#anchor``)."""
+    """The rendered note, so each card can link to the section it came from (``#anchor``), with the
+    corrections its cards make shown beside the passages they correct."""
     note = get_object_or_404(Note, slug=slug)
-    return render(request, "cards/note.html", {"note": note, "html": render_markdown(note.content)})
+    return render(request, "cards/note.html", {"note": note, "html": render_note(note.content, corrections_for(slug))})
