@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,19 +74,6 @@ print(x * 2)
 tensor([2, 4, 6])
 ```
 """
-
-
-@pytest.fixture(scope="module")
-def grader(shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
-    """One worker grading drills and running snippets (grade_cpu) and the review's side jobs (celery)."""
-    pool = Workers(
-        shared_database, celery_on_redis, tmp_path_factory.mktemp("journey-worker"), queues="grade_cpu,celery"
-    )
-    try:
-        pool.start(concurrency=1)
-        yield pool
-    finally:
-        pool.stop_all()
 
 
 def build_deck() -> None:
@@ -183,7 +169,7 @@ def review_day(page: Any, base: str, again_once: bool) -> list[tuple[str, str]]:
 
 
 def test_a_new_learner_reviews_two_days_and_every_count_keeps_its_promise(
-    browser: Any, grader: Workers, live_server: Any
+    browser: Any, grading_worker: Workers, live_server: Any
 ) -> None:
     from playwright.sync_api import expect
 
