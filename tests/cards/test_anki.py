@@ -356,6 +356,7 @@ class ImportViewTests(TestCase):
         assert note.owner == self.learner
         assert "Imported 2 cards into “Mine”, private to you." in response.content.decode()
         assert "shared" not in self.client.get(reverse("cards:anki_import")).content.decode().lower().split("</h1>")[1]
+        assert reverse("cards:anki_import") in self.client.get(reverse("cards:decks")).content.decode()
         now = timezone.now()
         item, _ = reviewing.next_card(self.learner, reviewing.get_profile(self.learner), now)
         assert item is not None and item.card.note == note
