@@ -31,6 +31,7 @@ from cards.ingest.changes import note_edits
 from cards.ingest.curated import CuratedError, curated_file_path
 from cards.ingest.parser import cut_card_key
 from cards.ingest.sections import PATH_SEPARATOR
+from cards.ingest.slugs import plain_anchor
 from cards.models import Card, Note
 from cards.rendering import render_markdown
 
@@ -375,13 +376,14 @@ def _text_edits(note: Note, text: str) -> list[str]:
 
 def _drill_warnings(note: Note, spec: ParsedNote) -> list[str]:
     """Drills on this note whose heading the note no longer has: their card would link to nothing."""
-    headings = set(spec.headings)
-    headings |= {part for heading in spec.headings for part in heading.split(PATH_SEPARATOR)}
-    drills = Card.objects.filter(note=note, kind=Card.Kind.DRILL, active=True).exclude(heading_path__in=headings)
+    # Compared as anchors of the plain text: a drill names its heading in Markdown or plain text.
+    anchors = {plain_anchor(part) for heading in spec.headings for part in heading.split(PATH_SEPARATOR)}
+    drills = Card.objects.filter(note=note, kind=Card.Kind.DRILL, active=True).order_by("position")
     return [
         f"drill {key.removeprefix('drill:')!r} points at the heading {heading!r}, which the note no longer has; "
         "change its [source] heading"
-        for key, heading in drills.order_by("position").values_list("key", "heading_path")
+        for key, heading in drills.values_list("key", "heading_path")
+        if plain_anchor(heading) not in anchors
     ]
 
 

@@ -85,3 +85,16 @@ def test_it_names_the_file_and_field_of_a_broken_drill(folder: Path) -> None:
     (folder / "basics" / "add-one.toml").write_text(drill_text().replace('entry_point = "solution"', ""))
     with pytest.raises(CommandError, match=r"add-one\.toml.*entry_point"):
         run(folder)
+
+
+def test_it_warns_about_a_drill_whose_heading_its_note_lacks(folder: Path, note: Note) -> None:
+    err = StringIO()
+    call_command("import_drills", "--folder", str(folder), stdout=StringIO(), stderr=err)
+    assert "warning: drill 'add-one': pytorch-basics.md has no heading 'Tensors'; fix its [source] heading" in (
+        err.getvalue()
+    )
+    note.content = "# Basics\n\n## `Tensors` and shapes\n\n## Tensors\n\nText.\n"  # Markdown or plain: both match
+    note.save(update_fields=["content"])
+    err = StringIO()
+    call_command("import_drills", "--folder", str(folder), stdout=StringIO(), stderr=err)
+    assert err.getvalue() == ""

@@ -21,8 +21,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from cards.ingest.curated import heading_paths
 from cards.ingest.markdown import shared_parser
-from cards.ingest.slugs import heading_anchor, note_slug
+from cards.ingest.sections import PATH_SEPARATOR
+from cards.ingest.slugs import heading_anchor, note_slug, plain_anchor
 from cards.models import Card, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, load_drills
@@ -94,6 +96,7 @@ class Report:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def relative_path(path: str) -> str:
@@ -118,6 +121,21 @@ def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
     (report.updated if existing is not None else report.created).append(spec.slug)
 
 
+def missing_headings(specs: dict[str, DrillSpec], notes: dict[str, Note]) -> list[str]:
+    """Drills whose ``[source] heading`` their note does not have: the card would link to no section."""
+    anchors: dict[str, set[str]] = {}  # compared as anchors of the plain text, however the heading is written
+    for spec in specs.values():
+        slug = note_slug(spec.source.note)
+        if slug not in anchors:
+            paths = heading_paths(notes[slug].content) if slug in notes else []
+            anchors[slug] = {plain_anchor(part) for path in paths for part in path.split(PATH_SEPARATOR)}
+    return [
+        f"drill {slug!r}: {spec.source.note} has no heading {spec.source.heading!r}; fix its [source] heading"
+        for slug, spec in sorted(specs.items())
+        if plain_anchor(spec.source.heading) not in anchors[note_slug(spec.source.note)]
+    ]
+
+
 def import_drills(folder: Path) -> Report:
     """Steps: 1. load and validate every file  2. find each drill's note  3. upsert  4. retire the rest."""
     try:
@@ -137,6 +155,7 @@ def import_drills(folder: Path) -> Report:
         upsert(spec, note, CARD_POSITION_BASE + per_note[note.slug], report)
     gone = Drill.objects.filter(active=True).exclude(slug__in=list(specs))
     report.retired = sorted(gone.values_list("slug", flat=True))
+    report.warnings = missing_headings(specs, notes)
     Card.objects.filter(drill__in=gone).update(active=False)
     gone.update(active=False)
     return report
@@ -165,6 +184,9 @@ class Command(BaseCommand):
             for label in ("created", "updated", "retired"):
                 for slug in getattr(report, label):
                     self.stdout.write(f"  {label}: {slug}")
+        for warning in report.warnings:
+            if verbosity >= 1:
+                self.stderr.write(self.style.WARNING(f"warning: {warning}"))
         if verbosity >= 1:
             self.stdout.write(
                 f"drills: {prefix}created {len(report.created)}, {prefix}updated {len(report.updated)}, "
