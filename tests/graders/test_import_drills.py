@@ -98,3 +98,15 @@ def test_it_warns_about_a_drill_whose_heading_its_note_lacks(folder: Path, note:
     err = StringIO()
     call_command("import_drills", "--folder", str(folder), stdout=StringIO(), stderr=err)
     assert err.getvalue() == ""
+
+
+def test_its_card_links_to_the_note_page_id_of_a_heading_named_in_markdown(folder: Path, note: Note) -> None:
+    from cards.rendering import render_markdown
+
+    text = drill_text().replace('heading = "Tensors"', 'heading = "`x.view`的用法"')
+    (folder / "basics" / "add-one.toml").write_text(text, encoding="utf-8")
+    note.content = "# Basics\n\n## `x.view`的用法\n\nText.\n"
+    note.save(update_fields=["content"])
+    run(folder)
+    anchor = Card.objects.get(key="drill:add-one").anchor
+    assert f'id="{anchor}"' in render_markdown(note.content)

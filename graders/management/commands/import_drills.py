@@ -24,7 +24,7 @@ from django.db import transaction
 from cards.ingest.curated import heading_paths
 from cards.ingest.markdown import shared_parser
 from cards.ingest.sections import PATH_SEPARATOR
-from cards.ingest.slugs import heading_anchor, note_slug, plain_anchor
+from cards.ingest.slugs import note_slug, plain_anchor
 from cards.models import Card, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, load_drills
@@ -57,7 +57,7 @@ def card_fields(spec: DrillSpec, note: Note, position: int) -> dict[str, Any]:
         "front_html": render(front),
         "back_html": render(back),
         "heading_path": spec.source.heading,
-        "anchor": heading_anchor(spec.source.heading),
+        "anchor": plain_anchor(spec.source.heading),  # the note page's id for it, even when named in Markdown
         "tags": ["drill", spec.device],
         "position": position,
         "content_hash": spec.version,
@@ -112,7 +112,13 @@ def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
     fields = drill_fields(spec, definition, relative_path(spec.path))
     existing = Drill.objects.select_related("card").filter(slug=spec.slug).first()
     if existing is not None and existing.active and existing.version == spec.version:
-        same_card = existing.card.note_id == note.pk and existing.card.position == position and existing.card.active
+        card = existing.card
+        same_card = (
+            card.note_id == note.pk
+            and card.position == position
+            and card.active
+            and card.anchor == plain_anchor(spec.source.heading)
+        )
         if same_card:
             report.unchanged.append(spec.slug)
             return
