@@ -55,7 +55,11 @@ class DeckList(generics.ListAPIView):
     serializer_class = DeckSerializer
 
     def get_queryset(self) -> QuerySet[Note]:
-        return Note.objects.annotate(active_cards=Count("cards", filter=Q(cards__active=True))).order_by("slug")
+        return (
+            Note.objects.visible_to(self.request.user)
+            .annotate(active_cards=Count("cards", filter=Q(cards__active=True)))
+            .order_by("slug")
+        )
 
 
 class DeckDetail(generics.RetrieveAPIView):
@@ -86,7 +90,8 @@ class CardList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Card]:
-        cards = Card.objects.active().select_related("note").order_by("note__slug", "position", "pk")
+        cards = Card.objects.active().visible_to(self.request.user).select_related("note")
+        cards = cards.order_by("note__slug", "position", "pk")
         deck = query_slug(self.request.query_params, "deck")
         if deck is not None:
             cards = cards.filter(note__slug=deck)
@@ -103,7 +108,7 @@ class DeckCardList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Card]:
-        note = get_object_or_404(Note, slug=self.kwargs["slug"])
+        note = get_object_or_404(Note.objects.visible_to(self.request.user), slug=self.kwargs["slug"])
         cards = Card.objects.active().filter(note=note).select_related("note").order_by("position", "pk")
         return _filter_cards(cards, self.request.query_params)
 
@@ -113,7 +118,9 @@ class CardDetail(generics.RetrieveAPIView):
 
     serializer_class = CardDetailSerializer
     lookup_field = "uuid"
-    queryset = Card.objects.select_related("note")
+
+    def get_queryset(self) -> QuerySet[Card]:
+        return Card.objects.visible_to(self.request.user).select_related("note")
 
     def get_serializer_context(self) -> dict[str, Any]:
         context = super().get_serializer_context()

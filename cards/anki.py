@@ -58,6 +58,10 @@ SQLITE_TIME_BUDGET_S = 10.0
 ANKI_COLLECTION_DAY = date(2014, 9, 19)
 MODEL_ID = 1_607_392_319  # fixed: re-exports must reuse the note type, not add a new one each time
 _FIELD_SEPARATOR = "\x1f"
+# A drill card's export carries this tag; an import skips such cards (a drill is graded here, not recalled).
+DRILL_TAG = "quizsite::drill"
+# ...and recognises an export from before the tag by its back, the drill card's instruction.
+_DRILL_BACK = re.compile(r"in the drill editor and submit it: the grader's verdict rates this card")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SOUND = re.compile(r"\[sound:[^\]]*\]")
 _CLOZE = re.compile(r"\{\{c\d+::(.*?)(?:::(.*?))?\}\}", re.DOTALL)
@@ -131,7 +135,8 @@ def card_tags(card: Card) -> list[str]:
         ]
     )
     tags = [_TAG_CHARS.sub("_", str(tag)) for tag in card.tags if str(tag).strip()]
-    return list(dict.fromkeys([*tags, hierarchy]))
+    kind = [DRILL_TAG] if card.kind == Card.Kind.DRILL else []
+    return list(dict.fromkeys([*tags, hierarchy, *kind]))
 
 
 @dataclass(frozen=True)
@@ -254,7 +259,20 @@ class ImportedCard:
 class ParsedDeck:
     title: str
     cards: list[ImportedCard] = field(default_factory=list)
-    skipped: int = 0
+    skipped: int = 0  # no front
+    drills: int = 0  # quizsite drill cards: never imported as questions
+
+    def summary(self) -> str:
+        """What was left out, in words a learner can act on ("" when nothing was)."""
+        parts = []
+        if self.skipped:
+            parts.append(f"{self.skipped} without a front skipped")
+        if self.drills:
+            parts.append(
+                f"{self.drills} coding drill{'s' if self.drills != 1 else ''} skipped: a drill is graded by running "
+                "your code, so it cannot be a question card; the drills are already in the drill hub and your queue"
+            )
+        return "; ".join(parts)
 
 
 def read_upload(name: str, data: bytes) -> ParsedDeck:
@@ -359,6 +377,9 @@ def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
         for note_id, mid, tags, flds in rows:
             if not isinstance(flds, str) or not isinstance(tags, str):
                 raise AnkiImportError(f"Note {note_id} has fields of an unexpected type: not an Anki collection.")
+            if _is_drill(tags.split(), flds.split(_FIELD_SEPARATOR)[1:2]):
+                parsed.drills += 1
+                continue
             card = _note_to_card(note_id, flds, tags, models.get(str(mid), 0))
             if card is None:
                 parsed.skipped += 1
@@ -407,6 +428,11 @@ def _main_deck_name(conn: sqlite3.Connection) -> str:
         if isinstance(deck, dict) and isinstance(deck.get("name"), str) and deck["name"] != "Default":
             return deck["name"].replace("\x1f", "::")[:200]
     return ""
+
+
+def _is_drill(tags: list[str], back: list[str]) -> bool:
+    """A quizsite drill card: tagged so by the export, or (an older export) its back is the drill instruction."""
+    return DRILL_TAG in tags or any(_DRILL_BACK.search(_text(_CLEANER.clean(b))) for b in back)
 
 
 def _note_to_card(note_id: int, flds: str, tags: str, model_type: int) -> ImportedCard | None:
@@ -467,6 +493,9 @@ def read_csv(data: bytes, default_title: str) -> ParsedDeck:
             if reader.line_num == 1 and tuple(c.strip().lower() for c in row[:2]) in _HEADERS:
                 continue
             _check_row(row, reader.line_num)
+            if _is_drill(row[2].split() if len(row) > 2 else [], [row[1]]):
+                parsed.drills += 1
+                continue
             card = _imported(row[0], row[1], row[2].split() if len(row) > 2 else [], is_html=False)
             if card is None:
                 parsed.skipped += 1
@@ -490,10 +519,13 @@ def _check_row(row: list[str], line: int) -> None:
 # --- import: writing ------------------------------------------------------------------------------
 
 
-def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title: str = "") -> Note:
-    """A new Note holding the imported cards, all written in one transaction (or none of them)."""
+def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title: str = "", owner: Any = None) -> Note:
+    """A new Note holding the imported cards, all written in one transaction (or none of them).
+
+    ``owner``: the learner whose private deck this is (``None``: shared with every learner)."""
     if not parsed.cards:
-        raise AnkiImportError("The file has no cards with a front to import.")
+        left_out = f" ({parsed.summary()})" if parsed.summary() else ""
+        raise AnkiImportError(f"The file has no cards with a front to import{left_out}.")
     title = (title or parsed.title).strip()[:300] or "Imported deck"
     # ASCII only: the deck page's URL takes a ``slug`` path converter, which has no CJK.
     base = f"anki-{_NON_ASCII_SLUG.sub('', slugify(title, 80)).strip('-') or 'deck'}"
@@ -505,6 +537,7 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
             title=title,
             content=f"# {title}\n\nImported from `{Path(source_name).name}`: {len(parsed.cards)} cards.\n",
             content_hash=content_hash,
+            owner=owner,
         )
         Card.objects.bulk_create(
             [_card_row(note, index, card) for index, card in enumerate(parsed.cards)], batch_size=500
@@ -529,10 +562,11 @@ def _card_row(note: Note, index: int, card: ImportedCard) -> Card:
     )
 
 
-def import_file(name: str, data: bytes, *, title: str = "") -> tuple[Note, ParsedDeck]:
+def import_file(name: str, data: bytes, *, title: str = "", owner: Any = None) -> tuple[Note, ParsedDeck]:
     """Read, check and save an upload: the one entry point for the view and the command."""
     parsed = read_upload(name, data)
-    note = save_deck(parsed, source_name=name, content_hash=hashlib.sha256(data).hexdigest(), title=title)
+    digest = hashlib.sha256(data).hexdigest()
+    note = save_deck(parsed, source_name=name, content_hash=digest, title=title, owner=owner)
     return note, parsed
 
 

@@ -1,8 +1,9 @@
 """Anki export and import pages.
 
-Export is for every learner: any deck (or all of them) as an ``.apkg``, optionally with the
-learner's own SM-2 intervals and due days. Import is for staff only (``cards.add_card``), because
-cards are shared: an imported deck enters every learner's new-card queue.
+Export is for every learner: any deck they can see (or all of them) as an ``.apkg``, optionally with
+the learner's own SM-2 intervals and due days. Import is for every learner too, and private: the deck
+is theirs alone (``Note.owner``), never in another learner's queue, deck list or API. Staff
+(``cards.add_card``) may instead share an imported deck with everyone.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -32,10 +33,11 @@ class ExportForm(forms.Form):
         help_text="Cards you have reviewed arrive in Anki as review cards with your SM-2 interval, due day and ease.",
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choices = [(ALL_DECKS, "All decks")]
-        choices += list(Note.objects.filter(cards__active=True).distinct().values_list("slug", "title"))
+        notes = Note.objects.visible_to(user).filter(cards__active=True).distinct()
+        choices += list(notes.values_list("slug", "title"))
         self.fields["deck"].choices = choices
 
 
@@ -45,6 +47,16 @@ class ImportForm(forms.Form):
         help_text="A CSV file holds one card per row: front, back and optionally space-separated tags.",
     )
     title = forms.CharField(max_length=300, required=False, label="Deck title (optional)")
+    shared = forms.BooleanField(
+        required=False,
+        label="Share with every learner",
+        help_text="Staff only. Unticked, the deck is yours alone, as every learner's import is.",
+    )
+
+    def __init__(self, *args: Any, can_share: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not can_share:
+            del self.fields["shared"]
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
@@ -56,11 +68,12 @@ class ImportForm(forms.Form):
 @login_required
 @require_GET
 def anki_export(request: HttpRequest) -> HttpResponse:
-    form = ExportForm(request.GET if "deck" in request.GET else None)
+    form = ExportForm(request.GET if "deck" in request.GET else None, user=request.user)
     if not form.is_valid():
         return render(request, "cards/anki_export.html", {"form": form})
     slug = form.cleaned_data["deck"]
-    notes = list(Note.objects.all() if slug == ALL_DECKS else Note.objects.filter(slug=slug))
+    visible = Note.objects.visible_to(request.user)
+    notes = list(visible if slug == ALL_DECKS else visible.filter(slug=slug))
     package, _ = anki.build_package(notes, schedule_for=request.user if form.cleaned_data["schedule"] else None)
     buffer = io.BytesIO()
     anki.write_apkg(package, buffer)
@@ -71,18 +84,19 @@ def anki_export(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@permission_required("cards.add_card", raise_exception=True)
 @require_http_methods(["GET", "POST"])
 def anki_import(request: HttpRequest) -> HttpResponse:
-    form = ImportForm(request.POST or None, request.FILES or None)
+    form = ImportForm(request.POST or None, request.FILES or None, can_share=request.user.has_perm("cards.add_card"))
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        owner = None if form.cleaned_data.get("shared") else request.user
         try:
-            note, parsed = anki.import_file(upload.name, upload.read(), title=form.cleaned_data["title"])
+            note, parsed = anki.import_file(upload.name, upload.read(), title=form.cleaned_data["title"], owner=owner)
         except anki.AnkiImportError as exc:
             form.add_error("file", str(exc))
         else:
-            skipped = f" ({parsed.skipped} without a front skipped)" if parsed.skipped else ""
-            messages.success(request, f"Imported {len(parsed.cards)} cards into “{note.title}”{skipped}.")
+            left_out = f" ({parsed.summary()})" if parsed.summary() else ""
+            whose = "shared with every learner" if owner is None else "private to you"
+            messages.success(request, f"Imported {len(parsed.cards)} cards into “{note.title}”, {whose}{left_out}.")
             return redirect("cards:deck", slug=note.slug)
     return render(request, "cards/anki_import.html", {"form": form}, status=400 if form.errors else 200)

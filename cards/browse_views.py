@@ -36,13 +36,14 @@ HOURLY_DAYS = 90
 EASE_EDGES = (1.3, 1.5, 1.7, 1.9, 2.1, 2.3, 2.5, 2.7, 2.9)
 
 
-def _get_note(slug: str) -> Note:
-    return get_object_or_404(Note, slug=slug)
+def _get_note(request: HttpRequest, slug: str) -> Note:
+    """A shared note or the learner's own import; another learner's private deck is a 404."""
+    return get_object_or_404(Note.objects.visible_to(request.user), slug=slug)
 
 
-def _get_card(card_uuid: UUID) -> Card:
+def _get_card(request: HttpRequest, card_uuid: UUID) -> Card:
     """Any card, retired ones included: a learner's history must stay readable after a re-import drops it."""
-    return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid)
+    return get_object_or_404(Card.objects.visible_to(request.user).select_related("note"), uuid=card_uuid)
 
 
 def _today(profile: Profile) -> date:
@@ -71,7 +72,7 @@ def _deck_filters(request: HttpRequest) -> tuple[str, str]:
 @login_required
 @require_GET
 def deck(request: HttpRequest, slug: str) -> HttpResponse:
-    note = _get_note(slug)
+    note = _get_note(request, slug)
     profile = reviewing.get_profile(request.user)
     kind, query = _deck_filters(request)
     listing = extensions.kind_listing(kind, note.slug) if kind else None
@@ -101,7 +102,7 @@ def deck(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_GET
 def card_detail(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
-    card = _get_card(card_uuid)
+    card = _get_card(request, card_uuid)
     profile = reviewing.get_profile(request.user)
     state = numbers.card_states(request.user, [card.pk]).get(card.pk)
     history, reviews = numbers.card_history(request.user, card, profile.zone)

@@ -27,14 +27,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from cards.ingest import CardSpec, ParsedNote, note_slug, parse_note
+from cards.ingest.changes import note_edits
 from cards.ingest.curated import CuratedError, curated_file_path
+from cards.ingest.parser import cut_card_key
+from cards.ingest.sections import PATH_SEPARATOR
+from cards.ingest.slugs import plain_anchor
 from cards.models import Card, Note
 from cards.rendering import render_markdown
 
 MAX_NOTE_BYTES = 2 * 1024 * 1024
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 _CARD_FIELDS = [
-    "kind", "front", "back", "front_html", "back_html", "heading_path", "anchor", "tags", "position",
+    "key", "kind", "front", "back", "front_html", "back_html", "heading_path", "anchor", "tags", "position",
     "content_hash", "active", "updated_at",
 ]  # fmt: skip
 _BATCH = 200
@@ -76,15 +80,24 @@ class NoteReport:
     note_created: bool = False
     note_changed: bool = False
     created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    reactivated: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # the question or the answer changed
+    moved: list[str] = field(default_factory=list)  # the same card under another heading or at another place
+    reactivated: list[str] = field(default_factory=list)  # retired cards back in review
     unchanged: int = 0
     retired: list[str] = field(default_factory=list)
     cards: int = 0  # what the note gives now; 0 means no section had an atomic fact to ask
+    text_edits: list[str] = field(default_factory=list)  # what changed in the note's own text, section by section
+    warnings: list[str] = field(default_factory=list)  # e.g. a drill whose heading the note no longer has
+
+    @property
+    def changed(self) -> int:
+        """Cards created, retired or written in place (fronts are unique in a note, so none counts twice)."""
+        return len(self.created) + len(self.retired) + len({*self.updated, *self.moved, *self.reactivated})
 
     @property
     def writes(self) -> bool:
-        return bool(self.note_created or self.note_changed or self.created or self.updated or self.retired)
+        changes = self.created or self.updated or self.moved or self.reactivated or self.retired
+        return bool(self.note_created or self.note_changed or changes)
 
 
 @dataclass
@@ -251,7 +264,7 @@ def _cards_by_note(note_ids: list[int]) -> dict[int, list[Card]]:
     grouped: dict[int, list[Card]] = {}
     if note_ids:
         cards = Card.objects.filter(note_id__in=note_ids, kind__in=IMPORTED_KINDS).only(
-            "pk", "key", "content_hash", "active", "note_id", "front"
+            "pk", "key", "kind", "content_hash", "active", "note_id", "front", "back", "heading_path", "position"
         )
         for card in cards.order_by():
             grouped.setdefault(card.note_id, []).append(card)
@@ -270,26 +283,108 @@ def _plan(source: NoteSource, spec: ParsedNote, note: Note | None, cards: list[C
     report.note_changed = note is not None and (
         note.content_hash != spec.content_hash or note.path != source.display_path or note.title != spec.title
     )
+    if note is not None and report.note_changed:
+        report.text_edits = _text_edits(note, source.text)
+        report.warnings = _drill_warnings(note, spec)
     plan = _Plan(report=report, note=note)
-    existing = {card.key: card for card in cards}
-    for card_spec in spec.cards:
-        card = existing.pop(card_spec.key, None)
+    for card_spec, card in _match(spec, cards, plan):
         verified = card_spec.kind in _VERIFIERS  # inactive until its verifier says otherwise
         if card is None:
             plan.create.append(card_spec)
             report.created.append(card_spec.front)
         elif card.content_hash != card_spec.content_hash or not (card.active or verified):
             plan.update.append((card, card_spec))
-            report.updated.append(card_spec.front)
+            if card.content_hash != card_spec.content_hash:
+                (report.moved if _same_content(card_spec, card) else report.updated).append(card_spec.front)
             if not card.active and not verified:
                 report.reactivated.append(card_spec.front)
         else:
             report.unchanged += 1
+    return plan
+
+
+def _match(spec: ParsedNote, cards: list[Card], plan: _Plan) -> list[tuple[CardSpec, Card | None]]:
+    """Each card spec with the stored card it continues (``None``: a new card); the stored cards left over
+    are retired (into ``plan``).
+
+    Steps: 1. by key (the same identity in a section with the same heading path); 2. by identity under
+    another heading path (a heading renamed at any level, or the card's text moved to another section),
+    section by section, the pairs of sections that share most cards first; 3. by content: the same kind,
+    answer and question (less its heading) once in each, anywhere in the note (an output card renumbered
+    because a snippet before it went); 4. by place: the same kind, heading path and position in the note
+    (a card whose text was edited where its identity is its text, like a table row's other column).
+    """
+    existing = {card.key: card for card in cards}
+    found: dict[str, Card | None] = {s.key: existing.pop(s.key, None) for s in spec.cards}
+    left = [s for s in spec.cards if found[s.key] is None and s.identity]  # a curated card's key never moves
+    matches = _by_identity(spec.slug, left, existing) + _by_content(left, existing) + _by_place(left, existing)
+    for card_spec, card in matches:
+        if found[card_spec.key] is None and card.key in existing:
+            found[card_spec.key] = existing.pop(card.key)
     for card in existing.values():
         if card.active:
             plan.retire.append(card.pk)
-            report.retired.append(card.front)
-    return plan
+            plan.report.retired.append(card.front)
+    return [(s, found[s.key]) for s in spec.cards]
+
+
+def _by_identity(slug: str, specs: list[CardSpec], cards: dict[str, Card]) -> list[tuple[CardSpec, Card]]:
+    """Specs whose identity under a stored card's heading path gives that card's key, best section pairs first."""
+    old_paths = {card.heading_path for card in cards.values()}
+    path_keys = [p if n == 1 else f"{p}\x1e{n}" for p in old_paths for n in range(1, 6)]
+    pairs: dict[tuple[str, str], list[tuple[CardSpec, Card]]] = {}
+    for card_spec in specs:
+        for path_key in path_keys:
+            card = cards.get(cut_card_key(slug, path_key, card_spec.kind, card_spec.identity))
+            if card is not None:
+                pairs.setdefault((card_spec.anchor, path_key), []).append((card_spec, card))
+
+    def rank(group: list[tuple[CardSpec, Card]]) -> tuple[int, int, int]:
+        same = sum(s.back == c.back for s, c in group)
+        return (-len(group), -same, sum(abs(s.position - c.position) for s, c in group))
+
+    return [pair for group in sorted(pairs.values(), key=rank) for pair in group]
+
+
+def _by_content(specs: list[CardSpec], cards: dict[str, Card]) -> list[tuple[CardSpec, Card]]:
+    """Specs with exactly one stored card of the same content (``_same_content``), and it with one spec."""
+    result = []
+    for card_spec in specs:
+        matches = [card for card in cards.values() if _same_content(card_spec, card)]
+        if len(matches) == 1 and sum(_same_content(s, matches[0]) for s in specs) == 1:
+            result.append((card_spec, matches[0]))
+    return result
+
+
+def _by_place(specs: list[CardSpec], cards: dict[str, Card]) -> list[tuple[CardSpec, Card]]:
+    """Specs with a stored card of the same kind at the same place (heading path and position in the note)."""
+    at = {(card.kind, card.heading_path, card.position): card for card in cards.values()}
+    found = ((spec, at.get((spec.kind, spec.heading_path[:500], spec.position))) for spec in specs)
+    return [(spec, card) for spec, card in found if card is not None]
+
+
+def _same_content(spec: CardSpec, card: Card) -> bool:
+    """The same kind, answer and question, the heading path a question starts with aside."""
+    return card.kind == spec.kind and card.back == spec.back and card.front.endswith(spec.body)
+
+
+def _text_edits(note: Note, text: str) -> list[str]:
+    """What changed in the note's own text since the stored copy (read only for a note that changed)."""
+    old = Note.objects.filter(pk=note.pk).values_list("content", flat=True).first() or ""
+    return note_edits(old, text).lines()
+
+
+def _drill_warnings(note: Note, spec: ParsedNote) -> list[str]:
+    """Drills on this note whose heading the note no longer has: their card would link to nothing."""
+    # Compared as anchors of the plain text: a drill names its heading in Markdown or plain text.
+    anchors = {plain_anchor(part) for heading in spec.headings for part in heading.split(PATH_SEPARATOR)}
+    drills = Card.objects.filter(note=note, kind=Card.Kind.DRILL, active=True).order_by("position")
+    return [
+        f"drill {key.removeprefix('drill:')!r} points at the heading {heading!r}, which the note no longer has; "
+        "change its [source] heading"
+        for key, heading in drills.values_list("key", "heading_path")
+        if plain_anchor(heading) not in anchors
+    ]
 
 
 def _apply(plan: _Plan, source: NoteSource, spec: ParsedNote) -> None:
@@ -311,7 +406,7 @@ def _apply(plan: _Plan, source: NoteSource, spec: ParsedNote) -> None:
 
 
 def _fill(card: Card, spec: CardSpec, now: datetime) -> Card:
-    card.kind, card.front, card.back = spec.kind, spec.front, spec.back
+    card.key, card.kind, card.front, card.back = spec.key, spec.kind, spec.front, spec.back
     card.front_html, card.back_html = render_markdown(spec.front), render_markdown(spec.back)
     card.heading_path, card.anchor = spec.heading_path[:500], spec.anchor[:200]
     card.tags, card.position, card.content_hash = list(spec.tags), spec.position, spec.content_hash

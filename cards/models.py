@@ -16,8 +16,19 @@ from django.db.models.lookups import Exact, GreaterThan
 from django.utils import timezone
 
 
+class NoteQuerySet(models.QuerySet["Note"]):
+    def visible_to(self, user: Any) -> NoteQuerySet:
+        """The shared notes and the learner's own imports: another learner's private deck never shows."""
+        return self.filter(models.Q(owner__isnull=True) | models.Q(owner=user.pk))
+
+    def hidden_from(self, user: Any) -> NoteQuerySet:
+        return self.filter(owner__isnull=False).exclude(owner=user.pk)
+
+
 class Note(models.Model):
-    """One imported markdown file. Cards keep pointing at it across re-imports."""
+    """One imported markdown file (or Anki deck). Cards keep pointing at it across re-imports.
+
+    ``owner`` is set on a learner's own Anki import: its cards reach that learner alone."""
 
     slug = models.SlugField(max_length=120, unique=True)
     path = models.CharField(max_length=500, help_text="The file name the note was imported from.")
@@ -25,6 +36,11 @@ class Note(models.Model):
     content = models.TextField(help_text="The markdown source, kept to render the note page.")
     content_hash = models.CharField(max_length=64)
     imported_at = models.DateTimeField(auto_now=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="own_notes"
+    )
+
+    objects = NoteQuerySet.as_manager()
 
     class Meta:
         ordering = ["slug"]
@@ -43,6 +59,10 @@ class CardQuerySet(models.QuerySet["Card"]):
         (``cards.queueing.deck_stamp``), so a change that left it alone would go unseen."""
         kwargs.setdefault("updated_at", timezone.now())
         return super().update(**kwargs)
+
+    def visible_to(self, user: Any) -> CardQuerySet:
+        """Less the cards of other learners' private decks (a subquery over the few owned notes)."""
+        return self.exclude(note__in=Note.objects.hidden_from(user))
 
 
 class Card(models.Model):

@@ -35,7 +35,7 @@ from typing import Any
 from django.apps import apps
 from django.db import connections, router
 
-from cards.models import Card, CardState, LearningStage, Profile, ReviewLog, TeamLearningOrder
+from cards.models import Card, CardState, LearningStage, Note, Profile, ReviewLog, TeamLearningOrder
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
 _PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, position, pk)
@@ -82,6 +82,9 @@ class Deck:
     active: dict[int, _PLACE]  # card pk -> its place
     mapping: dict[int, tuple[int, bool]]  # mapping card pk -> (position, active); inactive ones too
     siblings: dict[int, tuple[int, ...]]  # mapping card pk -> its siblings' pks
+    # card pk -> the learner whose private deck (an Anki import) holds it: no other learner's new card. A
+    # note's owner is set when it is made, with its cards, so a new private deck moves the stamp too.
+    owners: dict[int, int] = field(default_factory=dict)
     _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -163,8 +166,12 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     stages = _load_stages()
     placed: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (stage, note) -> [(position, pk)]
     mapping: dict[int, tuple[int, bool]] = {}
+    owned = dict(Note.objects.filter(owner__isnull=False).values_list("pk", "owner_id"))
+    owners: dict[int, int] = {}
     rows = Card.objects.order_by().values_list("pk", "note_id", "kind", "position", "active", "heading_path")
     for pk, note, kind, position, is_active, heading_path in rows.iterator(chunk_size=5000):
+        if note in owned:
+            owners[pk] = owned[note]
         if is_active:
             placed.setdefault((_stage_index(stages, note, heading_path), note), []).append((position, pk))
         if kind == Card.Kind.MAPPING:
@@ -174,7 +181,7 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
         for turn, (position, pk) in enumerate(sorted(cards)):
             active[pk] = (stage, turn if stage < len(stages) else 0, note, position, pk)
     texts = Card.objects.filter(kind=Card.Kind.MAPPING).order_by().values_list("pk", "note_id", "front", "back")
-    return Deck(stamp, stages, active, mapping, find_siblings(list(texts)))
+    return Deck(stamp, stages, active, mapping, find_siblings(list(texts)), owners)
 
 
 _decks: dict[str, Deck] = {}  # database alias -> the deck as last read in this process
@@ -269,6 +276,7 @@ class _Day:
     """What the learner's states and logs say today, read in one query."""
 
     deck: Deck
+    user_id: int
     stage_order: tuple[str, ...]
     due: list[tuple[int, int]]  # (state pk, card pk) in queue order: most overdue first
     repeats: list[int]  # state pks, longest-waiting first
@@ -302,6 +310,7 @@ def _read_day(user_id: int, today: date) -> _Day:
     repeats.sort()
     return _Day(
         deck=deck,
+        user_id=user_id,
         stage_order=stage_slugs(header[5]),
         due=[(pk, card) for _, pk, card in due],
         repeats=[pk for _, pk in repeats],
@@ -324,11 +333,11 @@ def _due_queue(deck: Deck, day: _Day) -> Iterator[int]:
 
 
 def _new_queue(deck: Deck, day: _Day, order: list[int]) -> Iterator[int]:
-    """Card pks of the new queue, in the learning order; a mapping card waits when a sibling was
-    answered today, is due today, or is new and earlier in its note."""
+    """Card pks of the new queue, in the learning order, less other learners' private decks; a mapping card
+    waits when a sibling was answered today, is due today, or is new and earlier in its note."""
     due_cards = {card for _, card in day.due}
     for card in order:
-        if card in day.blocked:
+        if card in day.blocked or deck.owners.get(card, day.user_id) != day.user_id:
             continue
         siblings = deck.siblings.get(card)
         if siblings and any(

@@ -25,10 +25,11 @@ from pygments.lexer import Lexer
 from pygments.lexers import TextLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from cards.ingest.corrections import Correction, find_passage
 from cards.ingest.markdown import make_markdown, normalize_newlines, split_front_matter
 from cards.ingest.slugs import heading_anchor
 
-__all__ = ["heading_anchor", "pygments_css", "render_markdown"]
+__all__ = ["heading_anchor", "pygments_css", "render_markdown", "render_note"]
 
 _FORMATTER = HtmlFormatter(nowrap=True)
 _LANG = re.compile(r"[^\w+-]")
@@ -66,6 +67,50 @@ def render_markdown(text: str) -> str:
     _, body = split_front_matter(normalize_newlines(text))
     # Cleaned twice: the image rewrite works on sanitised markup, and its own output is checked too.
     return _CLEANER.clean(_link_remote_images(_CLEANER.clean(_renderer().render(body))))
+
+
+# Blocks a passage can sit in; the callout goes after the innermost one that holds its last line.
+_PASSAGE_BLOCKS = {"paragraph_open", "fence", "code_block", "table_open", "heading_open", "html_block", "math_block"}
+
+
+def render_note(text: str, corrections: Sequence[Correction] = ()) -> str:
+    """A note page's HTML: ``render_markdown`` plus each correction as a marked callout right after the block
+    that holds its passage (the block itself marked ``corrected``). A passage found other than once is left out
+    here; ``tests/cards/test_corrections.py`` holds the bundled notes to exactly once."""
+    _, body = split_front_matter(normalize_newlines(text))
+    md = _renderer()
+    tokens = md.parse(body)
+    lines = body.split("\n")
+    for correction in corrections:
+        found = find_passage(lines, correction.passage)
+        if len(found) == 1:
+            _insert_callout(tokens, found[0], md.render(correction.correction))
+    rendered = md.renderer.render(tokens, md.options, {})
+    return _CLEANER.clean(_link_remote_images(_CLEANER.clean(rendered)))
+
+
+def _insert_callout(tokens: list[Token], line: int, correction_html: str) -> None:
+    holding = [
+        index
+        for index, token in enumerate(tokens)
+        if token.type in _PASSAGE_BLOCKS and token.map is not None and token.map[0] <= line < token.map[1]
+    ]
+    if not holding:
+        return
+    start = max(holding, key=lambda index: tokens[index].level)
+    opened = tokens[start]
+    end = start
+    if opened.nesting == 1:
+        end = next(
+            i for i in range(start + 1, len(tokens)) if tokens[i].level == opened.level and tokens[i].nesting == -1
+        )
+        opened.attrJoin("class", "corrected")
+    callout = Token("html_block", "", 0, level=opened.level, block=True)
+    callout.content = (
+        '<div class="correction"><p class="correction-label"><strong>更正 · Correction</strong></p>'
+        f"{correction_html}</div>\n"
+    )
+    tokens.insert(end + 1, callout)
 
 
 def pygments_css(selector: str = ".highlight") -> str:

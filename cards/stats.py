@@ -311,7 +311,7 @@ def deck_rows(user: Any, today: date) -> list[DeckRow]:
     the learner's states grouped by note. The state filters mirror CardStateQuerySet's
     ``due_for`` and ``blocking_new``, folded into one grouped query.
     """
-    notes = list(Note.objects.order_by("title", "slug"))
+    notes = list(Note.objects.visible_to(user).order_by("title", "slug"))
     kinds: dict[int, list[tuple[str, int]]] = {}
     for row in Card.objects.active().values("note_id", "kind").annotate(n=Count("id")).order_by("note_id", "kind"):
         kinds.setdefault(row["note_id"], []).append((Card.Kind(row["kind"]).label, row["n"]))

@@ -25,7 +25,8 @@ from cards import charts, extensions, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Note, Optimisation, Scheduler
-from cards.rendering import render_markdown
+from cards.notefixes import corrections_for
+from cards.rendering import render_note
 from cards.scheduling.fitting import MIN_REVIEWS
 
 
@@ -33,9 +34,10 @@ def _is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def _get_card(card_uuid: UUID) -> Card:
-    """Cards are shared by all learners, so any signed-in user may act on an active one."""
-    return get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
+def _get_card(request: HttpRequest, card_uuid: UUID) -> Card:
+    """Cards are shared by all learners (a private Anki import aside), so a signed-in user may act on an active one."""
+    cards = Card.objects.visible_to(request.user).select_related("note")
+    return get_object_or_404(cards, uuid=card_uuid, active=True)
 
 
 def _review_context(item: reviewing.ReviewItem | None, snap: reviewing.QueueSnapshot) -> dict[str, Any]:
@@ -126,7 +128,7 @@ def undo(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def suspend(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
-    card = _get_card(card_uuid)
+    card = _get_card(request, card_uuid)
     reviewing.suspend(request.user, reviewing.get_profile(request.user), card, timezone.now())
     messages.success(request, "Card suspended. Unsuspend it from its edit page.")
     return _next_panel(request)
@@ -135,7 +137,7 @@ def suspend(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @login_required
 @require_POST
 def bury(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
-    card = _get_card(card_uuid)
+    card = _get_card(request, card_uuid)
     reviewing.bury(request.user, reviewing.get_profile(request.user), card, timezone.now())
     messages.success(request, "Card buried until tomorrow.")
     return _next_panel(request)
@@ -144,7 +146,7 @@ def bury(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def card_edit(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
-    card = _get_card(card_uuid)
+    card = _get_card(request, card_uuid)
     state = CardState.objects.filter(user=request.user, card=card).first()
     form = CardNoteForm(request.POST or None, instance=state)
     if request.method == "POST" and form.is_valid():
@@ -231,6 +233,7 @@ def switch_scheduler(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def note_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """The rendered note, so each card can link to the section it came from (``#anchor``)."""
-    note = get_object_or_404(Note, slug=slug)
-    return render(request, "cards/note.html", {"note": note, "html": render_markdown(note.content)})
+    """The rendered note, so each card can link to the section it came from (``#anchor``), with the
+    corrections its cards make shown beside the passages they correct."""
+    note = get_object_or_404(Note.objects.visible_to(request.user), slug=slug)
+    return render(request, "cards/note.html", {"note": note, "html": render_note(note.content, corrections_for(slug))})

@@ -348,6 +348,8 @@ GRADER_HEARTBEAT_SECONDS = envint("GRADER_HEARTBEAT_SECONDS", "2")
 # Sandbox children kept warm by each worker process (its threads share them).
 GRADER_POOL_SIZE = envint("GRADER_POOL_SIZE", "2")
 GRADER_DRILLS_DIR = Path(os.getenv("GRADER_DRILLS_DIR", BASE_DIR / "notes" / "drills"))
+# Where a bundled note is wrong and its cards are right: shown as callouts on the note page (cards.notefixes).
+NOTE_CORRECTIONS_FILE = Path(os.getenv("NOTE_CORRECTIONS_FILE", BASE_DIR / "notes" / "corrections.toml"))
 # Submissions (submit and run examples) one learner may make per window, and the largest code accepted.
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
 GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")

@@ -101,6 +101,12 @@ def substantive_paths(sections: list[Section]) -> list[str]:
     ]
 
 
+def heading_paths(text: str) -> list[str]:
+    """Every heading path of a note's text, as cards store them."""
+    sections = split_sections(split_front_matter(normalize_newlines(text))[1])[0]
+    return [section_path(s) for s in sections if s.heading is not None]
+
+
 def substantive_headings(text: str) -> list[str]:
     """The heading paths of a note's text that teach something, read as the importer reads the note
     (front matter off, so a note's first heading can be its title)."""

@@ -42,6 +42,7 @@ from cards.ingest.curated import (
     parse_curated,
     parse_skips,
     prose_length,
+    section_path,
 )
 from cards.ingest.mappings import Pair, iter_directions, normalized, table_pairs, tf_pairs
 from cards.ingest.markdown import normalize_newlines, split_front_matter
@@ -81,6 +82,11 @@ class CardSpec:
     key: str
     content_hash: str
     position: int
+    # What the importer matches a card by when its key changed (a heading renamed, the card moved): its
+    # identity within its section (never its heading path; "" for a hand-written card, keyed by its id)
+    # and its front without the heading path it starts with.
+    identity: str = ""
+    body: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,7 @@ class ParsedNote:
     content_hash: str
     cards: list[CardSpec]
     anchors: list[str] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)  # every heading path, as cards store them
 
 
 @dataclass
@@ -147,6 +154,7 @@ def parse_note(text: str, slug: str, curated: str | None = None, curated_name: s
         content_hash=text_hash(text + (curated or "")),
         cards=cards,
         anchors=[h.anchor for h in headings],
+        headings=[section_path(s) for s in sections if s.heading is not None],
     )
 
 
@@ -425,7 +433,9 @@ def _finalize(drafts: list[_Draft], slug: str, title_heading: Heading | None, ti
         if not front or not back:
             continue
         path_key = path_keys[id(draft.section)]
-        key = _unique_key(slug, path_key, draft, keys)
+        key, identity = _unique_key(slug, path_key, draft, keys)
+        context = _context(draft.section, title_heading, title).markdown
+        body = front[len(context) :] if draft.kind != "mapping" and front.startswith(context) else front
         if front in fronts:
             front = f"{front}\n\n（{draft.section.anchor or slug}）"
         number = 2
@@ -438,7 +448,19 @@ def _finalize(drafts: list[_Draft], slug: str, title_heading: Heading | None, ti
         payload = [draft.kind, front, back, plain, draft.section.anchor, tags, len(cards)]
         content_hash = text_hash(json.dumps(payload, ensure_ascii=False))
         cards.append(
-            CardSpec(draft.kind, front, back, plain, draft.section.anchor, tags, key, content_hash, len(cards))
+            CardSpec(
+                draft.kind,
+                front,
+                back,
+                plain,
+                draft.section.anchor,
+                tags,
+                key,
+                content_hash,
+                len(cards),
+                identity=identity,
+                body=body,
+            )  # fmt: skip
         )
     return cards
 
@@ -461,21 +483,30 @@ def _path_keys(drafts: list[_Draft], title_heading: Heading | None, title: str) 
     return result
 
 
-def _unique_key(slug: str, path_key: str, draft: _Draft, keys: set[str]) -> str:
-    """A curated card's key is its note and id alone (ids are unique per file), so moving it to another
-    section or changing its kind keeps its history; other cards are keyed by where they were cut from."""
+def _unique_key(slug: str, path_key: str, draft: _Draft, keys: set[str]) -> tuple[str, str]:
+    """The card's key and its identity in its section (``""`` for a curated card).
+
+    A curated card's key is its note and id alone (ids are unique per file), so moving it to another
+    section or changing its kind keeps its history; other cards are keyed by where they were cut from,
+    and the importer finds them again under a renamed heading with ``cut_card_key`` and the identity."""
     if draft.identity.startswith(_CURATED):
         key = text_hash("\x1f".join([slug, draft.identity]))
         keys.add(key)
-        return key
+        return key, ""
     identity, number = draft.identity, 1
     while True:
-        key = text_hash("\x1f".join([slug, path_key, draft.kind, identity]))
+        key = cut_card_key(slug, path_key, draft.kind, identity)
         if key not in keys:
             keys.add(key)
-            return key
+            return key, identity
         number += 1
         identity = f"{draft.identity}#{number}"
+
+
+def cut_card_key(slug: str, path_key: str, kind: str, identity: str) -> str:
+    """The key of a card cut from a note: its section's heading path (``\\x1e<n>`` for the n-th section with
+    that path), kind and identity in the section."""
+    return text_hash("\x1f".join([slug, path_key, kind, identity]))
 
 
 def _tags(slug: str, path: str) -> list[str]:

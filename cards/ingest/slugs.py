@@ -41,6 +41,12 @@ def note_slug(path: str | os.PathLike[str]) -> str:
     return slugify(stem, NOTE_SLUG_MAX) or "note"
 
 
+def plain_anchor(heading: str) -> str:
+    """The anchor of a heading named in Markdown or plain text (code spans' backticks and bold's asterisks
+    dropped), for matching a heading someone names (a drill's ``[source] heading``) to the note's."""
+    return heading_anchor(heading.replace("`", "").replace("**", ""))
+
+
 def heading_anchor(text: str) -> str:
     """The ``id`` a heading with this plain text gets on the note page, before de-duplication."""
     return slugify(text, ANCHOR_MAX) or "section"

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import Workers
+
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
@@ -18,3 +20,17 @@ def page(browser: Any) -> Iterator[Any]:
     context.set_default_timeout(10_000)
     yield context.new_page()
     context.close()
+
+
+@pytest.fixture(scope="module")
+def grading_worker(
+    shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Workers]:
+    """One real worker for a module's tests: grading drills and running snippets (grade_cpu) and the review's
+    side jobs (celery), on the test database and a real Redis."""
+    pool = Workers(shared_database, celery_on_redis, tmp_path_factory.mktemp("worker"), queues="grade_cpu,celery")
+    try:
+        pool.start(concurrency=1)
+        yield pool
+    finally:
+        pool.stop_all()

@@ -8,7 +8,6 @@ rates the drill card; the page learns all of it by htmx polling, without a reloa
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -48,17 +47,6 @@ EDITOR_BUNDLE = Path(__file__).resolve().parents[2] / "static" / "dist" / "edito
 VERDICT_TIMEOUT_MS = 30_000  # the first verdict waits for the worker's sandbox child to import torch
 
 
-@pytest.fixture(scope="module")
-def grader(shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
-    """One worker grading drills (grade_cpu) and running the review's side jobs (celery)."""
-    pool = Workers(shared_database, celery_on_redis, tmp_path_factory.mktemp("drill-worker"), queues="grade_cpu,celery")
-    try:
-        pool.start(concurrency=1)
-        yield pool
-    finally:
-        pool.stop_all()
-
-
 def make_drill() -> Drill:
     note = Note.objects.create(
         slug="pytorch-basics", path="notes/pytorch-basics.md", title="PyTorch basics", content="# Tensors\n",
@@ -84,7 +72,7 @@ def set_code(page: Any, code: str) -> None:
 
 
 def test_it_grades_a_drill_from_the_review_queue_until_accepted(
-    browser: Any, grader: Workers, live_server: Any, settings: Any
+    browser: Any, grading_worker: Workers, live_server: Any, settings: Any
 ) -> None:
     from playwright.sync_api import expect
 
@@ -172,7 +160,7 @@ def reviewing_attempts(review: DrillReview) -> int:
     return review_attempts(review).count()
 
 
-def test_it_grades_a_drill_without_javascript(browser: Any, grader: Workers, live_server: Any) -> None:
+def test_it_grades_a_drill_without_javascript(browser: Any, grading_worker: Workers, live_server: Any) -> None:
     """The textarea posts the code; the submission page refreshes itself until the verdict is final."""
     from playwright.sync_api import expect
 
@@ -194,7 +182,7 @@ def test_it_grades_a_drill_without_javascript(browser: Any, grader: Workers, liv
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_a_solution_that_changes_its_argument_is_told_so_and_the_fix_gets_advice(
-    browser: Any, grader: Workers, live_server: Any, width: int
+    browser: Any, grading_worker: Workers, live_server: Any, width: int
 ) -> None:
     """Through the real worker and sandbox: the contract under the prompt, the teacher's message with the line,
     then an accepted loop with advice and the run's facts, at phone and desktop widths."""

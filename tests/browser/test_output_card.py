@@ -10,7 +10,6 @@ not with the note's text, tolerating spacing but not values.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,19 +67,6 @@ ANSWERS = {
 REAL_OUTPUT = {"乘法": "tensor([2, 4, 6])", "加法": "tensor([[11, 12],\n        [13, 14]])"}
 
 
-@pytest.fixture(scope="module")
-def runner(shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
-    """One worker running snippets (grade_cpu) and the review's side jobs (celery)."""
-    pool = Workers(
-        shared_database, celery_on_redis, tmp_path_factory.mktemp("output-worker"), queues="grade_cpu,celery"
-    )
-    try:
-        pool.start(concurrency=1)
-        yield pool
-    finally:
-        pool.stop_all()
-
-
 def import_output_cards() -> dict[str, Card]:
     """The note's two output cards by heading, once the worker has run their code (an output card enters
     review only then); its section cards are retired so only those are due."""
@@ -116,7 +102,9 @@ def answer_shown_card(page: Any, cards: dict[str, Card], pick: int) -> tuple[str
     return heading, box
 
 
-def test_it_grades_typed_output_answers_wrong_then_right(browser: Any, runner: Workers, live_server: Any) -> None:
+def test_it_grades_typed_output_answers_wrong_then_right(
+    browser: Any, grading_worker: Workers, live_server: Any
+) -> None:
     from playwright.sync_api import expect
 
     cards = import_output_cards()

@@ -31,7 +31,7 @@ def sign_up(page: Any, base: str, username: str) -> None:
     page.fill("#id_password1", PASSWORD)
     page.fill("#id_password2", PASSWORD)
     page.keyboard.press("Enter")
-    expect(page.locator("h1")).to_have_text("Today")
+    expect(page.locator("h1")).to_have_text("Today", timeout=15_000)  # a password hash on a loaded machine
 
 
 def test_it_reviews_five_cards_with_the_keyboard_and_undoes_one(page: Any, live_server: Any) -> None:

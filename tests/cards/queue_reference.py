@@ -27,6 +27,7 @@ def new_cards(user: AbstractBaseUser, today: date) -> models.QuerySet[Card]:
     burying = answered_today(user, today) | Exists(due) | (earlier & Q(active=True) & ~Exists(blocking))
     return (
         Card.objects.active()
+        .visible_to(user)
         .exclude(Exists(blocking))
         .exclude(has_sibling("", sibling_cards().filter(burying)))
         .order_by("active", "note_id", "position", "pk")

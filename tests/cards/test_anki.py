@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards import anki
+from cards import review as reviewing
 from cards.models import Card, CardState, Note
 from tests.cards.factories import make_card, make_note, make_user
 
@@ -344,9 +345,69 @@ class ImportViewTests(TestCase):
         assert response.status_code == 400 and b"not a readable zip archive" in response.content
         assert not Note.objects.exists()
 
-    def test_it_refuses_learners_without_the_permission(self) -> None:
-        self.client.force_login(self.learner)
-        assert self.client.get(reverse("cards:anki_import")).status_code == 403
+    def post(self, user: object, data: bytes, name: str = "cards.csv", **fields: object) -> object:
+        self.client.force_login(user)
+        upload = SimpleUploadedFile(name, data)
+        return self.client.post(reverse("cards:anki_import"), {"file": upload, **fields}, follow=True)
+
+    def test_a_learner_imports_a_deck_private_to_them(self) -> None:
+        response = self.post(self.learner, b"q1,a1\nq2,a2\n", title="Mine")
+        note = Note.objects.get(slug="anki-mine")
+        assert note.owner == self.learner
+        assert "Imported 2 cards into “Mine”, private to you." in response.content.decode()
+        assert "shared" not in self.client.get(reverse("cards:anki_import")).content.decode().lower().split("</h1>")[1]
+        assert reverse("cards:anki_import") in self.client.get(reverse("cards:decks")).content.decode()
+        now = timezone.now()
+        item, _ = reviewing.next_card(self.learner, reviewing.get_profile(self.learner), now)
+        assert item is not None and item.card.note == note
+        other = make_user()
+        item, snapshot = reviewing.next_card(other, reviewing.get_profile(other), now)
+        assert item is None and snapshot.new == 0
+        self.client.force_login(other)
+        card = note.cards.first()
+        for url in (
+            reverse("cards:deck", args=[note.slug]),
+            reverse("cards:note", args=[note.slug]),
+            reverse("cards:card", args=[card.uuid]),
+            f"/api/v1/decks/{note.slug}/",
+            f"/api/v1/cards/{card.uuid}/",
+        ):
+            assert self.client.get(url).status_code == 404, url
+        assert "Mine" not in self.client.get(reverse("cards:decks")).content.decode()
+        assert "anki-mine" not in self.client.get(reverse("cards:anki_export")).content.decode()
+        assert self.client.get("/api/v1/cards/").json()["count"] == 0
+
+    def test_staff_may_share_an_imported_deck_and_a_learner_may_not(self) -> None:
+        self.post(self.staff, b"q1,a1\n", title="Shared", shared="on")
+        assert Note.objects.get(slug="anki-shared").owner is None
+        self.post(self.learner, b"q1,a1\n", title="Tries", shared="on")
+        assert Note.objects.get(slug="anki-tries").owner == self.learner
+
+    def test_drill_cards_are_skipped_with_a_message_on_the_round_trip(self) -> None:
+        note = make_note(title="Drills")
+        make_card(note=note, front="q", back="a")
+        back = "Write `solution` in the drill editor and submit it: the grader's verdict rates this card."
+        make_card(note=note, kind=Card.Kind.DRILL, front="**Sum** it", back=back, back_html=f"<p>{back}</p>")
+        exported = apkg_bytes([note])
+        response = self.post(self.learner, exported, name="drills.apkg").content.decode()
+        assert "Imported 1 cards" in response and "1 coding drill skipped: a drill is graded" in response
+        imported = Note.objects.get(owner=self.learner)
+        assert [c.front for c in imported.cards.all()] == ["q"]
+        assert not Card.objects.filter(note=imported, back__contains="drill editor").exists()
+        # An export made before the tag: recognised by the drill card's back.
+        with mock.patch.object(anki, "DRILL_TAG", "not-the-tag"):
+            older = apkg_bytes([note])
+        _, parsed = anki.import_file("older.apkg", older, owner=self.learner)
+        assert (len(parsed.cards), parsed.drills) == (1, 1)
+        csv_drill = f'q,a\n"drill","{back}"\n'.encode()
+        _, parsed = anki.import_file("d.csv", csv_drill, owner=self.learner)
+        assert (len(parsed.cards), parsed.drills) == (1, 1)
+
+    def test_a_file_of_drills_only_says_why_nothing_was_imported(self) -> None:
+        back = "Write `solution` in the drill editor and submit it: the grader's verdict rates this card."
+        response = self.post(self.learner, f'"drill","{back}"\n'.encode())
+        assert "no cards with a front to import (1 coding drill skipped" in response.content.decode()
+        assert not Note.objects.exists()
 
     def test_it_imports_from_the_command_and_supports_dry_run(self) -> None:
         with tempfile.TemporaryDirectory() as folder:

@@ -286,7 +286,7 @@ class CuratedImportTests(TestCase):
 
     def test_it_imports_the_curated_cards_instead_of_the_cut_ones(self) -> None:
         output, _ = run_import(self.dir)
-        self.assertIn("(tensors): 5 created, 0 updated, 0 unchanged, 0 retired", output)
+        self.assertIn("(tensors): 5 created, 0 updated, 0 moved, 0 unchanged, 0 retired", output)
         card = Card.objects.get(kind="qa")
         self.assertEqual(card.heading_path, "形状 › 改变形状")
         self.assertEqual(card.anchor, "改变形状")
@@ -301,7 +301,7 @@ class CuratedImportTests(TestCase):
         CardState.objects.create(user=user, card=card, due=date(2030, 1, 1), repetitions=3, interval=6)
         self.write("cards/tensors.toml", GOOD.replace("在什么情况下会报错", "什么时候会报错"))
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 1 updated, 4 unchanged, 0 retired", output)
+        self.assertIn("0 created, 1 updated, 0 moved, 4 unchanged, 0 retired", output)
         edited = Card.objects.get(kind="qa")
         self.assertEqual((edited.pk, edited.key), (card.pk, card.key))
         self.assertEqual(edited.front, "`x.view(...)` 什么时候会报错?")
@@ -314,12 +314,12 @@ class CuratedImportTests(TestCase):
         self.assertEqual(Card.objects.filter(kind="cloze").count(), 3)
         self.write("cards/tensors.toml", GOOD)
         output, _ = run_import(self.note)
-        self.assertIn("2 created, 0 updated, 3 unchanged, 3 retired", output)
+        self.assertIn("2 created, 0 updated, 0 moved, 3 unchanged, 3 retired", output)
         cut.refresh_from_db()
         self.assertFalse(cut.active)
         self.cards_file.unlink()
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 3 updated (3 reactivated), 3 unchanged, 2 retired", output)
+        self.assertIn("0 created, 0 updated, 0 moved, 3 unchanged, 2 retired, 3 back in review", output)
         cut.refresh_from_db()
         self.assertTrue(cut.active)
 

@@ -111,7 +111,7 @@ class ImportNotesTests(TestCase):
         kinds = sorted(Card.objects.values_list("kind", flat=True))
         # No card for a whole section ("设备" has one sentence and no key term): its atomic parts only.
         self.assertEqual(kinds, ["cloze", "output"])
-        self.assertIn("(tensors): 2 created, 0 updated, 0 unchanged, 0 retired", output)
+        self.assertIn("(tensors): 2 created, 0 updated, 0 moved, 0 unchanged, 0 retired", output)
         card = self.card("形状")
         self.assertIn("\\[...\\]", card.front)
         self.assertEqual(card.anchor, "形状")
@@ -122,7 +122,7 @@ class ImportNotesTests(TestCase):
         card = self.card("形状")
         self.write("tensors.md", NOTE.replace("用 `x.shape` 查看", "用 `x.shape` 或 `x.size()` 查看"))
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 1 updated, 1 unchanged, 0 retired", output)
+        self.assertIn("0 created, 1 updated, 0 moved, 1 unchanged, 0 retired", output)
         updated = self.card("形状")
         self.assertEqual((updated.pk, updated.uuid), (card.pk, card.uuid))
         self.assertIn("x.size()</code> 查看", updated.front_html)
@@ -134,12 +134,12 @@ class ImportNotesTests(TestCase):
         without = NOTE.split("## 形状")[0] + "## 设备" + NOTE.split("## 设备")[1]
         self.write("tensors.md", without)
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 1 updated, 0 unchanged, 1 retired", output)  # the output card moved up
+        self.assertIn("0 created, 0 updated, 1 moved, 0 unchanged, 1 retired", output)  # the output card moved up
         card.refresh_from_db()
         self.assertFalse(card.active)
         self.write("tensors.md", NOTE)
         output, _ = run_import(self.note)
-        self.assertIn("2 updated (1 reactivated)", output)
+        self.assertIn("0 created, 0 updated, 1 moved, 0 unchanged, 0 retired, 1 back in review", output)
         card.refresh_from_db()
         self.assertTrue(card.active)
         self.assertEqual(Card.objects.count(), 2)
@@ -150,10 +150,10 @@ class ImportNotesTests(TestCase):
         self.assertFalse(card.active)
         self.write("tensors.md", NOTE.split("## 设备")[0])
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 0 updated, 1 unchanged, 0 retired", output)  # it was not in review
+        self.assertIn("0 created, 0 updated, 0 moved, 1 unchanged, 0 retired", output)  # it was not in review
         self.write("tensors.md", NOTE)
         output, _ = run_import(self.note)
-        self.assertIn("0 created, 0 updated, 2 unchanged, 0 retired", output)
+        self.assertIn("0 created, 0 updated, 0 moved, 2 unchanged, 0 retired", output)
         card.refresh_from_db()
         self.assertFalse(card.active)
 
@@ -176,7 +176,9 @@ class ImportNotesTests(TestCase):
         before = db_state()
         self.write("tensors.md", "## 只剩这一节\n\n张量类似于 **ndarray**。\n")
         output, _ = run_import(self.note, dry_run=True)
-        self.assertIn("1 created, 0 updated, 0 unchanged, 1 retired", output)  # the output card was not in review
+        self.assertIn(
+            "1 created, 0 updated, 0 moved, 0 unchanged, 1 retired", output
+        )  # the output card was not in review
         self.assertEqual(db_state(), before)
 
     def test_it_prints_nothing_at_verbosity_zero_and_each_card_at_two(self) -> None:
@@ -184,8 +186,10 @@ class ImportNotesTests(TestCase):
         self.assertEqual(output, "")
         self.write("tensors.md", NOTE.replace("## 形状", "## 形状和大小"))
         output, _ = run_import(self.note, verbosity=2)
-        self.assertIn("  + 形状和大小: 张量的形状用 `x.shape` 查看，\\[...\\]。", output)
-        self.assertIn("  - 形状: 张量的形状用 `x.shape` 查看，\\[...\\]。", output)
+        # A renamed heading keeps its card: moved, never created and retired.
+        self.assertIn("  > 形状和大小: 张量的形状用 `x.shape` 查看，\\[...\\]。", output)
+        self.assertIn("  note text: heading renamed: '形状' -> '形状和大小'", output)
+        self.assertNotIn("  - ", output)
 
     def test_it_reads_markdown_files_in_a_folder_without_recursing(self) -> None:
         self.write("drills/drill.md", "## 不该导入\n\n这一节在子文件夹里。\n")

@@ -103,3 +103,28 @@ def test_it_asks_a_worker_for_each_drill_versions_example_outputs(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run(folder)
     assert DrillExamples.objects.count() == 2 and len(callbacks) == 1
+
+
+def test_it_warns_about_a_drill_whose_heading_its_note_lacks(folder: Path, note: Note) -> None:
+    err = StringIO()
+    call_command("import_drills", "--folder", str(folder), stdout=StringIO(), stderr=err)
+    assert "warning: drill 'add-one': pytorch-basics.md has no heading 'Tensors'; fix its [source] heading" in (
+        err.getvalue()
+    )
+    note.content = "# Basics\n\n## `Tensors` and shapes\n\n## Tensors\n\nText.\n"  # Markdown or plain: both match
+    note.save(update_fields=["content"])
+    err = StringIO()
+    call_command("import_drills", "--folder", str(folder), stdout=StringIO(), stderr=err)
+    assert err.getvalue() == ""
+
+
+def test_its_card_links_to_the_note_page_id_of_a_heading_named_in_markdown(folder: Path, note: Note) -> None:
+    from cards.rendering import render_markdown
+
+    text = drill_text().replace('heading = "Tensors"', 'heading = "`x.view`的用法"')
+    (folder / "basics" / "add-one.toml").write_text(text, encoding="utf-8")
+    note.content = "# Basics\n\n## `x.view`的用法\n\nText.\n"
+    note.save(update_fields=["content"])
+    run(folder)
+    anchor = Card.objects.get(key="drill:add-one").anchor
+    assert f'id="{anchor}"' in render_markdown(note.content)

@@ -109,13 +109,15 @@ def test_a_cached_run_applies_on_import_without_the_sandbox() -> None:
     import_note(NOTE + "\n## More\n\n更多的**内容**在这里。\n")  # the note changed, this card did not
     card.refresh_from_db()
     assert card.active
-    moved = NOTE.replace("## Double", "## Twice")  # a new card (new key) for the same code
+    renamed = NOTE.replace("## Double", "## Twice")  # the same card under a renamed heading, its code unchanged
     import_notes(
-        [NoteSource(path=Path("notes/fixture.md"), display_path="notes/fixture.md", slug="fixture", text=moved)]
+        [NoteSource(path=Path("notes/fixture.md"), display_path="notes/fixture.md", slug="fixture", text=renamed)]
     )
     twice = Card.objects.get(kind=Card.Kind.OUTPUT, heading_path="Twice")
-    assert not twice.active  # its own run: the cache is per card
-    assert SnippetRun.objects.get(card=twice).status == Status.QUEUED
+    assert twice.pk == card.pk
+    assert twice.active  # its cached run still applies: no new run
+    assert SnippetRun.objects.filter(card=twice).exclude(status=Status.QUEUED).count() == 1
+    assert not SnippetRun.objects.filter(card=twice, status=Status.QUEUED).exists()
 
 
 @pytest.mark.django_db

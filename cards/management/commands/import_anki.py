@@ -50,3 +50,5 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.SUCCESS(f"{len(parsed.cards)} cards ({parsed.skipped} skipped) from {file}: {where}.")
             )
+        if verbosity >= 1 and parsed.drills:
+            self.stdout.write(self.style.WARNING(parsed.summary().split("; ")[-1] + "."))

@@ -59,19 +59,26 @@ class Command(BaseCommand):
         except NoteFileError as exc:
             raise CommandError(f"Nothing was imported:\n{exc}") from exc
         if verbosity >= 1:
-            total = sum(len(r.created) + len(r.updated) + len(r.retired) for r in reports)
+            total = sum(
+                len(r.created) + len(r.updated) + len(r.moved) + len(r.reactivated) + len(r.retired) for r in reports
+            )
             prefix = "Dry run, nothing written: " if dry_run else ""
             self.stdout.write(self.style.SUCCESS(f"{prefix}{len(reports)} notes, {total} card changes."))
 
     def _report(self, report: NoteReport, verbosity: int, dry_run: bool, progress: str) -> None:
         if verbosity < 1:
             return
-        reactivated = f" ({len(report.reactivated)} reactivated)" if report.reactivated else ""
+        reactivated = f", {len(report.reactivated)} back in review" if report.reactivated else ""
         mode = " [dry run]" if dry_run else ""
         self.stdout.write(
             f"{progress}{report.path} ({report.slug}){mode}: {len(report.created)} created, "
-            f"{len(report.updated)} updated{reactivated}, {report.unchanged} unchanged, {len(report.retired)} retired"
+            f"{len(report.updated)} updated, {len(report.moved)} moved, {report.unchanged} unchanged, "
+            f"{len(report.retired)} retired{reactivated}"
         )
+        for line in report.text_edits:
+            self.stdout.write(f"  note text: {line}")
+        for warning in report.warnings:
+            self.stdout.write(self.style.WARNING(f"  warning: {warning}"))
         if report.cards == 0:
             self.stdout.write(
                 self.style.WARNING(
@@ -81,7 +88,8 @@ class Command(BaseCommand):
                 )
             )
         if verbosity >= 2:
-            for label, fronts in (("+", report.created), ("~", report.updated), ("-", report.retired)):
+            changes = (("+", report.created), ("~", report.updated), (">", report.moved), ("-", report.retired))
+            for label, fronts in changes:
                 for front in fronts:
                     self.stdout.write(f"  {label} {' '.join(front.split())[:_PREVIEW]}")
 

@@ -21,8 +21,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
+from cards.ingest.curated import heading_paths
 from cards.ingest.markdown import shared_parser
-from cards.ingest.slugs import heading_anchor, note_slug
+from cards.ingest.sections import PATH_SEPARATOR
+from cards.ingest.slugs import note_slug, plain_anchor
 from cards.models import Card, Note
 from graders import examples
 from graders.drills.schema import Drill as DrillSpec
@@ -56,7 +58,7 @@ def card_fields(spec: DrillSpec, note: Note, position: int) -> dict[str, Any]:
         "front_html": render(front),
         "back_html": render(back),
         "heading_path": spec.source.heading,
-        "anchor": heading_anchor(spec.source.heading),
+        "anchor": plain_anchor(spec.source.heading),  # the note page's id for it, even when named in Markdown
         "tags": ["drill", spec.device],
         "position": position,
         "content_hash": spec.version,
@@ -95,6 +97,7 @@ class Report:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def relative_path(path: str) -> str:
@@ -110,13 +113,34 @@ def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
     fields = drill_fields(spec, definition, relative_path(spec.path))
     existing = Drill.objects.select_related("card").filter(slug=spec.slug).first()
     if existing is not None and existing.active and existing.version == spec.version:
-        same_card = existing.card.note_id == note.pk and existing.card.position == position and existing.card.active
+        card = existing.card
+        same_card = (
+            card.note_id == note.pk
+            and card.position == position
+            and card.active
+            and card.anchor == plain_anchor(spec.source.heading)
+        )
         if same_card:
             report.unchanged.append(spec.slug)
             return
     card, _ = Card.objects.update_or_create(key=card_key(spec.slug), defaults=card_fields(spec, note, position))
     Drill.objects.update_or_create(slug=spec.slug, defaults={**fields, "card": card})
     (report.updated if existing is not None else report.created).append(spec.slug)
+
+
+def missing_headings(specs: dict[str, DrillSpec], notes: dict[str, Note]) -> list[str]:
+    """Drills whose ``[source] heading`` their note does not have: the card would link to no section."""
+    anchors: dict[str, set[str]] = {}  # compared as anchors of the plain text, however the heading is written
+    for spec in specs.values():
+        slug = note_slug(spec.source.note)
+        if slug not in anchors:
+            paths = heading_paths(notes[slug].content) if slug in notes else []
+            anchors[slug] = {plain_anchor(part) for path in paths for part in path.split(PATH_SEPARATOR)}
+    return [
+        f"drill {slug!r}: {spec.source.note} has no heading {spec.source.heading!r}; fix its [source] heading"
+        for slug, spec in sorted(specs.items())
+        if plain_anchor(spec.source.heading) not in anchors[note_slug(spec.source.note)]
+    ]
 
 
 def import_drills(folder: Path) -> Report:
@@ -142,6 +166,7 @@ def import_drills(folder: Path) -> Report:
         examples.example_outputs(drill)
     gone = Drill.objects.filter(active=True).exclude(slug__in=list(specs))
     report.retired = sorted(gone.values_list("slug", flat=True))
+    report.warnings = missing_headings(specs, notes)
     Card.objects.filter(drill__in=gone).update(active=False)
     gone.update(active=False)
     return report
@@ -170,6 +195,9 @@ class Command(BaseCommand):
             for label in ("created", "updated", "retired"):
                 for slug in getattr(report, label):
                     self.stdout.write(f"  {label}: {slug}")
+        for warning in report.warnings:
+            if verbosity >= 1:
+                self.stderr.write(self.style.WARNING(f"warning: {warning}"))
         if verbosity >= 1:
             self.stdout.write(
                 f"drills: {prefix}created {len(report.created)}, {prefix}updated {len(report.updated)}, "

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cards', '0003_fsrs_scheduler'),
+        ('cards', '0004_learning_order'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
