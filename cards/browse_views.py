@@ -56,7 +56,7 @@ def decks(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     rows = numbers.deck_rows(request.user, _today(profile))
     order = learning.learner_order(request.user)
-    context = {"rows": rows, "stages": order.stages, "unstaged": order.unstaged, "order_team": order.team}
+    context = {"rows": rows, "stages": order.stages, "unstaged": order.unstaged}
     return render(request, "cards/decks.html", context)
 
 

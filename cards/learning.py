@@ -9,13 +9,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cards import queueing
-from cards.models import LearningStage, TeamLearningOrder
+from cards.models import LearningStage
 
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "notes" / "learning-order.toml"
 
@@ -91,34 +91,6 @@ def import_stages(specs: list[StageSpec], dry_run: bool = False) -> ImportReport
     return ImportReport(created, updated, len(existing))
 
 
-def team_stage_order(team: Any) -> list[LearningStage]:
-    """The stages in the team's order (the default order when the team never set one)."""
-    stages = list(LearningStage.objects.order_by("rank", "slug"))
-    chosen = TeamLearningOrder.objects.filter(team=team).values_list("stages", flat=True).first() or []
-    rank = {slug: i for i, slug in enumerate(dict.fromkeys(chosen))}
-    return sorted(stages, key=lambda s: (rank.get(s.slug, len(rank)), s.rank, s.slug))
-
-
-def move_stage(team: Any, slug: str, direction: Literal["up", "down"]) -> bool:
-    """Move one stage a place up or down in the team's order; False when there is no such stage or it
-    is already at that end. The whole order is stored, so later default changes do not reshuffle it."""
-    slugs = [stage.slug for stage in team_stage_order(team)]
-    if slug not in slugs:
-        return False
-    i = slugs.index(slug)
-    j = i - 1 if direction == "up" else i + 1
-    if not 0 <= j < len(slugs):
-        return False
-    slugs[i], slugs[j] = slugs[j], slugs[i]
-    TeamLearningOrder.objects.update_or_create(team=team, defaults={"stages": slugs})
-    return True
-
-
-def reset_team_order(team: Any) -> None:
-    """Back to the default order."""
-    TeamLearningOrder.objects.filter(team=team).delete()
-
-
 @dataclass(frozen=True)
 class StageRow:
     slug: str
@@ -130,23 +102,16 @@ class StageRow:
 class LearnerOrder:
     stages: list[StageRow]  # in the order the learner's new cards follow
     unstaged: int  # active cards no stage names: they come last
-    team: Any  # the team whose order it is (their first, by joining, that set one), or None
 
 
 def learner_order(user: AbstractBaseUser) -> LearnerOrder:
-    """The stages in the order this learner's new cards follow (their team's, else the default), each
-    with its active card count. Two queries: the deck stamp (the deck itself is kept) and the order."""
+    """The stages in the order this learner's new cards follow (the default order), each with its active
+    card count. One query: the deck stamp (the deck itself is kept)."""
     deck = queueing.current_deck()
-    chosen = (
-        TeamLearningOrder.objects.filter(team__memberships__user_id=user.pk)
-        .select_related("team")
-        .order_by("team__memberships__joined_at", "team__memberships__pk")
-        .first()
-    )
-    order = queueing.stage_ranks(deck.stages, queueing.stage_slugs(chosen.stages if chosen else []))
+    order = queueing.stage_ranks(deck.stages, ())
     counts = [0] * (len(deck.stages) + 1)
     for place in deck.active.values():
         counts[place[0]] += 1
     ordered = sorted(range(len(deck.stages)), key=lambda index: order[index])
     rows = [StageRow(deck.stages[i].slug, deck.stages[i].title, counts[i]) for i in ordered]
-    return LearnerOrder(rows, counts[-1], chosen.team if chosen else None)
+    return LearnerOrder(rows, counts[-1])

@@ -116,8 +116,7 @@ class LearningStage(models.Model):
     A stage names note sections by heading: a card belongs to the first stage (in the default order)
     that lists its note and any heading on its path. Cards no stage names (a learner's own imported
     notes, a new section) come after every stage, each note in its own order. Loaded from
-    ``notes/learning-order.toml`` by ``manage.py import_learning_order``; a team may reorder the stages
-    for its members (``TeamLearningOrder``).
+    ``notes/learning-order.toml`` by ``manage.py import_learning_order``.
     """
 
     slug = models.SlugField(max_length=80, unique=True)
@@ -133,20 +132,6 @@ class LearningStage(models.Model):
 
     def __str__(self) -> str:
         return self.title
-
-
-class TeamLearningOrder(models.Model):
-    """A team's own order of the learning stages, set by its owners; it applies to its members only
-    (a learner in several teams follows the first team they joined that has one)."""
-
-    team = models.OneToOneField("teams.Team", on_delete=models.CASCADE, related_name="learning_order")
-    stages = models.JSONField(
-        default=list, help_text="Stage slugs in the team's order; stages not listed follow in the default order."
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self) -> str:
-        return f"learning order of team {self.team_id}"
 
 
 def default_time_zone() -> str:

@@ -35,7 +35,7 @@ from typing import Any
 from django.apps import apps
 from django.db import connections, router
 
-from cards.models import Card, CardState, LearningStage, Note, Profile, ReviewLog, TeamLearningOrder
+from cards.models import Card, CardState, LearningStage, Note, Profile, ReviewLog
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
 _PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, position, pk)
@@ -223,13 +223,12 @@ def _stamp_columns() -> str:
 
 def _day_sql() -> str:
     """The one statement a queue costs, three parts told apart by the first column:
-    0. one row: the deck stamp (4 columns), the learner's stage order (their first team, by joining, that
-       set one) and today's review counts (all, new first answers, review first answers);
+    0. one row: the deck stamp (4 columns), the learner's stage order (none yet: NULL, the default) and
+       today's review counts (all, new first answers, review first answers);
     1. a row per review today: the card (what buries its siblings);
     2. a row per state that blocks a new card (seen, suspended or buried), with whether it is in today's
        due queue or repeat queue (available, due / rated below Good today) and its rank in each order.
     Dates are compared in SQL, so each backend's own date storage never reaches Python."""
-    order, membership = TeamLearningOrder._meta.db_table, apps.get_model("teams", "Membership")._meta.db_table
     log, state = ReviewLog._meta.db_table, CardState._meta.db_table
     # The live entries only, as ``ReviewLog.objects`` reads them: an undone entry and its reversal count as nothing.
     live = f"{log}.reverses_id IS NULL AND NOT EXISTS (SELECT 1 FROM {log} r WHERE r.reverses_id = {log}.id)"
@@ -237,8 +236,7 @@ def _day_sql() -> str:
     available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
     return (  # noqa: S608 (the table names are the models' own)
         f"SELECT 0, {_stamp_columns()}, "
-        f"(SELECT o.stages FROM {order} o INNER JOIN {membership} m ON m.team_id = o.team_id "
-        f"WHERE m.user_id = %(user)s ORDER BY m.joined_at, m.id LIMIT 1), "
+        "CAST(NULL AS TEXT), "  # the learner's own stage order: none yet, so the default order
         f"(SELECT COUNT(*) {logs}), "
         f"(SELECT COUNT(*) {logs} AND was_new AND NOT is_same_day_repeat), "
         f"(SELECT COUNT(*) {logs} AND NOT was_new AND NOT is_same_day_repeat), "

@@ -20,7 +20,6 @@ urlpatterns = [
     path("<slug:slug>/scheduler/", views.default_scheduler, name="default_scheduler"),
     path("<slug:slug>/revlog.csv", views.revlog_export, name="revlog_export"),
     path("<slug:slug>/calibration/", views.calibration, name="calibration"),
-    path("<slug:slug>/learning-order/", views.learning_order, name="learning_order"),
     path("<slug:slug>/invite/rotate/", views.rotate_invite, name="rotate_invite"),
     path("<slug:slug>/members/<uuid:member>/remove/", views.remove_member, name="remove_member"),
     path("<slug:slug>/members/<uuid:member>/transfer/", views.transfer_ownership, name="transfer_ownership"),

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
-from cards import calibrating, learning, revlog
+from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
 from . import boards, services
@@ -167,28 +167,6 @@ def default_scheduler(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.error(request, "Choose SM-2 or FSRS-6.")
     return redirect("teams:detail", slug=slug)
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def learning_order(request: HttpRequest, slug: str) -> HttpResponse:
-    """The order of the learning stages the team's members get new cards in; owners move stages."""
-    if request.method == "POST":
-        team = _owner_membership(request, slug).team
-        stage, direction = request.POST.get("stage", ""), request.POST.get("direction", "")
-        if request.POST.get("reset"):
-            learning.reset_team_order(team)
-            messages.success(request, "Back to the default learning order.")
-        elif direction in ("up", "down") and learning.move_stage(team, stage, direction):  # type: ignore[arg-type]
-            messages.success(request, "Learning order saved; your members' new cards follow it.")
-        else:
-            messages.error(request, "That stage cannot move that way.")
-        return redirect("teams:learning_order", slug=slug)
-    membership = _membership(request, slug)
-    stages = learning.team_stage_order(membership.team)
-    return render(
-        request, "teams/learning_order.html", {"team": membership.team, "membership": membership, "stages": stages}
-    )
 
 
 @login_required

@@ -129,7 +129,11 @@ def rate(page: Any, button: str) -> None:
     from playwright.sync_api import expect
 
     page.locator("#review-panel details[data-answer] > summary").click()
-    page.locator(f"#review-panel .rate-{button}").click()
+    # Wait for the rating's own response: the panel is visible before and after it, and a navigation that
+    # starts first would abort the request (under load the count then read one card behind).
+    with page.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/rate/")) as answered:
+        page.locator(f"#review-panel .rate-{button}").click()
+    assert answered.value.ok, answered.value.status
     expect(page.locator("#review-panel")).to_be_visible()
 
 

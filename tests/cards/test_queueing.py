@@ -13,10 +13,9 @@ from django.core.management.base import CommandError
 from django.test import TestCase
 from django.urls import reverse
 
-from cards import learning, queueing, review
+from cards import queueing, review
 from cards.models import Card, CardState, LearningStage, Note, Profile
 from cards.review import Outcome, RatingRequest
-from teams import services
 from tests.cards import queue_reference
 from tests.cards.factories import make_card, make_note, make_user
 
@@ -146,45 +145,13 @@ class LearningOrderTests(TestCase):
     def test_without_an_order_new_cards_come_in_note_order(self) -> None:
         self.assertEqual(self.first_new(make_user(), 3), self.autograd)
 
-    def test_a_teams_reorder_takes_effect_for_its_members_only(self) -> None:
+    def test_the_deck_page_shows_the_learning_order(self) -> None:
         self.load()
-        owner, member, outsider = make_user(), make_user(), make_user()
-        team = services.create_team(owner, "Lab", "UTC")
-        services.join(team, member)
-        other = services.create_team(outsider, "Elsewhere", "UTC")
-        self.assertTrue(learning.move_stage(team, "autograd", "up"))
-        self.assertEqual(self.first_new(member, 1), [self.autograd[0]])
-        self.assertEqual(self.first_new(owner, 1), [self.autograd[0]])
-        self.assertEqual(self.first_new(outsider, 1), [self.tensors[0]])
-        self.assertEqual([s.slug for s in learning.team_stage_order(other)], ["tensors", "autograd"])
-        learning.reset_team_order(team)
-        self.assertEqual(self.first_new(member, 1), [self.tensors[0]])
-
-    def test_only_an_owner_reorders_through_the_team_page_and_the_deck_page_shows_the_order(self) -> None:
-        self.load()
-        owner, member = make_user(), make_user()
-        team = services.create_team(owner, "Lab", "UTC")
-        services.join(team, member)
-        url = reverse("teams:learning_order", args=[team.slug])
-        self.client.force_login(member)
-        self.assertEqual(self.client.post(url, {"stage": "autograd", "direction": "up"}).status_code, 403)
-        self.assertContains(self.client.get(url), "Only an owner can change it")
-        self.client.force_login(owner)
-        self.assertRedirects(self.client.post(url, {"stage": "autograd", "direction": "up"}), url)
-        response = self.client.post(url, {"stage": "autograd", "direction": "up"}, follow=True)
-        self.assertContains(response, "That stage cannot move that way.")
-        self.client.force_login(member)
+        self.client.force_login(make_user())
         page = self.client.get(reverse("cards:decks"))
-        self.assertEqual([s.slug for s in page.context["stages"]], ["autograd", "tensors"])
-        self.assertEqual(page.context["order_team"], team)
+        self.assertEqual([s.slug for s in page.context["stages"]], ["tensors", "autograd"])
         self.assertEqual(page.context["unstaged"], 2)
-        self.assertContains(page, "in the order Lab chose")
-        outsider = make_user()
-        self.client.force_login(outsider)
-        self.assertEqual(self.client.get(url).status_code, 404)
-        self.assertEqual(
-            [s.slug for s in self.client.get(reverse("cards:decks")).context["stages"]], ["tensors", "autograd"]
-        )
+        self.assertContains(page, "Your new cards come stage by stage, basics first")
 
     def test_it_updates_and_removes_stages_to_match_the_file(self) -> None:
         self.load()
