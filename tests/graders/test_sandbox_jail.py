@@ -370,3 +370,20 @@ def test_a_background_job_runs_at_nice_19_and_a_learners_at_0() -> None:
         background = pool.run(code, "solution", [(0,)], background=True, reference=True)
     assert learner.status == background.status == "ok", (learner.message, background.message)
     assert (learner.cases[0].value, background.cases[0].value) == (0, 19)
+
+
+def test_a_runner_cannot_raise_its_own_priority_or_reach_another_process() -> None:
+    """Real builtins: a submission may lower its own priority (pid 1 of its namespace is itself), never raise it."""
+    from graders.sandbox.pool import SandboxPool
+
+    code = (
+        "import os\n\ndef solution(x):\n    out = []\n"
+        "    for who, prio in ((0, -5), (1, 19), (0, 0)):\n"
+        "        try:\n            os.setpriority(os.PRIO_PROCESS, who, prio)\n            out.append('set')\n"
+        "        except OSError as exc:\n            out.append(exc.errno)\n"
+        "    return out, os.getpid(), os.getpriority(os.PRIO_PROCESS, 0)\n"
+    )
+    with SandboxPool(size=1, unguarded=True) as pool:
+        result = pool.run(code, "solution", [(0,)])
+    assert result.status == "ok", result.message
+    assert result.cases[0].value == ([13, "set", 13], 1, 19)  # EACCES both ways up; pid 1 is the runner itself
