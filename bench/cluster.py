@@ -382,13 +382,21 @@ def measure(ids: list[int], hosts: int, mode: str, timeout: float) -> Burst:
 
 
 class SteadyLoad(threading.Thread):
-    """Submissions at a fixed rate for a while, from a thread of this (hub) process, through the real path."""
+    """Submissions at a fixed rate, from a thread of this (hub) process, through the real path, until
+    ``seconds`` after ``lost()`` is called (or ``lead + seconds`` if it never is): the load outlasts the
+    wait for the moment the victim holds a job, however long a busy machine makes that wait."""
 
-    def __init__(self, rate: float, seconds: float) -> None:
+    def __init__(self, rate: float, seconds: float, lead: float = 40) -> None:
         super().__init__(name="steady-load", daemon=True)
-        self.rate, self.seconds = rate, seconds
+        self.rate, self.seconds, self.lead = rate, seconds, lead
         self.ids: list[int] = []
-        self.users = learners(int(rate * seconds) + 1)  # made before the clock starts
+        self.loss = threading.Event()
+        self.stop_at = 0.0
+        self.users = learners(int(rate * (lead + seconds)) + 1)  # made before the clock starts
+
+    def lost(self) -> None:
+        self.stop_at = time.monotonic() + self.seconds
+        self.loss.set()
 
     def run(self) -> None:
         from django.db import connection
@@ -400,7 +408,7 @@ class SteadyLoad(threading.Thread):
         try:
             for index, user in enumerate(self.users):
                 due = started + index / self.rate
-                if due > started + self.seconds:
+                if due > (self.stop_at if self.loss.is_set() else started + self.lead + self.seconds):
                     break
                 time.sleep(max(0.0, due - time.monotonic()))
                 drill = mix[index % len(mix)]
@@ -536,11 +544,12 @@ class Cluster:
         load = SteadyLoad(self.rate(), seconds)
         load.start()
         time.sleep(3)
-        deadline = time.monotonic() + 20
-        while not held_by(load.ids, name) and time.monotonic() < deadline:
+        held: list[int] = []
+        while not held and load.is_alive():  # the load goes on until it is lost, up to its lead
             time.sleep(0.005)
-        held = held_by(load.ids, name)
+            held = held_by(list(load.ids), name)
         lost_at = time.time()
+        load.lost()
         if how == "kill":
             killed = self.net.kill(name)
             self.say(f"killed {killed} processes of {name} holding {len(held)} jobs, at {load.rate:g} submissions/s")
