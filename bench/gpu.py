@@ -152,30 +152,34 @@ def drill_rows(pool: SandboxPool) -> list[dict[str, Any]]:
 
 
 def attack_rows(pool: SandboxPool) -> tuple[dict[str, Counter[str]], list[str]]:
-    """The attack suite on GPU runners, one attack at a time, each checked by the suite's own test
+    """The attack suite on GPU runners, one attack at a time, each checked by the suite's own check
     (tests/graders/test_sandbox_attacks.py: contained, nothing leaked or left, the fork server alive, the
-    next correct submission graded right), so the GPU is held to exactly the CPU's checks."""
+    next correct submission graded right), so the GPU is held to exactly the CPU's checks. Raw attacks run
+    as there, on runners with layers 1 and 2 off (their own small pool, on the same device)."""
     from tests.graders.attacks import ATTACKS
-    from tests.graders.test_sandbox_attacks import prepare
-    from tests.graders.test_sandbox_attacks import test_it_contains_the_attack as check
+    from tests.graders.test_sandbox_attacks import check_contained, prepare
 
     env = prepare()
     counts: dict[str, Counter[str]] = {}
     failures: list[str] = []
-    try:
-        for attack in ATTACKS:
-            counts.setdefault(attack.category, Counter())["total"] += 1
-            try:
-                check(pool, env, attack)
-            except Exception as exc:  # an assertion, or anything the check itself tripped on
-                counts[attack.category]["failed"] += 1
-                first = (str(exc).splitlines() or [""])[0][:200]
-                failures.append(f"{attack.category}/{attack.name}: {type(exc).__name__}: {first}")
-            else:
-                counts[attack.category]["contained"] += 1
-    finally:
-        os.unlink(env.canary_file)
-        os.environ.pop(env.canary_env, None)
+    with SandboxPool(size=1, device=pool.device, unguarded=True) as unguarded:
+        try:
+            for number, attack in enumerate(ATTACKS, 1):
+                counts.setdefault(attack.category, Counter())["total"] += 1
+                try:
+                    check_contained(unguarded if attack.raw else pool, env, attack)
+                except Exception as exc:  # an assertion, or anything the check itself tripped on
+                    counts[attack.category]["failed"] += 1
+                    first = (str(exc).splitlines() or [""])[0][:200]
+                    failures.append(f"{attack.category}/{attack.name}: {type(exc).__name__}: {first}")
+                    sys.stderr.write(f"FAILED {failures[-1]}\n")
+                else:
+                    counts[attack.category]["contained"] += 1
+                if number % 50 == 0:  # a run cut short by its time limit still says how far it got
+                    sys.stderr.write(f"attacks: {number}/{len(ATTACKS)}, {len(failures)} failed\n")
+        finally:
+            os.unlink(env.canary_file)
+            os.environ.pop(env.canary_env, None)
     return counts, failures
 
 

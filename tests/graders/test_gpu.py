@@ -38,6 +38,14 @@ def pool() -> Iterator[SandboxPool]:
         yield p
 
 
+@pytest.fixture(scope="module")
+def unguarded_pool() -> Iterator[SandboxPool]:
+    """Layers 1 and 2 off, as the CPU suite runs its raw attacks: code that owns a GPU runner outright."""
+    with SandboxPool(size=1, device="cuda", unguarded=True) as p:
+        p.warm()
+        yield p
+
+
 def test_its_runners_have_cuda_in_the_documented_jail(pool: SandboxPool) -> None:
     health = pool.health()
     assert health["state"] == "ok", health
@@ -104,11 +112,14 @@ def attack_env() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{a.category}-{a.name}" for a in ATTACKS])
-def test_it_contains_each_attack_on_gpu_runners(pool: SandboxPool, attack_env: Any, attack: Any) -> None:
-    """The attack suite's own check (tests/graders/test_sandbox_attacks.py), on GPU runners."""
+def test_it_contains_each_attack_on_gpu_runners(
+    pool: SandboxPool, unguarded_pool: SandboxPool, attack_env: Any, attack: Any
+) -> None:
+    """The attack suite's own check (tests/graders/test_sandbox_attacks.py), on GPU runners; raw attacks
+    on runners with layers 1 and 2 off, as on the CPU. ``bench/gpu.py --proof`` runs the same checks."""
     from tests.graders.test_sandbox_attacks import check_contained as contained
 
-    contained(pool, attack_env, attack)
+    contained(unguarded_pool if attack.raw else pool, attack_env, attack)
 
 
 def test_bench_gpu_prints_its_figures() -> None:
