@@ -301,35 +301,42 @@ def process_cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def data_bytes() -> int:
-    """This process's data size (VmData: heap, private writable mappings, thread stacks); 0 if unknown."""
+def memory_in_use() -> tuple[int, int]:
+    """This process's address space and data size (VmSize; VmData: heap, private writable mappings,
+    thread stacks) in bytes, (0, 0) if unknown. Read before chroot: /proc is gone after it."""
+    sizes = {"VmSize:": 0, "VmData:": 0}
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmData:"):
-                    return int(line.split()[1]) * 1024
+                if line.split(":")[0] + ":" in sizes:
+                    sizes[line.split()[0]] = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return 0
+    return sizes["VmSize:"], sizes["VmData:"]
 
 
-def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool, data_base: int = 0) -> None:
-    """Per-job limits: CPU seconds counted from now, address space (CPU) or data size (GPU), open files.
+def job_limits(cpu_seconds: float, memory_mb: int, cuda: bool, in_use: tuple[int, int] = (0, 0)) -> None:
+    """Per-job limits: CPU seconds counted from now, ``memory_mb`` on top of what the runner already uses
+    (``in_use``, from ``memory_in_use`` when it got ready), open files.
 
-    A GPU runner's address space cannot be capped below CUDA's reservations (about 18 GB of it; under
-    32 GiB CUDA breaks), so it keeps 64 GiB of address space and its host memory is capped by RLIMIT_DATA
-    instead: ``memory_mb`` on top of ``data_base``, its data size when it got ready. That limit counts
-    what a job can fill (heap, private writable mappings, thread stacks) and not the driver's
-    inaccessible reservations or its device mappings.
+    What torch itself maps is the host's business, not the job's: a CUDA build of torch maps gigabytes of
+    libraries even in a CPU runner (seen on the H100 host: a CPU runner under a 1 GiB address-space cap
+    could not allocate 400 MB), so the cap is counted from the runner's own size. A CPU runner's address
+    space is capped at its size plus ``memory_mb`` (the fallback where the size is unknown: ``memory_mb``
+    in all). A GPU runner's address space cannot be capped below CUDA's reservations (about 18 GB of it;
+    under 32 GiB CUDA breaks), so it keeps 64 GiB of it. Both have their data size capped at ``memory_mb``
+    on top of theirs: that counts what a job can fill (heap, private writable mappings, thread stacks) and
+    not the libraries, the driver's inaccessible reservations or its device mappings.
     """
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = used.ru_utime + used.ru_stime
     soft = int(math.ceil(spent + max(cpu_seconds, 0.01)))
     # soft == hard: the kernel sends SIGKILL at the limit, which also reaches a PID-namespace init
     resource.setrlimit(resource.RLIMIT_CPU, (soft, soft))
-    address_space = max(memory_mb * MIB, CUDA_ADDRESS_SPACE if cuda else 0)
+    address_base, data_base = in_use
+    address_space = CUDA_ADDRESS_SPACE if cuda else address_base + memory_mb * MIB
     _try_setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-    if cuda and data_base:
+    if data_base:
         data = data_base + memory_mb * MIB
         _try_setrlimit(resource.RLIMIT_DATA, (data, data))
     open_fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0

@@ -24,8 +24,11 @@ A CUDA zygote touches no CUDA at all, not even ``torch.cuda.is_available()``: to
 the first time it asks the driver anything (a CPU optimizer step asks), and every child forked after that
 fails with "Cannot re-initialize CUDA in forked subprocess". So it runs the CPU warm-up (the lazy imports
 it triggers cost each runner half a second otherwise) while torch.cuda answers "no GPU" without asking the
-driver; each runner creates its context after its fork, warms up on the GPU and only then says ready, and
-the pool creates runners ahead of demand.
+driver, and without gradients: autograd's engine, the first time it runs a backward pass, asks every
+device type it knows for its device count (cudaGetDeviceCount, from C++, past torch.cuda), which starts the
+driver in this process and arms the engine's own fork check; every runner forked after that failed on the
+H100 with "CUDA error: initialization error". Each runner creates its context after its fork, warms up on
+the GPU (gradients included) and only then says ready, and the pool creates runners ahead of demand.
 """
 
 from __future__ import annotations
@@ -73,17 +76,20 @@ def solution(x):
     out[1] += 1
     print("warm", torch.tensor(1.0), f"{out[0].item():.2f}")
     net = Net().to(x.device)
+    autograd = x.requires_grad  # False in a GPU fork server: autograd's engine must not start there
     for opt in (torch.optim.SGD(net.parameters(), lr=0.1), torch.optim.Adam(net.parameters())):
         sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1)
         for (xb,) in DataLoader(TensorDataset(x.reshape(1, 3)), batch_size=1):
             opt.zero_grad()
-            net(xb).backward()
+            if autograd:
+                net(xb).backward()
             opt.step()
         sched.step()
-    jac = torch.autograd.functional.jacobian(lambda t: t * t, x)
-    leaf = torch.tensor([1.0, 2.0], requires_grad=True)
-    (leaf * 2).backward(torch.ones(2))
-    torch.autograd.grad(leaf * 3, leaf, grad_outputs=torch.ones(2))
+    jac = torch.autograd.functional.jacobian(lambda t: t * t, x) if autograd else torch.diag(2 * x)
+    leaf = torch.tensor([1.0, 2.0], requires_grad=autograd)
+    if autograd:
+        (leaf * 2).backward(torch.ones(2))
+        torch.autograd.grad(leaf * 3, leaf, grad_outputs=torch.ones(2))
     picked = torch.tensor([[1, 2], [3, 4]])[[0, 1], [1, 0]]
     extra = torch.linalg.norm(jac) + torch.fft.rfft(x).abs().sum() + torch.special.expit(x).sum()
     extra = extra + float(np.random.default_rng(0).random() * 0) + float(np.linalg.norm(np.ones(2)))
@@ -157,7 +163,7 @@ def prepare(device: str, guarded: bool = True) -> int:
     torch.set_num_threads(1)
     _MODULES.update(proxies.build_modules())
     with _no_cuda() if device == "cuda" else contextlib.nullcontext():
-        error = _warm_up("cpu")
+        error = _warm_up("cpu", autograd=device != "cuda")
     if error:
         sys.stderr.write(f"sandbox zygote warm-up failed: {error}\n")
     if not guarded:  # after the warm-up, which runs under the guards as every fork server's does
@@ -655,7 +661,7 @@ def runner(
     warm_error = _warm_up_gpu() if device == "cuda" else ""  # the zygote warmed up the CPU path
     t2 = time.perf_counter()
     uid = uid or config.runner_uid
-    data_base = jail.data_bytes() if device == "cuda" else 0  # /proc is gone after chroot
+    in_use = jail.memory_in_use()  # /proc is gone after chroot
     locked = jail.lock_down(
         workdir, isolation["userns"], threads_allowed=requested != "cpu", own_pidns=isolation["pidns"], runner_uid=uid
     )
@@ -676,7 +682,7 @@ def runner(
     _, values = wire.unpack(wire.recv_message(sock))  # the cases: a message of their own (see pool)
     t5 = time.perf_counter()
     cpu_before = _cpu_seconds()
-    jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda", data_base)
+    jail.job_limits(float(header["cpu_seconds"]), int(header["memory_mb"]), device == "cuda", in_use)
 
     def facts(result: dict[str, Any]) -> None:
         """What the visible phase cost: set before its result is sent, never after hidden data arrived."""
@@ -827,6 +833,7 @@ def _init_device(requested: str, gpu_memory_mb: int) -> tuple[str, dict[str, Any
         return "cpu", {}
     if not torch.backends.cuda.is_built():
         return "cpu", {"cuda_error": f"this torch ({torch.__version__}) is built without CUDA"}
+    inherited = _driver_inherited()  # before this runner's own init maps the driver
     try:
         torch.cuda.init()
         total = int(torch.cuda.get_device_properties(0).total_memory)
@@ -836,9 +843,22 @@ def _init_device(requested: str, gpu_memory_mb: int) -> tuple[str, dict[str, Any
         a = torch.ones(64, 64, device="cuda")
         (a @ a).sum().item()  # creates the context and the cuBLAS handle
     except Exception as exc:  # noqa: BLE001 - any failure is the reason this runner has no GPU
-        return "cpu", {"cuda_error": f"{type(exc).__name__}: {exc}"[:500]}
+        reason = f"{type(exc).__name__}: {exc}"[:500]
+        if inherited:
+            reason = "the fork server had started the CUDA driver before this runner's fork: " + reason
+        return "cpu", {"cuda_error": reason[:600]}
     gpu = {"name": torch.cuda.get_device_name(0), "total_mb": total // jail.MIB, "cap_mb": gpu_memory_mb}
     return "cuda", {"gpu": gpu}
+
+
+def _driver_inherited() -> bool:
+    """Whether the CUDA driver (libcuda) was already mapped when this runner tried to start it: only a
+    fork server that reached the driver passes it on, and then no child of it can use CUDA."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return any("libcuda.so" in line for line in maps)
+    except OSError:
+        return False
 
 
 GPU_WARMUP_CODE = """
@@ -876,14 +896,15 @@ def _warm_up_gpu() -> str:
     return error[-2000:]
 
 
-def _warm_up(device: str) -> str:
-    """Run a small job through the whole path so lazy initialisation happens before the jail."""
+def _warm_up(device: str, autograd: bool = True) -> str:
+    """Run a small job through the whole path so lazy initialisation happens before the jail; without
+    ``autograd`` no backward pass runs (a GPU fork server's warm-up, see the module docstring)."""
     import torch
 
     from graders.sandbox import child, policy
 
     sink = policy.PrintSink(1000)
-    job = {"code": WARMUP_CODE, "entry_point": "solution", "max_source_bytes": 20000, "grad": True}
+    job = {"code": WARMUP_CODE, "entry_point": "solution", "max_source_bytes": 20000, "grad": autograd}
     try:
         result, values = child.run_job(job, [(torch.ones(3),)], _MODULES, sink, device)
         wire.unpack(wire.pack(result, values))

@@ -272,6 +272,18 @@ def test_it_reports_memory_limits(pool: SandboxPool) -> None:
     assert result.status == "memory_limit", result
 
 
+def test_a_job_gets_its_memory_on_top_of_what_torch_itself_maps() -> None:
+    """``memory_mb`` is the job's: torch's own size does not eat it. Under a cap on the runner's whole
+    address space (torch's CPU build maps about 640 MB, a CUDA build gigabytes) 600 MB of a 1 GiB job
+    did not fit; 1.5 GB still does not."""
+    code = "import torch\ndef solution(mb):\n    return float(torch.ones(mb * 2 ** 18).sum())\n"
+    with SandboxPool(size=1) as own:
+        fits = own.run(code, "solution", [(600,)], limits=Limits(memory_mb=1024))
+        assert fits.status == "ok" and fits.cases[0].value == 600 * 2**18, fits
+        over = own.run(code, "solution", [(1536,)], limits=Limits(memory_mb=1024))
+        assert over.status == "memory_limit", over
+
+
 def test_it_runs_once_in_a_cold_process() -> None:
     result = run_once(DOUBLE, "solution", [(torch.ones(2),)])
     assert result.status == "ok"

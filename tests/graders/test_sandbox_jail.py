@@ -34,8 +34,9 @@ jail.close_other_fds(out_fd)
 jail.redirect_stdio()
 os.environ.clear()
 os.environ.update(jail.process_env(device))
+in_use = jail.memory_in_use()
 locked = jail.lock_down(workdir, iso["userns"], threads_allowed=device != "cpu", own_pidns=iso["pidns"])
-jail.job_limits(2, 1024, cuda=False)
+jail.job_limits(2, 1024, cuda=False, in_use=in_use)
 report = {"isolation": iso, **locked, "pid": os.getpid(), "env": dict(os.environ), "dumpable": jail.is_dumpable()}
 
 def attempt(name, fn):
@@ -178,9 +179,9 @@ libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 reservation = libc.mmap(None, 20 * 1024 ** 3, 0, 0x02 | 0x20 | 0x4000, -1, 0)
 assert reservation not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
-before = jail.data_bytes()
-jail.job_limits(2, 256, cuda=True, data_base=before)
-report = {"reserved_counted": before > 10 * 1024 ** 3}
+before = jail.memory_in_use()
+jail.job_limits(2, 256, cuda=True, in_use=before)
+report = {"reserved_counted": before[1] > 10 * 1024 ** 3}
 def attempt(name, fn):
     try:
         fn()
