@@ -159,7 +159,7 @@ def load(
     lines = source.splitlines()
     if code is None:
         try:
-            code = policy.compile_submission(source, int(job["max_source_bytes"]))
+            code = policy.compile_here(source, int(job["max_source_bytes"]))
         except policy.Rejected as exc:
             return {"status": "rejected", "message": str(exc)}
     glb, _guards = policy.make_globals(modules, sink)

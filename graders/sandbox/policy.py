@@ -682,6 +682,12 @@ def switch_off_guards() -> None:
     _UNGUARDED.append(True)
 
 
+def compile_here(source: str, max_source_bytes: int) -> types.CodeType:
+    """The compile that matches ``make_globals`` in this process: layer 1's, or plain where the guards are
+    off (a GPU runner of an unguarded pool warms up after its fork, so it compiles its warm-up itself)."""
+    return (compile_plain if _UNGUARDED else compile_submission)(source, max_source_bytes)
+
+
 def make_globals(modules: dict[str, ModuleProxy], sink: PrintSink) -> tuple[dict[str, Any], Guards]:
     """The globals a submission's module body runs in (a fresh dict per submission)."""
     guards = Guards(modules, sink)

@@ -889,6 +889,8 @@ def _warm_up_gpu() -> str:
         error = error or ("" if result.get("status") == "ok" else str(result))
     except Exception:
         error = error or traceback.format_exc()
+    del job, sink
+    gc.collect()  # no globals, function or print sink of the warm-up jobs is left for the collector to find
     torch.cuda.synchronize()
     torch.cuda.empty_cache()  # a warm runner holds its context, not the warm-up's tensors
     torch.cuda.reset_peak_memory_stats()

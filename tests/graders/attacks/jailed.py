@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import json
 
+from graders.sandbox import gpu, jail
 from tests.graders.attacks.base import Attack, fn, raw
 
+# What a runner's environment may name: a CPU runner's is jail.CLEAN_ENV with CUDA_VISIBLE_DEVICES empty; a
+# GPU runner's adds what jail.process_env and gpu.runner_environment add (the GPU selection, the driver's
+# paths, lazy module loading, MPS's cap) and nothing else.
+CPU_NAMES = sorted(jail.process_env("cpu"))
+GPU_NAMES = sorted({*jail.process_env("cuda", gpu.runner_environment(1, environ={})), *gpu.PASSTHROUGH})
 LIBC = "\nctypes = imp('ctypes')\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.shmat.restype = ctypes.c_void_p\n"
 WALK_TMP = """
 def found_in_tmp(match):
@@ -57,18 +63,25 @@ JAIL = [
     ),
     _jail("ptrace_parent", "if libc.ptrace(16, os.getppid() or 1, 0, 0) == 0:\n    return x * 2", LIBC),
     # The fork server's own fds (its link to the warden, its namespace fd, other runners' pidfds) must not
-    # outlive the fork: the runner keeps its job socket alone (a second fd above 2 is a leak).
+    # outlive the fork: a CPU runner keeps its job socket alone (a second fd above 2 is a leak). A GPU
+    # runner closes them before its CUDA driver starts, and the driver then opens its own: on the H100,
+    # device files, pipes, eventfds (anonymous inodes) and one socket of its own. There the fork server's
+    # namespace fd (nsfs) or its link (a third socket) would still show.
     _jail(
         "inherited_fds",
-        "def is_open(fd):\n    try:\n        os.fstat(fd)\n        return True\n    except OSError:\n"
-        "        return False\nif len([fd for fd in range(3, 4096) if is_open(fd)]) > 1:\n    return x * 2",
+        "stat = imp('stat')\ngpu = os.environ.get('CUDA_VISIBLE_DEVICES') != ''\n"
+        "def kind(fd):\n    try:\n        return stat.S_IFMT(os.fstat(fd).st_mode)\n    except OSError:\n"
+        "        return None\nkinds = [k for k in map(kind, range(3, 4096)) if k is not None]\n"
+        "drivers = (stat.S_IFCHR, stat.S_IFIFO, 0)\n"
+        "if not gpu and len(kinds) > 1 or gpu and (kinds.count(stat.S_IFSOCK) > 2 or\n"
+        "        [k for k in kinds if k not in drivers and k != stat.S_IFSOCK]):\n    return x * 2",
     ),
-    # The environment a runner inherits from its fork server is the clean one, live (not only as exec'd).
+    # The environment a runner inherits from its fork server is the clean one, live (not only as exec'd);
+    # a GPU runner's adds only the GPU's documented names (GPU_NAMES).
     _jail(
         "environment_beyond_the_clean_one",
-        "clean = {'PATH', 'LANG', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS', 'OPENBLAS_NUM_THREADS', "
-        "'MALLOC_ARENA_MAX', 'PYTHONDONTWRITEBYTECODE', 'PYTHONHASHSEED', 'TORCH_CPP_LOG_LEVEL', "
-        "'CUDA_VISIBLE_DEVICES'}\nif set(os.environ) - clean or libc.getenv(b'CANARY_ENV'):\n    return x * 2",
+        f"clean = {CPU_NAMES!r} if os.environ.get('CUDA_VISIBLE_DEVICES') == '' else {GPU_NAMES!r}\n"
+        "if set(os.environ) - set(clean) or libc.getenv(b'CANARY_ENV'):\n    return x * 2",
         LIBC,
     ),
     # seccomp filters stack, the strictest wins: a runner's own allow-all filter must not lift the jail's.
