@@ -125,12 +125,14 @@ def main(fd: int, config: RunnerConfig) -> None:
     the launcher gets SIGTERM, kills the zygote (and with it every runner) and removes that directory.
     """
     jail.set_parent_death_signal()
+    jail.set_name("sbx-warden")
     isolation = jail.enter_namespaces(config.device, config.runner_uid)
     base = os.getcwd()
     link, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
         jail.set_parent_death_signal()
+        jail.set_name("sbx-zygote")
         os.close(fd)
         link.close()
         Zygote(zygote_end, isolation, config).serve()
@@ -645,6 +647,7 @@ def runner(
     5. one job; 6. result, exit.
     """
     t0 = time.perf_counter()
+    jail.set_name("sbx-runner")
     os.setsid()  # without a PID namespace, the warden kills the session instead
     if not isolation["pidns"]:  # no namespace of its own dies with it: it dies with its parent, the zygote
         jail.set_parent_death_signal()

@@ -781,3 +781,19 @@ def test_a_non_contiguous_case_reaches_the_runner_non_contiguous(pool: SandboxPo
     view = torch.arange(12.0).reshape(3, 4).t()
     result = pool.run(code, "solution", [(view,)], hidden=[(view,)])
     assert result.cases[0].value == [False, [1, 4]] and result.hidden[0].value == [False, [1, 4]]
+
+
+def test_its_processes_say_their_role_in_ps() -> None:
+    """ps, top and perf show which process is the warden, the fork server and a runner (by name)."""
+    with SandboxPool(size=2, refill=False) as p:
+        _wait_for(lambda: len(p._ready) == 2)
+        assert p._zygote is not None
+        launcher = p._zygote.pid
+        (zygote,) = _children(launcher)
+        names = [_name(pid) for pid in [launcher, zygote, *_children(zygote)]]
+        assert names == ["sbx-warden", "sbx-zygote", "sbx-runner", "sbx-runner"], names
+
+
+def _name(pid: int) -> str:
+    with open(f"/proc/{pid}/comm") as comm:
+        return comm.read().strip()
