@@ -67,7 +67,7 @@ class DeckDetail(generics.RetrieveAPIView):
     lookup_field = "slug"
 
     def get_queryset(self) -> QuerySet[Note]:
-        return DeckList.get_queryset(self)  # type: ignore[arg-type]
+        return DeckList.get_queryset(self)
 
 
 def _filter_cards(cards: QuerySet[Card], params: Any) -> QuerySet[Card]:

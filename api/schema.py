@@ -35,7 +35,7 @@ class ApiAutoSchema(AutoSchema):
     """
 
     def _get_response_bodies(self, direction: str = "response") -> dict[str, Any]:
-        responses = super()._get_response_bodies(direction)  # type: ignore[arg-type]
+        responses = super()._get_response_bodies(direction)
         extra = {
             "401": "No valid token or session.",
             "429": "Too many requests: see details.retry_after_seconds.",

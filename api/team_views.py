@@ -81,7 +81,7 @@ class Leaderboard(APIView):
         if period not in PERIODS:
             raise ValidationError({"period": ["Must be week or all."]})
         team = _team_for_member(request, slug)
-        entries = boards.team_board(team, period, me=request.user.pk)  # type: ignore[arg-type]
+        entries = boards.team_board(team, period, me=request.user.pk)
         rows = [
             {
                 "rank": e.rank,

@@ -191,7 +191,7 @@ def main() -> None:
     print(f"rebuild_boards: {result['learners']} learners in {time.perf_counter() - started:.2f} s")
     keep_connection_open()
     client = Client()
-    client.force_login(viewer)  # type: ignore[arg-type]
+    client.force_login(viewer)
     base_p50, base_p95, base_q = measure(lambda: baseline_board(team), max(3, args.runs // 10))
     print(f"baseline, board straight from ReviewLog: {base_q} queries, p50 {base_p50:.1f} ms, p95 {base_p95:.1f} ms")
     today = datetime.now(tz=UTC).date()

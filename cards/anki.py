@@ -188,7 +188,7 @@ class _QuizNote(genanki.Note):
         self.schedule = schedule
 
     @property
-    def cards(self) -> list[genanki.Card]:  # type: ignore[override]
+    def cards(self) -> list[genanki.Card]:
         return [_ScheduledCard(0, self.schedule)]
 
 

@@ -80,7 +80,7 @@ class SettingsForm(forms.ModelForm):
     def clean_desired_retention(self) -> Decimal:
         value: Decimal | None = self.cleaned_data["desired_retention"]
         if value is None:
-            return self.instance.desired_retention  # type: ignore[no-any-return]
+            return self.instance.desired_retention
         if not Decimal("0.70") <= value <= Decimal("0.99"):
             raise forms.ValidationError("Pick a retention from 0.70 to 0.99 (0.90 is the usual choice).")
         return value

@@ -52,10 +52,10 @@ def learner_today(profile: Profile, now: datetime) -> date:
 def get_profile(user: AbstractBaseUser) -> Profile:
     """The user's profile, created on first use. Free when the auth backend already joined it."""
     try:
-        return user.profile  # type: ignore[attr-defined,no-any-return]
+        return user.profile
     except Profile.DoesNotExist:
         profile, _ = Profile.objects.get_or_create(user=user)
-        user.profile = profile  # type: ignore[attr-defined]
+        user.profile = profile
         return profile
 
 
@@ -181,10 +181,10 @@ def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[
         item = ReviewItem(
             card=card,
             queue="new",
-            version=card.state_version or 0,  # type: ignore[attr-defined]
+            version=card.state_version or 0,
             sm2=SM2State(),
             due=None,
-            user_note=card.state_note or "",  # type: ignore[attr-defined]
+            user_note=card.state_note or "",
             today=today,
             scheduler=scheduler_for(profile),
         )
@@ -195,7 +195,7 @@ def next_card(user: AbstractBaseUser, profile: Profile, now: datetime) -> tuple[
     scheduler = scheduler_for(profile)
     item = ReviewItem(
         card=state.card,
-        queue=queue,  # type: ignore[arg-type]
+        queue=queue,
         version=state.version,
         sm2=_sm2_of(state),
         due=state.due,
@@ -431,8 +431,8 @@ def _research_fields(state: CardState | None, today: date, scheduler: Scheduler,
     and which scheduler (and FSRS parameter version) this review ran under."""
     seen = state is not None and state.last_review_day is not None and state.last_reviewed_at is not None
     return {
-        "elapsed_days": (today - state.last_review_day).days if seen else None,  # type: ignore[operator,union-attr]
-        "scheduled_days": max(0, (state.due - state.last_review_day).days) if seen else None,  # type: ignore[operator,union-attr]
+        "elapsed_days": (today - state.last_review_day).days if seen else None,
+        "scheduled_days": max(0, (state.due - state.last_review_day).days) if seen else None,
         "scheduler": scheduler.name,
         "parameters_version": profile.fsrs_parameters_version if scheduler.name == "fsrs" else 0,
     }

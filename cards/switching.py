@@ -105,7 +105,7 @@ def plan_switch(user: AbstractBaseUser, profile: Profile, target: str, now: date
     spread = fsrs6.spread_backlog(newly_due, today)
     plan.backlog = len(newly_due)
     for pk, due, _ in targets:
-        plan.changes[pk] = (*memories[pk], spread.get(pk, due))  # type: ignore[assignment]
+        plan.changes[pk] = (*memories[pk], spread.get(pk, due))
     plan.days = _day_counts(states, plan, today)
     return plan
 

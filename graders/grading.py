@@ -331,7 +331,7 @@ def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: 
         "memory_mb": 0.0,
         "stdout": "",
     }
-    verdict.update(extra)  # type: ignore[typeddict-item]
+    verdict.update(extra)
     return verdict
 
 

@@ -394,7 +394,7 @@ def _same(a: Token, b: Token) -> bool:
     if a[0] != b[0]:
         return False
     if a[0] == "num":
-        return _close(float(a[1]), float(b[1]))  # type: ignore[arg-type]
+        return _close(float(a[1]), float(b[1]))
     if a[0] == "tensor":
         x, y = a[1], b[1]
         assert isinstance(x, TensorValue) and isinstance(y, TensorValue)

@@ -51,9 +51,9 @@ def _stand_in(value: object, index: int, variant: int) -> object:
 def _adapter(value: object, connection: Any) -> Callable[[Any], Any]:
     """How the backend passes a value of this type as a parameter (as a field's lookup would)."""
     if isinstance(value, datetime.datetime):
-        return connection.ops.adapt_datetimefield_value  # type: ignore[no-any-return]
+        return connection.ops.adapt_datetimefield_value
     if isinstance(value, datetime.date):
-        return connection.ops.adapt_datefield_value  # type: ignore[no-any-return]
+        return connection.ops.adapt_datefield_value
     return lambda v: v
 
 

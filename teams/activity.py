@@ -71,10 +71,10 @@ def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
 
 def _review_fact(row: dict[str, object]) -> ReviewFact:
     return ReviewFact(
-        card_id=int(row["card_id"]),  # type: ignore[call-overload]
-        day=row["review_day"],  # type: ignore[arg-type]
-        quality=int(row["quality"]),  # type: ignore[call-overload]
-        interval_before=int(row["interval_before"]),  # type: ignore[call-overload]
+        card_id=int(row["card_id"]),
+        day=row["review_day"],
+        quality=int(row["quality"]),
+        interval_before=int(row["interval_before"]),
         same_day_repeat=bool(row["is_same_day_repeat"]),
         source=str(row["source"]),
     )
@@ -228,7 +228,7 @@ def rebuild_user(user_id: int) -> list[DailyActivity]:
     clock = clock_for(user_id)
     by_day: dict[date, list[dict[str, object]]] = defaultdict(list)
     for row in ReviewLog.objects.filter(user_id=user_id).values(*REVIEW_FIELDS).iterator():
-        by_day[row["review_day"]].append(row)  # type: ignore[index]
+        by_day[row["review_day"]].append(row)
     awards_by_day: dict[date, list[object]] = defaultdict(list)
     for award in drill_awards(_submission_facts(user_id)):
         awards_by_day[learner_day(award.at, clock.zone, clock.start_hour)].append(award)
@@ -241,15 +241,15 @@ def rebuild_user(user_id: int) -> list[DailyActivity]:
             DailyActivity(
                 user_id=user_id,
                 day=day,
-                xp=totals.xp + sum(a.xp for a in awards),  # type: ignore[attr-defined]
+                xp=totals.xp + sum(a.xp for a in awards),
                 review_xp=totals.xp,
-                drill_xp=sum(a.xp for a in awards),  # type: ignore[attr-defined]
+                drill_xp=sum(a.xp for a in awards),
                 reviewed=bool(rows),
                 reviews=totals.reviews,
                 mature_reviews=totals.mature_reviews,
                 mature_passed=totals.mature_passed,
                 drills_solved=len(awards),
-                drills_first_try=sum(a.first_try for a in awards),  # type: ignore[attr-defined]
+                drills_first_try=sum(a.first_try for a in awards),
                 next_due=next_due.get(day) if rows else None,
                 limit_reached=_reviews_spent(rows) >= clock.reviews_per_day,
             )

@@ -94,7 +94,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
 def board(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _membership(request, slug)
     period = PeriodForm(request.GET).period_or_default()
-    entries = boards.team_board(membership.team, period, me=request.user.pk)  # type: ignore[arg-type]
+    entries = boards.team_board(membership.team, period, me=request.user.pk)
     context = {"team": membership.team, "entries": entries, "period": period}
     return render(request, "teams/board.html", context)
 
@@ -213,7 +213,7 @@ def transfer_ownership(request: HttpRequest, slug: str, member: object) -> HttpR
 @login_required
 def global_board(request: HttpRequest) -> HttpResponse:
     period = PeriodForm(request.GET).period_or_default()
-    entries = boards.global_board(period, me=request.user.pk)  # type: ignore[arg-type]
+    entries = boards.global_board(period, me=request.user.pk)
     opted_in = BoardPreference.objects.filter(user_id=request.user.pk, global_board=True).exists()
     return render(request, "teams/global_board.html", {"entries": entries, "period": period, "opted_in": opted_in})
 

@@ -126,7 +126,7 @@ class PreparedThreadTests(TransactionTestCase):
         thread.start()
         thread.join(30)
         assert here is not None and len(answers) == 1
-        assert fields(answers[0]) == fields(here)  # type: ignore[arg-type]
+        assert fields(answers[0]) == fields(here)
 
 
 class PreparedDatetimeTests(HypothesisTestCase):

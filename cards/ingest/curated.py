@@ -28,6 +28,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cards.ingest.blocks import is_substantive, top_level_blocks
 from cards.ingest.markdown import normalize_newlines, split_front_matter
@@ -113,7 +114,7 @@ def substantive_headings(text: str) -> list[str]:
     return substantive_paths(split_sections(split_front_matter(normalize_newlines(text))[1])[0])
 
 
-def _tables(text: str, shown: str, name: str) -> list[dict]:
+def _tables(text: str, shown: str, name: str) -> list[dict[str, Any]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -182,7 +183,7 @@ def parse_curated(text: str, sections: list[Section], shown: str) -> list[Curate
     return cards
 
 
-def _problems(row: dict, by_path: dict[str, Section | None], seen: set[str]) -> list[str]:
+def _problems(row: dict[str, Any], by_path: dict[str, Section | None], seen: set[str]) -> list[str]:
     problems = [f"unknown field {name!r}" for name in sorted(set(row) - _FIELDS)]
     for name in ("id", "section", "kind", "front", "back"):
         if not isinstance(row.get(name), str) or not row[name].strip():

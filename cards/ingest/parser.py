@@ -427,7 +427,7 @@ def _finalize(drafts: list[_Draft], slug: str, title_heading: Heading | None, ti
     path_keys = _path_keys(drafts, title_heading, title)
     keys: set[str] = set()
     fronts: set[str] = set()
-    cards = []
+    cards: list[CardSpec] = []
     for draft in drafts:
         front, back = _escape_block_start(draft.front.strip()), draft.back.strip()
         if not front or not back:

@@ -255,7 +255,7 @@ def format_table(result: Report) -> str:
 
     lines = [f"{result['n']} test points", f"{'':6}{'log loss':>10}{'RMSE(bins)':>12}{'AUC':>8}"]
     for name in ("sm2", "fsrs"):
-        s: Scores = result[name]  # type: ignore[literal-required]
+        s: Scores = result[name]
         lines.append(f"{name:6}{cell(s['log_loss']):>10}{cell(s['rmse_bins']):>12}{cell(s['auc']):>8}")
     return "\n".join(lines) + "\n"
 

@@ -38,7 +38,7 @@ class Split:
 
 def scored_days(reviews: Sequence[evaluate.Review]) -> list[int]:
     """The day of every review that is scored (after a card's first, ``t`` > 0), sorted."""
-    days = []
+    days: list[int] = []
     for history in evaluate.by_card(reviews).values():
         days.extend(b.day for a, b in zip(history, history[1:], strict=False) if b.day > a.day)
     return sorted(days)

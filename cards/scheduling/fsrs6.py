@@ -22,6 +22,8 @@ from fsrs import Scheduler as FSRSScheduler
 from fsrs import State as FSRSState
 from fsrs.scheduler import DEFAULT_PARAMETERS, MAX_DIFFICULTY, MIN_DIFFICULTY, STABILITY_MIN
 
+Engine = FSRSScheduler  # the fsrs library's scheduler, as this module's callers name it
+
 DEFAULT_RETENTION = 0.9
 EPOCH = date(1970, 1, 1)
 MAX_SPREAD_DAYS = 7

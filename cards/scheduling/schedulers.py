@@ -39,7 +39,8 @@ class Step:
 
 
 class Scheduler(Protocol):
-    name: SchedulerName
+    @property
+    def name(self) -> SchedulerName: ...  # read-only: the schedulers are frozen dataclasses
 
     def review(self, memory: CardMemory, quality: int, today: date, same_day_repeat: bool) -> Step: ...
 
@@ -73,7 +74,7 @@ class FSRSScheduler:
     name: SchedulerName = "fsrs"
 
     @property
-    def fsrs(self) -> fsrs6.FSRSScheduler:
+    def fsrs(self) -> fsrs6.Engine:
         return fsrs6.scheduler(self.parameters, self.desired_retention)
 
     def review(self, memory: CardMemory, quality: int, today: date, same_day_repeat: bool) -> Step:

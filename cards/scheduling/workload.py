@@ -59,7 +59,7 @@ def _rating(rng: random.Random, recalled: bool) -> int:
     return RECALLED_MIX[-1][0]
 
 
-def _first_due(fsrs: fsrs6.FSRSScheduler, card: SimCard, today: date) -> date:
+def _first_due(fsrs: fsrs6.Engine, card: SimCard, today: date) -> date:
     if card.memory is None:
         return card.due or today
     return max(today, card.memory.last_day + timedelta(days=fsrs6.interval(fsrs, card.memory.stability)))

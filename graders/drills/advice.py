@@ -58,11 +58,12 @@ def _element_loop(node: ast.AST, params: set[str]) -> Advice | None:
     if not isinstance(node, ast.For):
         return None
     target, name = node.iter, None
-    called = target.func.id if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) else ""
-    if called == "range" and target.args and not isinstance(target.args[-1], ast.Name):
-        name = _param_in(target.args[-1], params)  # range(len(x)), range(x.shape[0]), range(x.size(0))
-    elif called == "enumerate" and target.args:
-        name = _param_in(target.args[0], params)
+    call = target if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) else None
+    called = call.func.id if call is not None and isinstance(call.func, ast.Name) else ""
+    if call is not None and called == "range" and call.args and not isinstance(call.args[-1], ast.Name):
+        name = _param_in(call.args[-1], params)  # range(len(x)), range(x.shape[0]), range(x.size(0))
+    elif call is not None and called == "enumerate" and call.args:
+        name = _param_in(call.args[0], params)
     elif isinstance(target, ast.Name):
         name = _param_in(target, params)
     if name is None:

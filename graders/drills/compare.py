@@ -108,7 +108,8 @@ def compare(expected: object, actual: object, rule: CompareRule, path: str = "")
             where = path or "the result"
             message = f"wrong value at {where}: expected {expected!r}, got {actual!r}"
             return {"kind": "value", "path": path, "message": message, "expected": expected, "actual": actual}
-        pair = torch.tensor([float(expected), float(actual)], dtype=torch.float64)  # type: ignore[arg-type]
+        assert isinstance(expected, int | float) and isinstance(actual, int | float)  # both in _NUMBERS (above)
+        pair = torch.tensor([float(expected), float(actual)], dtype=torch.float64)
         found = _compare_tensors(pair[0], pair[1], rule, path)
         if found is not None:  # the learner returned a Python number: say so, not "a 0-dim tensor"
             found["expected_view"], found["actual_view"] = describe(expected), describe(actual)
@@ -158,7 +159,9 @@ def _format(value: object) -> str:
     return f"{value:.6g}" if isinstance(value, float) else repr(value)[:40]
 
 
-def _compare_sequences(expected: list | tuple, actual: object, rule: CompareRule, path: str) -> Mismatch | None:
+def _compare_sequences(
+    expected: list[Any] | tuple[Any, ...], actual: object, rule: CompareRule, path: str
+) -> Mismatch | None:
     if type(actual) is not type(expected):
         return _type_mismatch(path, f"a {type(expected).__name__}", actual)
     assert isinstance(actual, list | tuple)
@@ -173,7 +176,7 @@ def _compare_sequences(expected: list | tuple, actual: object, rule: CompareRule
     return None
 
 
-def _compare_dicts(expected: dict, actual: object, rule: CompareRule, path: str) -> Mismatch | None:
+def _compare_dicts(expected: dict[Any, Any], actual: object, rule: CompareRule, path: str) -> Mismatch | None:
     if type(actual) is not dict:
         return _type_mismatch(path, "a dict", actual)
     missing = [k for k in expected if k not in actual]
@@ -249,7 +252,8 @@ def _compare_values(
         )
         return mismatch
     abs_err, rel_err = _errors(expected, actual, same)
-    mismatch.update(max_abs_error=_jsonable(abs_err), max_rel_error=_jsonable(rel_err), rtol=rule.rtol, atol=rule.atol)
+    mismatch["max_abs_error"], mismatch["max_rel_error"] = _json_float(abs_err), _json_float(rel_err)
+    mismatch["rtol"], mismatch["atol"] = rule.rtol, rule.atol
     mismatch["message"] = (
         f"wrong value at {where}: expected {want!r}, got {got!r}; max abs error {abs_err:.3g}, "
         f"max rel error {rel_err:.3g} (allowed: |actual - expected| <= {rule.atol:g} + {rule.rtol:g} * |expected|)"
@@ -310,6 +314,11 @@ def _jsonable(value: object) -> object:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
+
+
+def _json_float(value: float) -> float | str:
+    """A float as JSON can hold it: "inf" or "nan" as a string."""
+    return value if math.isfinite(value) else str(value)
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:

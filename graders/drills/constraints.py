@@ -196,10 +196,11 @@ def _not_allowed(nodes: list[ast.AST], allow: tuple[str, ...]) -> list[Violation
             name = defaults[func.id]
         if name is not None and name in dotted:
             continue
-        method = isinstance(func, ast.Attribute) and (name is None or name.split(".")[0] not in modules)
-        if method and func.attr in methods:
+        attr = func.attr if isinstance(func, ast.Attribute) else None
+        method = attr is not None and (name is None or name.split(".")[0] not in modules)
+        if method and attr in methods:
             continue
-        shown = f".{func.attr}" if method else (name or ast.unparse(func))
+        shown = f".{attr}" if method else (name or ast.unparse(func))
         if isinstance(func, ast.Name) and func.id in defaults:
             shown = f"{func.id} (its default is {defaults[func.id]})"
         found.append(Violation("allow", line, f"line {line}: calls {shown[:60]}; this drill allows only {listing}"))
@@ -246,7 +247,7 @@ def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
     found: list[Violation] = []
     if constraints.no_loops:
         for node in nodes:
-            if type(node) in _LOOPS:
+            if isinstance(node, ast.stmt | ast.expr) and type(node) in _LOOPS:  # the loops: statements, expressions
                 what = _LOOPS[type(node)]
                 found.append(
                     Violation("no_loops", node.lineno, f"line {node.lineno}: {what}; this drill forbids loops")

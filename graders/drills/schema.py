@@ -174,7 +174,7 @@ class _Reader:
         return value
 
     def text(self, name: str) -> str:
-        value = self.get(name, str, required=True)
+        value: str = self.get(name, str, required=True)
         if not value.strip():
             raise self.fail(name, "must not be empty")
         return value
@@ -295,7 +295,7 @@ BUDGETS = {
 
 
 def _budget(sub: _Reader, name: str, what: str) -> float:
-    budget = sub.get(name, float, 0.0)
+    budget: float = sub.get(name, float, 0.0)
     if budget < 0 or 0 < budget < 1:
         raise sub.fail(name, f"must be 0 (no budget) or >= 1 (times {what})")
     return budget

@@ -15,9 +15,11 @@ made twice); the costly look at *where* a mistake happened (``locate``) runs onl
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 import time
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -177,7 +179,6 @@ def observe(
     a loaded machine barely moves it), and with ``count_graph`` (a drill with a resource budget) the largest
     autograd graph alive during the call (``graph_nodes``) and the most tensor memory it held (``peak_bytes``).
     """
-    before = [fresh(a) for a in args]
     meta = [_Meta(a) for a in args]
     graphs, memory = (GraphCounter(), MemoryCounter()) if count_graph else (None, None)
     with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
@@ -244,7 +245,7 @@ class GraphCounter:
                 return out
 
         self.peak = 0
-        self._mode = _Mode()
+        self._mode: Any = _Mode()  # torch's modes are not annotated
 
     def __enter__(self) -> GraphCounter:
         self._mode.__enter__()
@@ -277,7 +278,8 @@ class MemoryCounter:
 
         self.now = self.peak = 0
         self._live: dict[int, Any] = {}  # id of a storage -> the weak reference that frees its count
-        self._mode = _Mode()
+        mode: Any = _Mode
+        self._mode: Any = mode()  # torch's modes are not annotated
 
     def allocated(self, out: Any, inputs: Any) -> None:
         """Count the storages in ``out`` that no tensor in ``inputs`` has: the operation made them."""
@@ -290,11 +292,11 @@ class MemoryCounter:
             if key in known or key in self._live:
                 continue
             size = int(storage.nbytes())
-            self._live[key] = weakref.ref(storage, lambda _ref, key=key, size=size: self._freed(key, size))
+            self._live[key] = weakref.ref(storage, functools.partial(self._freed, key, size))
             self.now += size
             self.peak = max(self.peak, self.now)
 
-    def _freed(self, key: int, size: int) -> None:
+    def _freed(self, key: int, size: int, _ref: object = None) -> None:
         self._live.pop(key, None)
         self.now -= size
 
@@ -370,9 +372,9 @@ def locate(
 
 def learner_line(filename: str) -> int:
     """The line of the innermost frame that runs the learner's code (0 if none)."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename == filename:
             return frame.f_lineno
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return 0

@@ -11,6 +11,8 @@ Calling convention (also used by drills to compute references, see ``invoke``):
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import traceback
 import types
 from collections.abc import Callable
@@ -102,7 +104,7 @@ def seed_everything(seed: int) -> None:
     """
     import torch
 
-    torch.random.default_generator.manual_seed(seed)
+    torch.default_generator.manual_seed(seed)
     if torch.cuda.is_initialized():
         torch.cuda.manual_seed_all(seed)
 
@@ -114,7 +116,7 @@ def _input_grads(out: Any, args: tuple[Any, ...]) -> list[Any]:
     parts = [t for t in behaviour.tensors_in(out) if t.requires_grad]
     if not leaves or not parts:
         return [None for _ in args]
-    total = sum(torch.Tensor.sum(t) for t in parts)
+    total = functools.reduce(operator.add, [torch.Tensor.sum(t) for t in parts])  # sum(), without its int start
     found = torch.autograd.grad(total, leaves, allow_unused=True)
     by_id = {id(leaf): g for leaf, g in zip(leaves, found, strict=True)}
     return [by_id.get(id(a)) if isinstance(a, torch.Tensor) else None for a in args]

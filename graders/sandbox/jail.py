@@ -90,11 +90,11 @@ def unshare(flags: int) -> bool:
 
 
 def sethostname(name: bytes) -> bool:
-    return _libc.sethostname(name, ctypes.c_size_t(len(name))) == 0
+    return bool(_libc.sethostname(name, ctypes.c_size_t(len(name))) == 0)
 
 
 def setns(fd: int, nstype: int) -> bool:
-    return _libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)) == 0
+    return bool(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)) == 0)
 
 
 MADV_HUGEPAGE = 14

@@ -25,15 +25,17 @@ import contextlib
 import functools
 import operator
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
-from RestrictedPython import compile_restricted_exec
+from RestrictedPython.compile import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
 from graders.sandbox import allowlist, values
 from graders.sandbox.proxies import ModuleProxy, attribute_writers
+
+Visited = ast.AST | Iterable[ast.AST] | None  # what a NodeTransformer's visit_* may return
 
 FILENAME = "<submission>"
 
@@ -53,7 +55,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         super().__init__(*args, **kwargs)
         self.class_depth: list[bool] = []  # True while directly inside a class body
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+    def visit_ClassDef(self, node: ast.ClassDef) -> Visited:
         self.class_depth.append(True)
         try:
             new = super().visit_ClassDef(node)
@@ -63,7 +65,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             new.decorator_list = [_guard_call("_decorate_", d, where=d) for d in new.decorator_list]
         return new
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Visited:
         in_class_body = bool(self.class_depth) and self.class_depth[-1]
         name = node.name
         if name.startswith("_") and name != "_":
@@ -86,24 +88,26 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 new.body.insert(0, _at(prologue, new))
         return new
 
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Visited:
         self.error(node, "async functions are not allowed")
         return node
 
-    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+    def visit_Lambda(self, node: ast.Lambda) -> Visited:
         self.class_depth.append(False)
         try:
             new = super().visit_Lambda(node)
         finally:
             self.class_depth.pop()
-        params = _parameter_names(new.args) if isinstance(new, ast.Lambda) else []
+        if not isinstance(new, ast.Lambda):
+            return new
+        params = _parameter_names(new.args)
         if params:  # ``lambda a: body`` becomes ``lambda a: (_args_(a) if <a needs a look> else None) or body``
             none = _at(ast.Constant(None), new)
             check = _at(ast.IfExp(test=_unchecked(params, new), body=_args(params, new), orelse=none), new)
             new.body = _at(ast.BoolOp(op=ast.Or(), values=[check, new.body]), new.body)
         return new
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
+    def visit_Call(self, node: ast.Call) -> Visited:
         """Every call goes through ``_call_``, which checks what it returns (``super()`` excepted: it reads
         its caller's frame)."""
         new = super().visit_Call(node)
@@ -114,14 +118,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
         name = "_callk_" if new.keywords else "_call_"  # no keyword dict to build for most calls
         return _guard_call(name, new.func, *new.args, where=new, keywords=new.keywords)
 
-    def visit_With(self, node: ast.With) -> ast.AST:
+    def visit_With(self, node: ast.With) -> Visited:
         new = super().visit_With(node)
         for item in getattr(new, "items", ()):
             if item.optional_vars is not None:  # ``with cm as x``: x is what cm.__enter__ returned, checked
                 item.context_expr = _guard_call("_enter_", item.context_expr, where=item.context_expr)
         return new
 
-    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+    def visit_Attribute(self, node: ast.Attribute) -> Visited:
         if node.attr == "__init__" and isinstance(node.ctx, ast.Load) and _is_super_call(node.value):
             value = self.visit(node.value)
             func = ast.copy_location(ast.Name("_getattr_", ast.Load()), node)
@@ -129,7 +133,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             return ast.copy_location(ast.Call(func=func, args=[value, attr], keywords=[]), node)
         return super().visit_Attribute(node)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+    def visit_AugAssign(self, node: ast.AugAssign) -> Visited:
         """``a.b += v`` and ``a[k] += v`` read and write through the same guards as ``a.b`` and ``a[k]``
         (``_augattr_`` / ``_augitem_``); left to Python, the read would bypass ``_getattr_``."""
         target = node.target
@@ -146,26 +150,27 @@ class SandboxPolicy(RestrictingNodeTransformer):
             call = _guard_call("_augitem_", self.visit(target.value), self.visit(target.slice), op, value, where=node)
         return _at(ast.Expr(call), node)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Visited:
         """``x: int = 1`` becomes ``x = 1`` (annotations are dropped, never evaluated)."""
         if node.value is None:
             return ast.copy_location(ast.Pass(), node)
         assign = ast.copy_location(ast.Assign(targets=[node.target], value=node.value), node)
-        return self.visit(assign)
+        visited: Visited = self.visit(assign)
+        return visited
 
-    def visit_Import(self, node: ast.Import) -> ast.AST:
+    def visit_Import(self, node: ast.Import) -> Visited:
         for alias in node.names:
             self._check_module(node, alias.name)
         return super().visit_Import(node)
 
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.AST:
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Visited:
         if node.level:
             self.error(node, "relative imports are not allowed")
         else:
             self._check_module(node, node.module or "")
         return super().visit_ImportFrom(node)
 
-    def visit_Global(self, node: ast.Global) -> ast.AST:
+    def visit_Global(self, node: ast.Global) -> Visited:
         return self.node_contents_visit(node)
 
     def _check_module(self, node: ast.AST, name: str) -> None:
@@ -320,7 +325,7 @@ class Guards:
                 self.values._check(value, 0, None)
 
     def iter(self, obj: Any) -> Iterator[Any]:
-        it = iter(obj)
+        it: Iterator[Any] = iter(obj)
         if type(obj) in _PLAIN_ITERABLES:  # holding only what already passed the check
             return it
         return self._checked(it)
@@ -351,7 +356,8 @@ class Guards:
             raise TypeError("attribute name must be a string")
         if name.startswith("_"):
             if name == "__init__" and type(obj) is super:
-                return obj.__init__
+                # a super() object's __init__ is the next class's, bound by super itself: what the learner meant
+                return obj.__init__  # type: ignore[misc]  # obj is a super object here
             raise SandboxViolation(f'access to "{name}" is not allowed in the sandbox')
         if name in allowlist.DENIED_ATTRIBUTES:
             raise SandboxViolation(f'access to ".{name}" is not allowed in the sandbox')
@@ -428,7 +434,7 @@ class Guards:
                 raise SandboxViolation("classes may only derive from classes")
             if isinstance(base, type) and issubclass(type(base), meta):
                 meta = type(base)
-        cls = meta(name, bases, namespace, **kw)
+        cls: type = meta(name, bases, namespace, **kw)
         self.own_classes.add(cls)
         self.fast.add(cls)  # its instances are the submission's own objects
         return cls
@@ -440,7 +446,7 @@ class Guards:
             # PyImport_Import (torch's C++ side) calls __import__(name, g, g, [], 0) with the builtins of
             # the submission's frame, then reads sys.modules itself and discards our answer.  Import
             # statements pass None or a tuple, and submission code cannot name __import__ directly.
-            return None  # type: ignore[return-value]
+            return None  # type: ignore[return-value]  # the one caller that reads no answer (above)
         if level != 0 or name not in allowlist.IMPORTABLE:
             raise ImportError(f'"import {name}": only {_module_list()} may be imported')
         if fromlist:

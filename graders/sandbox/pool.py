@@ -791,7 +791,8 @@ def _verdict(
     if not math.isfinite(cpu_ms) or cpu_ms < 0:  # a forged figure is ignored, never passed on (NaN is not JSON)
         cpu_ms = 0.0
     device = str(child.ready.get("device", "cpu"))
-    common = {"cpu_ms": cpu_ms, "wall_ms": wall_ms, "device": device if device in ("cpu", "cuda") else "cpu"}
+    device = device if device in ("cpu", "cuda") else "cpu"
+    common: dict[str, Any] = {"cpu_ms": cpu_ms, "wall_ms": wall_ms, "device": device}
     if report and report.get("wall_killed"):
         return RunResult(
             status="time_limit", message=f"time limit: over {limits.wall_seconds:g} s of wall time", **common

@@ -66,7 +66,7 @@ def _data_loader_class() -> type:
         "persistent_workers": False,
     }
 
-    class DataLoader(data.DataLoader):  # type: ignore[type-arg]
+    class DataLoader(data.DataLoader[Any]):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             bound = signature.bind(self, *args, **kwargs)  # positional num_workers included
             params = dict(bound.arguments)

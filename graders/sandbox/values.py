@@ -169,7 +169,7 @@ class Tables:
         return OTHER
 
 
-_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
+_DICT_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
 _TABLES: list[Tables] = []
 
 

@@ -136,7 +136,7 @@ def pack(header: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
     return b"".join([struct.pack("<I", len(head)), head, *enc.blobs])
 
 
-def unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+def unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, Any]]:
     """Inverse of pack: (header without "values", decoded values).  Raises WireError on anything odd.
 
     This is the trust boundary for what a child sends: whatever goes wrong while decoding (a shape torch
@@ -155,7 +155,7 @@ def _refuse_constant(name: str) -> float:
     raise WireError(f"{name} is not a number pack() ever writes")
 
 
-def _unpack(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+def _unpack(data: bytes | bytearray) -> tuple[dict[str, Any], dict[str, Any]]:
     if len(data) < 4:
         raise WireError("short message")
     (head_len,) = struct.unpack_from("<I", data)
@@ -325,7 +325,7 @@ def send_message(sock: socket.socket, data: bytes) -> None:
     sock.sendall(struct.pack("<Q", len(data)) + data)
 
 
-def recv_exact(sock: socket.socket, size: int) -> bytes:
+def recv_exact(sock: socket.socket, size: int) -> bytearray:
     """Exactly ``size`` bytes, read into one buffer of that size (a 64 MiB message costs 64 MiB, not the
     two or three times that growing a buffer and copying it out took)."""
     buf = bytearray(size)
@@ -337,10 +337,10 @@ def recv_exact(sock: socket.socket, size: int) -> bytes:
             raise EOFError("the peer closed the channel")
         got += n
     view.release()
-    return buf  # type: ignore[return-value] - a bytearray reads like bytes wherever a message is read
+    return buf
 
 
-def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> bytes:
+def recv_message(sock: socket.socket, max_bytes: int = MAX_MESSAGE_BYTES) -> bytearray:
     (size,) = struct.unpack("<Q", recv_exact(sock, 8))
     if size > max_bytes:
         raise WireError(f"message of {size} bytes is over the {max_bytes} byte limit")

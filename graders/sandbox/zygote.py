@@ -472,7 +472,7 @@ class Zygote:
         # not in every runner (where rewriting it cost ~115 copy-on-write faults).
         os.environ.clear()
         os.environ.update(self.environment)
-        hello = {"kind": "hello", "device": self.config.device, "isolation": self.isolation}
+        hello: dict[str, Any] = {"kind": "hello", "device": self.config.device, "isolation": self.isolation}
         hello["huge_pages_mb"] = huge // jail.MIB
         if jail.SECCOMP_ERROR:
             hello["seccomp_error"] = jail.SECCOMP_ERROR
@@ -480,12 +480,13 @@ class Zygote:
             self.fork = _bare_fork
         self._tell(HELLO + wire.pack(hello))
         while True:
-            ready, _, _ = select.select([self.link, *self.live], [], [])
+            waiting: list[socket.socket | int] = [self.link, *self.live]
+            ready, _, _ = select.select(waiting, [], [])
             for item in ready:
-                if item is self.link:
-                    self._spawn()
-                else:
+                if isinstance(item, int):  # a runner's pidfd: it exited
                     self._reap(item)
+                else:
+                    self._spawn()
 
     def _tell(self, msg: bytes, fds: tuple[int, ...] = ()) -> None:
         try:

@@ -84,4 +84,4 @@ class ApiTestCase(APITestCase):
         self.assertEqual(set(body["error"]), {"code", "message", "details"})
         self.assertEqual(body["error"]["code"], code)
         self.assertTrue(body["error"]["message"])
-        return body["error"]  # type: ignore[no-any-return]
+        return body["error"]

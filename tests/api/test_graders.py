@@ -48,7 +48,7 @@ class DrillTests(ApiTestCase):
 
 
 def submit(user: object, drill: Drill, code: str) -> Submission:
-    sub = submissions.submit(user, drill, code)  # type: ignore[arg-type]
+    sub = submissions.submit(user, drill, code)
     assert isinstance(sub, Submission), sub
     return sub
 
@@ -70,8 +70,8 @@ class SubmissionTests(ApiTestCase):
         submission = Submission.objects.get(uuid=body["uuid"])
         self.assertEqual((submission.user_id, submission.code), (self.alice.pk, RIGHT))
         self.assertEqual(len(callbacks), 1)
-        self.assertIs(callbacks[0].func, tasks.enqueue)  # type: ignore[attr-defined]
-        self.assertEqual(callbacks[0].args, (submission,))  # type: ignore[attr-defined]
+        self.assertIs(callbacks[0].func, tasks.enqueue)
+        self.assertEqual(callbacks[0].args, (submission,))
 
     def test_it_rejects_bad_submissions_without_writing(self) -> None:
         for body in (

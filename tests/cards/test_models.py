@@ -38,7 +38,7 @@ class ConstraintTests(TestCase):
 
     def assert_refused(self, create: object) -> None:
         with self.assertRaises(IntegrityError), transaction.atomic():
-            create()  # type: ignore[operator]
+            create()
 
     def test_it_keeps_one_state_per_user_and_card(self) -> None:
         CardState.objects.create(user=self.user, card=self.card, due=DAY)

@@ -125,13 +125,13 @@ class LearningOrderTests(TestCase):
 
     def first_new(self, user: object, n: int) -> list[Card]:
         """The learner's first ``n`` new cards, rated one after another."""
-        profile = review.get_profile(user)  # type: ignore[arg-type]
+        profile = review.get_profile(user)
         met = []
         for _ in range(n):
-            item = review.next_card(user, profile, NOW)[0]  # type: ignore[arg-type]
+            item = review.next_card(user, profile, NOW)[0]
             assert item is not None and item.queue == "new"
             met.append(item.card)
-            review.rate(user, profile, RatingRequest(item.card.uuid, 4, item.version), NOW)  # type: ignore[arg-type]
+            review.rate(user, profile, RatingRequest(item.card.uuid, 4, item.version), NOW)
         return met
 
     def test_it_brings_a_learners_first_new_cards_from_the_basics(self) -> None:

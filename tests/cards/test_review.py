@@ -234,7 +234,7 @@ class TruthfulLabelTests(ReviewCase):
                 self.user = make_user(time_zone="Asia/Shanghai")
                 self.profile = Profile.objects.get(user=self.user)
                 Card.objects.update(active=False)  # only this subtest's card is in the queue
-                prepare(make_card())  # type: ignore[operator]
+                prepare(make_card())
                 shown = self.next_item()
                 assert shown is not None
                 label = shown.buttons()[button]

@@ -202,7 +202,7 @@ class SwitchViewTests(FSRSCase):
             self.profile,
             RatingRequest(review.next_card(self.user, self.profile, NOW)[0].card.uuid, 4, 0),
             NOW,
-        )  # type: ignore[union-attr]
+        )
         response = self.client.get(reverse("cards:switch_scheduler"), {"to": "fsrs"})
         self.assertContains(response, "Switch to FSRS-6")
         self.assertContains(response, 'data-backlog="')

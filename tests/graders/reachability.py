@@ -305,7 +305,7 @@ def main() -> None:
     if "--without-value-checks" in sys.argv:
         from graders.sandbox import values
 
-        values.ValueGuard._check = lambda self, value, *rest, **kw: value  # type: ignore[method-assign]
+        values.ValueGuard._check = lambda self, value, *rest, **kw: value
     sys.setrecursionlimit(10_000)
     report = Explorer(depth, call_depth, max_items=20, time_limit=time_limit).run()
     sys.stdout.write(json.dumps(report.__dict__) + "\n")

@@ -169,11 +169,11 @@ def test_it_never_calls_a_returned_subclass() -> None:
 
     class Sneaky(torch.Tensor):
         @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
             calls.append(getattr(func, "__name__", "?"))
             return super().__torch_function__(func, types, args, kwargs or {})
 
-        def __eq__(self, other: object) -> bool:  # type: ignore[override]
+        def __eq__(self, other: object) -> bool:
             calls.append("eq")
             return True
 

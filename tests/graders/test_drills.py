@@ -149,7 +149,7 @@ def _same(a: object, b: object) -> bool:
             and torch.equal(_bytes(a), _bytes(b))
         )
     if isinstance(a, list | tuple):
-        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))  # type: ignore[arg-type]
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b

@@ -102,7 +102,7 @@ def test_it_prepares_a_cuda_fork_server_without_calling_into_cuda() -> None:
     """It warms up on the CPU all the same (the lazy imports are shared with every runner), while torch.cuda
     answers for the driver, and leaves torch.cuda as it found it."""
     report = prepared("cuda")
-    assert not ARMING & set(report["calls"]), report  # type: ignore[arg-type]
+    assert not ARMING & set(report["calls"]), report
     assert report["child_in_bad_fork"] is False, report
     assert report["restored"] is True and report["warmed"] is True, report
 
@@ -112,7 +112,7 @@ def test_the_instrument_sees_the_cpu_warm_up_arm_the_fork_poison() -> None:
     """The control: the CPU fork server's warm-up (an Adam step asks torch.cuda.is_available()) does arm
     it, which is why a GPU pool has a fork server of its own."""
     report = prepared("cpu")
-    assert "is_available" in report["calls"], report  # type: ignore[operator]
+    assert "is_available" in report["calls"], report
     assert report["child_in_bad_fork"] is True, report
 
 

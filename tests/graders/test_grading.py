@@ -226,7 +226,7 @@ def test_a_hidden_case_says_one_bit_whatever_its_error_says(error: str) -> None:
     assert verdict["status"] == "accepted"
     passing = CaseResult(ok=True, value=None, error=None, behaviour={})
     failing = CaseResult(ok=False, value=None, error=error, behaviour={})
-    echo.run = lambda *a, **k: RealRunResult(  # type: ignore[method-assign]
+    echo.run = lambda *a, **k: RealRunResult(
         "ok", [passing] * 2, hidden=[failing] * 8, hidden_status="ok", stdout="visible only"
     )
     verdict = grade(REVERSE, "anything", seed=0, runner=echo, cache=cache)
@@ -240,7 +240,7 @@ def test_a_hidden_phase_that_ends_early_is_one_status_word(status: str) -> None:
     cache = ReferenceCache()
     grade(REVERSE, REVERSE.reference, seed=0, runner=LocalRunner(), cache=cache)
     passing = CaseResult(ok=True, value=torch.tensor([3.0, 2.0, 1.0]), error=None, behaviour={})
-    echo.run = lambda *a, **k: RealRunResult(  # type: ignore[method-assign]
+    echo.run = lambda *a, **k: RealRunResult(
         "ok", [passing, passing], hidden=[], hidden_status=status, message="the hidden input was [4, 5]"
     )
     verdict = grade(REVERSE, "anything", seed=0, runner=echo, cache=cache)

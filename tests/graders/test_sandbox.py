@@ -128,7 +128,7 @@ def test_hidden_cases_stay_in_the_parent_when_the_grader_stops_at_the_visible_ph
     asked: list[list[object]] = []
 
     def stop(visible: object) -> bool:
-        asked.append([c.value for c in visible.cases])  # type: ignore[attr-defined]
+        asked.append([c.value for c in visible.cases])
         return False
 
     result = pool.run(code, "solution", [(3,)], hidden=[(424242,)], go_on=stop)
@@ -661,7 +661,7 @@ BUSY = "import torch\n\ndef solution(x):\n    for _ in range(2000):\n        x =
 
 def _wait_for(predicate: object, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
 

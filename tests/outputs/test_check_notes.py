@@ -216,7 +216,7 @@ def test_with_queue_it_sends_the_missing_runs_to_the_workers_and_runs_nothing_he
 ) -> None:
     import_note(NOTE.split("## Stale")[0])
     SnippetRun.objects.all().delete()
-    with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
+    with django_capture_on_commit_callbacks() as callbacks:
         _, err = check("--queue")
     assert len(callbacks) == 1
     assert list(SnippetRun.objects.values_list("status", flat=True)) == ["queued"]

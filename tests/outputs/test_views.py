@@ -125,7 +125,7 @@ def test_it_answers_404_for_an_unknown_card_and_400_for_a_card_of_another_kind(s
 def test_it_shows_a_form_error_for_an_empty_answer_and_writes_nothing(
     signed_in: Client, card: Card, django_capture_on_commit_callbacks: object
 ) -> None:
-    with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
+    with django_capture_on_commit_callbacks() as callbacks:
         response = _answer(signed_in, card, "   ")
     assert response.status_code == 200
     assert b"This field is required." in response.content
@@ -136,7 +136,7 @@ def test_it_shows_a_form_error_for_an_empty_answer_and_writes_nothing(
 def test_it_requests_a_missing_run_once_and_polls_without_rating(
     signed_in: Client, card: Card, django_capture_on_commit_callbacks: object
 ) -> None:
-    with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
+    with django_capture_on_commit_callbacks() as callbacks:
         first = _answer(signed_in, card, "tensor([2., 4.])")
         second = _answer(signed_in, card, "tensor([2., 4.])")
     assert b"The grader is offline" in first.content and b"Your answer is saved" in second.content
@@ -175,7 +175,7 @@ def test_it_shows_the_notes_check_to_staff_only(client: Client, learner: User, c
 def test_it_asks_for_the_run_when_the_box_loads(
     signed_in: Client, card: Card, django_capture_on_commit_callbacks: object
 ) -> None:
-    with django_capture_on_commit_callbacks() as callbacks:  # type: ignore[operator]
+    with django_capture_on_commit_callbacks() as callbacks:
         response = signed_in.post(reverse("outputs:prepare", args=[card.uuid]))
     assert response.status_code == 204
     assert len(callbacks) == 1
@@ -204,7 +204,7 @@ def test_it_renders_the_answer_box_with_the_review_items_version(rf: object, lea
 
     from django.template.loader import render_to_string
 
-    request = rf.get("/review/")  # type: ignore[attr-defined]
+    request = rf.get("/review/")
     request.user = learner
     html = render_to_string(
         "outputs/snippets/output_answer.html", {"card": card, "item": SimpleNamespace(version=7)}, request=request

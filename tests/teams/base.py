@@ -34,7 +34,7 @@ def test_redis_url() -> str:
     return os.environ.get("TEST_REDIS_URL") or DEFAULT_TEST_REDIS
 
 
-test_redis_url.__test__ = False  # type: ignore[attr-defined]
+test_redis_url.__test__ = False
 
 
 @contextmanager

@@ -98,7 +98,7 @@ class RedisBoardTests(TeamTestCase):
     def boards_now(self) -> list[list[tuple[int, str, float, int, int]]]:
         out = []
         for period in ("week", "all"):
-            for entries in (boards.team_board(self.team, period), boards.global_board(period)):  # type: ignore[arg-type]
+            for entries in (boards.team_board(self.team, period), boards.global_board(period)):
                 out.append([(e.rank, e.name, e.row.score, e.row.xp, e.row.streak) for e in entries])
         return out
 

@@ -62,7 +62,7 @@ def _call(client: Client, method: str, url: str) -> int:
 def test_it_answers_404_to_an_outsider_on_every_team_url(
     client: Client, world: dict[str, object], name: str, method: str, owner_only: bool
 ) -> None:
-    client.force_login(world["outsider"])  # type: ignore[arg-type]
+    client.force_login(world["outsider"])
     assert _call(client, method, _url(name, world)) == 404
     assert Membership.objects.filter(team=world["team"]).count() == 3
 
@@ -71,7 +71,7 @@ def test_it_answers_404_to_an_outsider_on_every_team_url(
 def test_it_lets_a_member_see_but_only_an_owner_change(
     client: Client, world: dict[str, object], name: str, method: str, owner_only: bool
 ) -> None:
-    client.force_login(world["member"])  # type: ignore[arg-type]
+    client.force_login(world["member"])
     expected = 403 if owner_only else (200 if method == "get" else 302)
     assert _call(client, method, _url(name, world)) == expected
 
@@ -80,7 +80,7 @@ def test_it_lets_a_member_see_but_only_an_owner_change(
 def test_it_lets_the_owner_use_every_team_url(
     client: Client, world: dict[str, object], name: str, method: str, owner_only: bool
 ) -> None:
-    client.force_login(world["owner"])  # type: ignore[arg-type]
+    client.force_login(world["owner"])
     assert _call(client, method, _url(name, world)) in (200, 302)
 
 

@@ -19,11 +19,11 @@ MARKERS = ("7361", "9127", "4409")  # any of them anywhere the learner reads is 
 
 
 def _hidden(name: str, body: str, prelude: str = "", **kw: object) -> Attack:
-    return Attack(name, "hidden_data", attempt(body, prelude), **kw)  # type: ignore[arg-type]
+    return Attack(name, "hidden_data", attempt(body, prelude), **kw)
 
 
 def _raw(name: str, body: str, prelude: str = "", **kw: object) -> Attack:
-    return Attack(name, "hidden_data", raw(body, prelude), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "hidden_data", raw(body, prelude), raw=True, **kw)
 
 
 IS_HIDDEN = "big = bool((x.abs() > 1000).any())\n"

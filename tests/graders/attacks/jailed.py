@@ -35,11 +35,11 @@ def found_in_tmp(match):
 
 
 def _jail(name: str, body: str, prelude: str = "", **kw: object) -> Attack:
-    return Attack(name, "jail_unrestricted", raw(body, prelude), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "jail_unrestricted", raw(body, prelude), raw=True, **kw)
 
 
 def _pair(name: str, first: str, then: str, prelude: str = "", **kw: object) -> Attack:
-    return Attack(name, "cross_submission", raw(first, prelude), raw=True, follow_up=raw(then, prelude), **kw)  # type: ignore[arg-type]
+    return Attack(name, "cross_submission", raw(first, prelude), raw=True, follow_up=raw(then, prelude), **kw)
 
 
 JAIL = [
@@ -268,7 +268,7 @@ BLOB = bytes(128)
 
 
 def _forge(name: str, body: str, **kw: object) -> Attack:
-    return Attack(name, "parent_robustness", raw(body, FORGE), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "parent_robustness", raw(body, FORGE), raw=True, **kw)
 
 
 def _values(node: dict[str, object]) -> str:

@@ -53,7 +53,7 @@ DONE = []  # work done once per job, not once per case
 
 
 def _host(name: str, body: str, **kw: object) -> Attack:
-    return Attack(name, "host_resources", raw(body, HOST), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "host_resources", raw(body, HOST), raw=True, **kw)
 
 
 THREADS = """
@@ -229,7 +229,7 @@ def others():
 
 
 def _memory(name: str, body: str, **kw: object) -> Attack:
-    return Attack(name, "memory_escape", raw(body, MEMORY_RAW), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "memory_escape", raw(body, MEMORY_RAW), raw=True, **kw)
 
 
 def _memory_pair(name: str, first: str, then: str) -> Attack:
@@ -360,7 +360,7 @@ OBJECT_ATTACKS = [
 
 
 def _decode(name: str, body: str, **kw: object) -> Attack:
-    return Attack(name, "parent_decoding", raw(body, FORGE), raw=True, **kw)  # type: ignore[arg-type]
+    return Attack(name, "parent_decoding", raw(body, FORGE), raw=True, **kw)
 
 
 def _values(node: dict[str, object]) -> str:
