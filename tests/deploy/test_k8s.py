@@ -24,7 +24,7 @@ import yaml
 from django.conf import settings
 
 from graders.drills.schema import parse_drill
-from graders.sandbox.pool import RESULT_GRACE
+from graders.sandbox.exchange import RESULT_GRACE
 
 REPO = Path(__file__).resolve().parents[2]
 K8S = REPO / "deploy" / "k8s"

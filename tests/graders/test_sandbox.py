@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 from graders.sandbox import Limits, SandboxPool, run_once  # noqa: E402
 from graders.sandbox.child import invoke  # noqa: E402
+from graders.sandbox.exchange import Job, run_job  # noqa: E402
 from graders.sandbox.policy import compile_submission  # noqa: E402
-from graders.sandbox.pool import _Job  # noqa: E402
 
 pytestmark = pytest.mark.sandbox
 
@@ -300,8 +300,8 @@ def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() ->
         try:
             waited = time.monotonic() - 30
             compiled = marshal.dumps(compile_submission(DOUBLE, limits.max_source_bytes))
-            job = _Job(DOUBLE, compiled, "solution", [(torch.ones(2),)], limits, False, ())
-            result = cold_pool._run_in(child, job, waited)
+            job = Job(DOUBLE, compiled, "solution", [(torch.ones(2),)], limits, False, ())
+            result = run_job(child, job, waited, cold_pool._packed_cases, cold_pool.device)
         finally:
             child.close()
     assert result.status == "ok", result.message
