@@ -64,7 +64,12 @@ def follower_count(team: Team) -> int:
 
 def follow(team: Team, user: AbstractBaseUser) -> None:
     """The learner follows this team's order from now on (they must be a member)."""
-    reviewing.get_profile(user).set_learning_order(team.learning_order, team.order_source)
+    reviewing.get_profile(user).set_learning_order(_current(team), team.order_source)
+
+
+def _current(team: Team) -> list[str]:
+    """The team's order less the stages a later import removed (the queue skips them; a new copy may not name them)."""
+    return [stage.slug for stage in stages_of(team) if stage.slug in team.learning_order]
 
 
 def follows(team: Team, user: AbstractBaseUser) -> bool:
@@ -89,7 +94,7 @@ def on_leave(team_source: str, user_id: int) -> None:
     if first is None:
         profile.set_learning_order([], "")
     else:
-        profile.set_learning_order(first.team.learning_order, first.team.order_source)
+        profile.set_learning_order(_current(first.team), first.team.order_source)
 
 
 def order_section(user: AbstractBaseUser) -> dict[str, Any]:

@@ -151,6 +151,13 @@ class TwoTeamsTests(TeamOrderTestCase):
         self.assertEqual(order_of(newcomer), (["autograd"], self.other.order_source))
         self.assertEqual(self.first_new(newcomer), self.cards["autograd"][0])
 
+    def test_a_newcomer_gets_the_order_less_a_stage_a_later_import_removed(self) -> None:
+        learning_orders.save_order(self.other, ["modules", "autograd"])
+        LearningStage.objects.filter(slug="modules").delete()
+        newcomer = make_user(time_zone="UTC")
+        services.join(self.other, newcomer)
+        self.assertEqual(order_of(newcomer), (["autograd"], self.other.order_source))
+
     def test_joining_a_second_team_keeps_the_first_teams_order(self) -> None:
         services.join(self.other, self.member)
         self.assertEqual(order_of(self.member), (["modules"], self.team.order_source))
