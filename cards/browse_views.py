@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from typing import Any
 from uuid import UUID
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
@@ -20,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from cards import calibrating, charts, extensions, learning, revlog
 from cards import review as reviewing
@@ -55,9 +56,21 @@ def _today(profile: Profile) -> date:
 def decks(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     rows = numbers.deck_rows(request.user, _today(profile))
-    order = learning.learner_order(request.user)
-    context = {"rows": rows, "stages": order.stages, "unstaged": order.unstaged}
+    context = {
+        "rows": rows,
+        "order": learning.learner_order(request.user),
+        "order_sections": extensions.order_sections(request.user),
+    }
     return render(request, "cards/decks.html", context)
+
+
+@login_required
+@require_POST
+def default_order(request: HttpRequest) -> HttpResponse:
+    """Back to the default learning order, kept until the learner picks another (a team never overrides it)."""
+    learning.use_default_order(request.user)
+    messages.success(request, "Your new cards follow the default learning order again.")
+    return redirect(reverse("cards:decks") + "#learning-order")
 
 
 def _deck_filters(request: HttpRequest) -> tuple[str, str]:

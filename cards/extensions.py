@@ -6,7 +6,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - a card kind's part of the review card (a drill's "Open the drill editor", an output card's answer
   box), and whether it replaces the Show answer / rating buttons (a drill is rated by its verdict);
 - a section of the stats page (the drills' pass rates), with the function that computes its context;
-- a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead.
+- a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead;
+- a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class StatsSection:
 _REVIEW_PARTS: dict[str, ReviewPart] = {}
 _KIND_LISTINGS: dict[str, Callable[[str], str]] = {}
 _STATS_SECTIONS: dict[str, StatsSection] = {}
+_ORDER_SECTIONS: dict[str, StatsSection] = {}
 
 
 def register_review_part(kind: str, template: str, *, replaces_answer: bool = False) -> None:
@@ -58,3 +60,13 @@ def register_kind_listing(kind: str, url_for_note: Callable[[str], str]) -> None
 def kind_listing(kind: str, note_slug: str) -> str | None:
     listing = _KIND_LISTINGS.get(kind)
     return listing(note_slug) if listing is not None else None
+
+
+def register_order_section(name: str, template: str, context: Callable[[Any], dict[str, Any]]) -> None:
+    """A part of the decks page's learning order, shown under the stages: ``context(learner)`` feeds it."""
+    _ORDER_SECTIONS[name] = StatsSection(template, context)
+
+
+def order_sections(user: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(template, context) of every registered learning-order section, in registration order."""
+    return [(section.template, section.context(user)) for section in _ORDER_SECTIONS.values()]

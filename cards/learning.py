@@ -1,7 +1,9 @@
-"""The learning order for new cards: stages of the bundled notes (basics first), and a team's own order.
+"""The learning order for new cards: stages of the bundled notes (basics first), and each learner's own order.
 
 Plain functions for the web process and ``manage.py import_learning_order``. The queue reads the order
-through ``cards.queueing`` (kept in memory with the deck); these functions write it and describe it.
+through ``cards.queueing`` (kept in memory with the deck, the learner's order read fresh from their
+profile); these functions write it and describe it. Apps built on cards (a team) write a learner's order
+through ``Profile.set_learning_order`` and name themselves as its source; cards never asks who they are.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from cards import queueing
-from cards.models import LearningStage
+from cards import review as reviewing
+from cards.models import LearningStage, Profile
 
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "notes" / "learning-order.toml"
 
@@ -91,6 +94,13 @@ def import_stages(specs: list[StageSpec], dry_run: bool = False) -> ImportReport
     return ImportReport(created, updated, len(existing))
 
 
+def ordered_stages(stage_slugs: list[str]) -> list[LearningStage]:
+    """The stages as ``stage_slugs`` orders them, those it leaves out after them in the default order."""
+    rank = {slug: i for i, slug in enumerate(dict.fromkeys(stage_slugs))}
+    stages = LearningStage.objects.order_by("rank", "slug")
+    return sorted(stages, key=lambda stage: rank.get(stage.slug, len(rank)))
+
+
 @dataclass(frozen=True)
 class StageRow:
     slug: str
@@ -102,16 +112,30 @@ class StageRow:
 class LearnerOrder:
     stages: list[StageRow]  # in the order the learner's new cards follow
     unstaged: int  # active cards no stage names: they come last
+    custom: bool  # the learner's order differs from the default one
+    source: str  # who set it (``Profile.learning_order_source``): "" nobody, OWN_ORDER the learner, else an app's key
+
+    @property
+    def set_by_other(self) -> bool:
+        """Not the default the learner has by themselves: a way back to it is offered."""
+        return self.custom or self.source not in ("", Profile.OWN_ORDER)
 
 
 def learner_order(user: AbstractBaseUser) -> LearnerOrder:
-    """The stages in the order this learner's new cards follow (the default order), each with its active
-    card count. One query: the deck stamp (the deck itself is kept)."""
+    """The stages in the order this learner's new cards follow (their profile's order; the default order
+    when empty), each with its active card count. The deck stamp is one query (the deck itself is kept)."""
+    profile = reviewing.get_profile(user)
     deck = queueing.current_deck()
-    order = queueing.stage_ranks(deck.stages, ())
+    order = queueing.stage_ranks(deck.stages, queueing.stage_slugs(profile.learning_order))
     counts = [0] * (len(deck.stages) + 1)
     for place in deck.active.values():
         counts[place[0]] += 1
     ordered = sorted(range(len(deck.stages)), key=lambda index: order[index])
     rows = [StageRow(deck.stages[i].slug, deck.stages[i].title, counts[i]) for i in ordered]
-    return LearnerOrder(rows, counts[-1])
+    custom = ordered != list(range(len(deck.stages)))
+    return LearnerOrder(rows, counts[-1], custom, profile.learning_order_source)
+
+
+def use_default_order(user: AbstractBaseUser) -> None:
+    """The learner goes back to the default order and keeps it: no team rewrites an order the learner chose."""
+    reviewing.get_profile(user).set_learning_order([], Profile.OWN_ORDER)

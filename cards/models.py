@@ -134,6 +134,19 @@ class LearningStage(models.Model):
         return self.title
 
 
+def validate_stage_order(value: Any) -> None:
+    """A stored learning order: a list of known stage slugs, each once. The queue ignores a slug whose stage
+    a later import removed, but a new order may only name stages that exist now."""
+    if not isinstance(value, list) or not all(isinstance(slug, str) for slug in value):
+        raise ValidationError("A learning order is a list of stage slugs.")
+    repeated = sorted({slug for slug in value if value.count(slug) > 1})
+    if repeated:
+        raise ValidationError(f"Each stage comes once; repeated: {', '.join(repeated)}.")
+    unknown = sorted(set(value) - set(LearningStage.objects.filter(slug__in=value).values_list("slug", flat=True)))
+    if unknown:
+        raise ValidationError(f"No such stage: {', '.join(unknown)}.")
+
+
 def default_time_zone() -> str:
     """A callable default, so a changed TIME_ZONE setting never needs a migration."""
     return settings.TIME_ZONE
@@ -153,6 +166,8 @@ class Scheduler(models.TextChoices):
 
 class Profile(models.Model):
     """A learner's review settings. Created on first use, so every user has one without a signal."""
+
+    OWN_ORDER = "own"  # ``learning_order_source`` once the learner picked their order themselves
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
     time_zone = models.CharField(max_length=64, default=default_time_zone, validators=[validate_time_zone])
@@ -188,6 +203,16 @@ class Profile(models.Model):
     fsrs_parameters_version = models.PositiveIntegerField(
         default=0, help_text="0 for the defaults; bumped each time optimisation keeps new parameters."
     )
+    learning_order = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_stage_order],
+        help_text="Stage slugs in the order this learner's new cards follow; empty means the default order. "
+        "Stages left out follow in the default order.",
+    )
+    # Opaque to cards: the app that wrote the order names itself here (a team: "team:<uuid>"), so it can
+    # rewrite the orders it set and leave the others alone. "" = nobody chose yet; OWN_ORDER = the learner did.
+    learning_order_source = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -209,6 +234,12 @@ class Profile(models.Model):
     @property
     def zone(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.time_zone)
+
+    def set_learning_order(self, stages: list[str], source: str) -> None:
+        """Store a checked order (``ValidationError`` names the bad slug and nothing is written) and who set it."""
+        validate_stage_order(stages)
+        self.learning_order, self.learning_order_source = list(stages), source
+        self.save(update_fields=["learning_order", "learning_order_source"])
 
 
 class FirstLine(models.Func):

@@ -38,7 +38,7 @@ from django.db import connections, router
 from cards.models import Card, CardState, LearningStage, Note, Profile, ReviewLog
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
-_PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, position, pk)
+_PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, place in note, pk)
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     """Read the whole deck once: every card's (pk, note, kind, position, active, headings), plus the
     mapping cards' text for their siblings. ~0.1 s per 100k cards, once per process per change."""
     stages = _load_stages()
-    placed: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (stage, note) -> [(position, pk)]
+    by_note: dict[int, list[tuple[int, int, str]]] = {}  # note -> [(position, pk, heading path)], active only
     mapping: dict[int, tuple[int, bool]] = {}
     owned = dict(Note.objects.filter(owner__isnull=False).values_list("pk", "owner_id"))
     owners: dict[int, int] = {}
@@ -173,15 +173,35 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
         if note in owned:
             owners[pk] = owned[note]
         if is_active:
-            placed.setdefault((_stage_index(stages, note, heading_path), note), []).append((position, pk))
+            by_note.setdefault(note, []).append((position, pk, heading_path))
         if kind == Card.Kind.MAPPING:
             mapping[pk] = (position, is_active)
-    active: dict[int, _PLACE] = {}
-    for (stage, note), cards in placed.items():
-        for turn, (position, pk) in enumerate(sorted(cards)):
-            active[pk] = (stage, turn if stage < len(stages) else 0, note, position, pk)
     texts = Card.objects.filter(kind=Card.Kind.MAPPING).order_by().values_list("pk", "note_id", "front", "back")
-    return Deck(stamp, stages, active, mapping, find_siblings(list(texts)), owners)
+    siblings = find_siblings(list(texts))
+    placed: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (stage, note) -> [(place in note, pk)]
+    for note, cards in by_note.items():
+        shared = note not in owned  # a learner's own import keeps its order exactly
+        in_note = sorted(cards, key=lambda c: (_anchor(c[0], c[1], siblings, mapping) if shared else c[0], *c[:2]))
+        for place, (_, pk, heading_path) in enumerate(in_note):
+            placed.setdefault((_stage_index(stages, note, heading_path), note), []).append((place, pk))
+    active: dict[int, _PLACE] = {}
+    for (stage, note), placed_cards in placed.items():
+        for turn, (place, pk) in enumerate(sorted(placed_cards)):
+            active[pk] = (stage, turn if stage < len(stages) else 0, note, place, pk)
+    return Deck(stamp, stages, active, mapping, siblings, owners)
+
+
+def _anchor(position: int, pk: int, siblings: dict[int, tuple[int, ...]], mapping: dict[int, tuple[int, bool]]) -> int:
+    """Where a card sits in its note's new-card order: a mapping card right after its first active sibling.
+
+    The importer writes a table's forward cards first, then the reverse ones (so a learner never met both
+    sides in a row); burying now keeps the two sides apart (never on one day, nor while the other is due), so
+    that order only held the reverse side back: behind every forward row of its table, 34 rows of the
+    bundled NumPy table put the first PyTorch -> NumPy card on day 9 of a 20-a-day learner. Next to its
+    sibling, the reverse side comes as soon as burying lets it (the day after its sibling's first review is
+    done with: day 3)."""
+    found = [mapping[s][0] for s in siblings.get(pk, ()) if mapping[s][1]]
+    return min([position, *found])
 
 
 _decks: dict[str, Deck] = {}  # database alias -> the deck as last read in this process
@@ -223,20 +243,20 @@ def _stamp_columns() -> str:
 
 def _day_sql() -> str:
     """The one statement a queue costs, three parts told apart by the first column:
-    0. one row: the deck stamp (4 columns), the learner's stage order (none yet: NULL, the default) and
-       today's review counts (all, new first answers, review first answers);
+    0. one row: the deck stamp (4 columns), the learner's stage order (``Profile.learning_order``; no
+       profile yet: NULL, the default) and today's review counts (all, new first answers, review first answers);
     1. a row per review today: the card (what buries its siblings);
     2. a row per state that blocks a new card (seen, suspended or buried), with whether it is in today's
        due queue or repeat queue (available, due / rated below Good today) and its rank in each order.
     Dates are compared in SQL, so each backend's own date storage never reaches Python."""
-    log, state = ReviewLog._meta.db_table, CardState._meta.db_table
+    log, state, profile = ReviewLog._meta.db_table, CardState._meta.db_table, Profile._meta.db_table
     # The live entries only, as ``ReviewLog.objects`` reads them: an undone entry and its reversal count as nothing.
     live = f"{log}.reverses_id IS NULL AND NOT EXISTS (SELECT 1 FROM {log} r WHERE r.reverses_id = {log}.id)"
     logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s AND {live}"
     available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
     return (  # noqa: S608 (the table names are the models' own)
         f"SELECT 0, {_stamp_columns()}, "
-        "CAST(NULL AS TEXT), "  # the learner's own stage order: none yet, so the default order
+        f"CAST((SELECT learning_order FROM {profile} WHERE user_id = %(user)s) AS TEXT), "
         f"(SELECT COUNT(*) {logs}), "
         f"(SELECT COUNT(*) {logs} AND was_new AND NOT is_same_day_repeat), "
         f"(SELECT COUNT(*) {logs} AND NOT was_new AND NOT is_same_day_repeat), "
@@ -263,7 +283,7 @@ def _positional(sql: str) -> tuple[str, list[str]]:
 
 
 def stage_slugs(stages: Any) -> tuple[str, ...]:
-    """A team's stored order as slugs, whatever shape it was stored in (a list is expected)."""
+    """A learner's stored order as slugs, whatever shape it was stored in (a list is expected)."""
     if isinstance(stages, str):  # PostgreSQL's jsonb and SQLite's text both arrive as text in raw SQL
         stages = json.loads(stages)
     return tuple(s for s in stages if isinstance(s, str)) if isinstance(stages, list) else ()

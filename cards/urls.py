@@ -21,6 +21,7 @@ urlpatterns = [
     path("settings/optimise/", views.optimise, name="optimise"),
     path("notes/<slug:slug>/", views.note_detail, name="note"),
     path("decks/", browse_views.decks, name="decks"),
+    path("decks/learning-order/default/", browse_views.default_order, name="default_order"),
     path("decks/<slug:slug>/", browse_views.deck, name="deck"),
     path("cards/<uuid:card_uuid>/", browse_views.card_detail, name="card"),
     path("stats/", browse_views.stats, name="stats"),

@@ -6,3 +6,13 @@ from django.apps import AppConfig
 class TeamsConfig(AppConfig):
     name = "teams"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from cards import extensions
+
+        from . import learning_orders
+
+        # The decks page's learning order says which team's order the learner follows, and offers the others.
+        extensions.register_order_section(
+            "teams", "teams/snippets/decks_learning_order.html", learning_orders.order_section
+        )

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from django import forms
+from typing import Any
 
-from cards.models import Scheduler, validate_time_zone
+from django import forms
+from django.core.exceptions import ValidationError
+
+from cards.models import LearningStage, Scheduler, validate_stage_order, validate_time_zone
+
+from .learning_orders import moved
 
 
 class TeamForm(forms.Form):
@@ -42,3 +47,41 @@ class PeriodForm(forms.Form):
         if self.is_valid() and self.cleaned_data["period"]:
             return str(self.cleaned_data["period"])
         return "week"
+
+
+class LearningOrderForm(forms.Form):
+    """The team page's learning-order form: every stage in the shown order (``stage``, repeated), and the
+    button pressed: ``move`` ("<slug>:up" or "<slug>:down") or ``reset`` (back to the default order).
+    ``cleaned_data["order"]`` is the order to save."""
+
+    stage = forms.MultipleChoiceField(required=False, error_messages={"invalid_choice": "No such stage: %(value)s."})
+    move = forms.RegexField(
+        regex=r"^[-\w]+:(up|down)$", required=False, error_messages={"invalid": "A stage moves up or down."}
+    )
+    reset = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["stage"].choices = [(slug, slug) for slug in LearningStage.objects.values_list("slug", flat=True)]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        if data.get("reset"):
+            data["order"] = []
+            return data
+        order = list(data.get("stage") or [])
+        if not order:
+            raise ValidationError("The form sent no stages: reload the team page and try again.")
+        validate_stage_order(order)
+        if data.get("move"):
+            slug, direction = data["move"].split(":")
+            if slug not in order:
+                raise ValidationError(f"No such stage in this order: {slug}.")
+            order = moved(order, slug, direction)
+        data["order"] = order
+        return data
+
+    def error_text(self) -> str:
+        return " ".join(str(message) for messages in self.errors.values() for message in messages)

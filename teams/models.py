@@ -14,7 +14,7 @@ import zoneinfo
 from django.conf import settings
 from django.db import models
 
-from cards.models import Scheduler, default_time_zone, validate_time_zone
+from cards.models import Scheduler, default_time_zone, validate_stage_order, validate_time_zone
 
 from .streaks import ActiveDay, Streak
 
@@ -45,6 +45,13 @@ class Team(models.Model):
         default=Scheduler.SM2,
         help_text="The scheduler of members who never chose one and joined this team first.",
     )
+    learning_order = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_stage_order],
+        help_text="Stage slugs in the order the members who follow this team get new cards; empty means the "
+        "default order. Set by the owners; teams.learning_orders copies it into each follower's profile.",
+    )
     invite_nonce = models.CharField(
         max_length=32, default=new_invite_nonce, help_text="Part of every invite token; rotating it kills old links."
     )
@@ -66,6 +73,11 @@ class Team(models.Model):
     @property
     def zone(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.time_zone)
+
+    @property
+    def order_source(self) -> str:
+        """How a follower's profile names this team as the source of their learning order."""
+        return f"team:{self.uuid}"
 
 
 class Membership(models.Model):

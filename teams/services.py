@@ -1,5 +1,7 @@
 """Team domain functions: create, invite, join, leave, remove, rename, rotate, transfer.
 
+Joining and leaving also settle whose learning order the learner follows (``teams.learning_orders``).
+
 Views and tasks call these; these call the pure rules (``teams.xp``, ``teams.streaks``). Every
 membership change keeps the invariant "a team always has at least one owner" inside a transaction
 that locks the team's memberships.
@@ -23,7 +25,7 @@ from cards import switching
 from cards.models import ReviewLog, TouchedDay
 from graders.models import Submission
 
-from . import activity, boards
+from . import activity, boards, learning_orders
 from .models import BoardPreference, DailyActivity, Membership, Team, new_invite_nonce
 from .streaks import learner_day
 
@@ -45,6 +47,7 @@ def create_team(owner: AbstractBaseUser, name: str, time_zone: str) -> Team:
     with transaction.atomic():
         team = Team.objects.create(name=name, time_zone=time_zone, slug=f"{base}-{secrets.token_hex(3)}")
         Membership.objects.create(team=team, user=owner, role=Membership.Role.OWNER)
+        learning_orders.on_join(team, owner)
     return team
 
 
@@ -69,6 +72,7 @@ def join(team: Team, user: AbstractBaseUser) -> Membership:
     """Join as a member; joining twice is harmless and keeps the original role and join time."""
     membership, created = Membership.objects.get_or_create(team=team, user=user)
     if created:
+        learning_orders.on_join(team, user)
         boards.publish_user(user.pk, _today(user.pk))
         if user in followers(team):
             switching.follow_team_default([user], team.default_scheduler, timezone.now())
@@ -106,7 +110,7 @@ def _locked_memberships(team: Team) -> list[Membership]:
 
 def leave(team: Team, user: AbstractBaseUser) -> None:
     """Leave the team. The last owner must hand ownership on first (or be the last member)."""
-    team_id = team.pk  # delete() below clears team.pk
+    team_id, source = team.pk, team.order_source  # delete() below clears team.pk
     with transaction.atomic():
         memberships = _locked_memberships(team)
         mine = next((m for m in memberships if m.user_id == user.pk), None)
@@ -118,6 +122,7 @@ def leave(team: Team, user: AbstractBaseUser) -> None:
         mine.delete()
         if len(memberships) == 1:
             team.delete()
+        learning_orders.on_leave(source, user.pk)
     boards.drop_user_from_team(team_id, user.pk)
 
 
@@ -127,7 +132,9 @@ def remove_member(team: Team, actor: Membership, target: Membership) -> None:
         raise TeamError("Only an owner can remove members.")
     if target.user_id == actor.user_id:
         raise TeamError("Use “Leave team” to remove yourself.")
-    Membership.objects.filter(pk=target.pk, team=team).delete()
+    with transaction.atomic():
+        Membership.objects.filter(pk=target.pk, team=team).delete()
+        learning_orders.on_leave(team.order_source, target.user_id)
     boards.drop_user_from_team(team.pk, target.user_id)
 
 

@@ -17,8 +17,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
-from . import boards, services
-from .forms import DefaultSchedulerForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
+from . import boards, learning_orders, services
+from .forms import DefaultSchedulerForm, LearningOrderForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
@@ -86,6 +86,9 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
         "rename_form": RenameForm(initial={"name": team.name}),
         "scheduler_form": DefaultSchedulerForm(initial={"scheduler": team.default_scheduler}),
         "season": boards.team_season(team, timezone.now()),
+        "order_stages": learning_orders.stages_of(team),
+        "order_followers": learning_orders.follower_count(team),
+        "follows_order": learning_orders.follows(team, request.user),
     }
     return render(request, "teams/detail.html", context)
 
@@ -167,6 +170,30 @@ def default_scheduler(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.error(request, "Choose SM-2 or FSRS-6.")
     return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def learning_order(request: HttpRequest, slug: str) -> HttpResponse:
+    """An owner moves a stage or goes back to the default order; the team's followers get it at once."""
+    team = _owner_membership(request, slug).team
+    form = LearningOrderForm(request.POST)
+    if form.is_valid():
+        copied = learning_orders.save_order(team, form.cleaned_data["order"])
+        messages.success(request, f"Learning order saved; {copied} member{'s' if copied != 1 else ''} follow it.")
+    else:
+        messages.error(request, f"Learning order not changed. {form.error_text()}")
+    return redirect(reverse("teams:detail", args=[slug]) + "#learning-order")
+
+
+@login_required
+@require_POST
+def follow_order(request: HttpRequest, slug: str) -> HttpResponse:
+    """A member follows this team's learning order (instead of another team's or the default)."""
+    team = _membership(request, slug).team
+    learning_orders.follow(team, request.user)
+    messages.success(request, f"Your new cards follow the learning order of “{team.name}”.")
+    return redirect(reverse("cards:decks") + "#learning-order")
 
 
 @login_required

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import TestCase
@@ -149,8 +150,8 @@ class LearningOrderTests(TestCase):
         self.load()
         self.client.force_login(make_user())
         page = self.client.get(reverse("cards:decks"))
-        self.assertEqual([s.slug for s in page.context["stages"]], ["tensors", "autograd"])
-        self.assertEqual(page.context["unstaged"], 2)
+        self.assertEqual([s.slug for s in page.context["order"].stages], ["tensors", "autograd"])
+        self.assertEqual(page.context["order"].unstaged, 2)
         self.assertContains(page, "Your new cards come stage by stage, basics first")
 
     def test_it_updates_and_removes_stages_to_match_the_file(self) -> None:
@@ -197,3 +198,93 @@ def test_it_ranks_a_teams_stages_then_the_rest_in_the_default_order() -> None:
     assert queueing.stage_ranks(stages, []) == [0, 1, 2, 3]
     assert queueing.stage_slugs('["b", 3, "a"]') == ("b", "a")
     assert queueing.stage_slugs({"not": "a list"}) == ()
+
+
+class LearnerOrderTests(LearningOrderTests):
+    """The learner's own order (``Profile.learning_order``), whoever wrote it: the queue follows it."""
+
+    def test_it_brings_new_cards_in_the_learners_order_and_the_default_order_to_others(self) -> None:
+        self.load()
+        reordered = make_user()
+        review.get_profile(reordered).set_learning_order(["autograd"], "team:x")  # tensors left out: after it
+        self.assertEqual(self.first_new(reordered, 4), [*self.autograd, self.curated])
+        self.assertEqual(self.first_new(make_user(), 1), [self.tensors[0]])
+
+    def test_it_ignores_a_stage_a_later_import_removed(self) -> None:
+        self.load()
+        learner = make_user()
+        review.get_profile(learner).set_learning_order(["autograd", "tensors"], "team:x")
+        LearningStage.objects.filter(slug="autograd").delete()
+        self.assertEqual(self.first_new(learner, 1), [self.tensors[0]])
+
+    def test_it_refuses_an_order_of_unknown_repeated_or_malformed_stages_and_writes_nothing(self) -> None:
+        self.load()
+        profile = review.get_profile(make_user())
+        profile.set_learning_order(["autograd"], "team:x")
+        bad = [(["tensors", "gone"], "No such stage: gone."), (["tensors", "tensors"], "repeated: tensors")]
+        bad += [("tensors", "a list of stage slugs"), ([1], "a list of stage slugs")]
+        for order, message in bad:
+            with self.subTest(order=order), self.assertRaisesMessage(ValidationError, message):
+                profile.set_learning_order(order, "")  # type: ignore[arg-type]
+            profile.refresh_from_db()
+            self.assertEqual((profile.learning_order, profile.learning_order_source), (["autograd"], "team:x"))
+        profile.learning_order = ["gone"]
+        with self.assertRaises(ValidationError):
+            profile.full_clean()
+
+    def test_the_decks_page_shows_the_learners_order_and_a_way_back_to_the_default(self) -> None:
+        self.load()
+        learner = make_user()
+        review.get_profile(learner).set_learning_order(["autograd"], "team:x")
+        self.client.force_login(learner)
+        page = self.client.get(reverse("cards:decks"))
+        self.assertEqual([s.slug for s in page.context["order"].stages], ["autograd", "tensors"])
+        self.assertContains(page, "Your new cards come stage by stage, in this order:")
+        response = self.client.post(reverse("cards:default_order"))
+        self.assertRedirects(response, reverse("cards:decks") + "#learning-order")
+        profile = Profile.objects.get(user=learner)
+        self.assertEqual((profile.learning_order, profile.learning_order_source), ([], Profile.OWN_ORDER))
+        self.assertEqual(self.first_new(learner, 1), [self.tensors[0]])
+        self.assertEqual(self.client.get(reverse("cards:default_order")).status_code, 405)
+
+
+class MappingSiblingsTests(TestCase):
+    """Issue 28: the reverse side of a mapping row comes as soon as burying lets it, not after the table."""
+
+    def setUp(self) -> None:
+        note = make_note(slug="tips")
+        rows = [(f"`np.f{i}`", f"`torch.f{i}`") for i in range(6)]
+        # As the importer writes a table: every forward card first, then every reverse card.
+        self.forward = [
+            make_card(note=note, kind="mapping", position=i, front=f"Numpy → PyTorch: {a} 对应什么？", back=b)
+            for i, (a, b) in enumerate(rows)
+        ]
+        self.reverse = [
+            make_card(note=note, kind="mapping", position=6 + i, front=f"PyTorch → Numpy: {b} 对应什么？", back=a)
+            for i, (a, b) in enumerate(rows)
+        ]
+
+    def day(self, user: object, day: int) -> list[Card]:
+        """Every card of the day (rated Good), the new ones in the order they came."""
+        profile = review.get_profile(user)  # type: ignore[arg-type]
+        now = NOW + timedelta(days=day - 1)
+        new = []
+        while (item := review.next_card(user, profile, now)[0]) is not None:  # type: ignore[arg-type]
+            if item.queue == "new":
+                new.append(item.card)
+            review.rate(user, profile, RatingRequest(item.card.uuid, 4, item.version), now)  # type: ignore[arg-type]
+        return new
+
+    def test_the_reverse_side_comes_the_day_after_its_forward_sides_first_review_is_done_with(self) -> None:
+        learner = make_user(time_zone="UTC", new_cards_per_day=2)
+        self.assertEqual(self.day(learner, 1), self.forward[:2])
+        self.assertEqual(self.day(learner, 2), self.forward[2:4])  # rows 0 and 1 are due: their sides wait
+        self.assertEqual(self.day(learner, 3), self.reverse[:2])  # not behind the rest of the table
+        self.assertEqual(self.day(learner, 4), self.reverse[2:4])
+
+    def test_a_learners_own_import_keeps_its_order(self) -> None:
+        learner = make_user(time_zone="UTC", new_cards_per_day=2)
+        Note.objects.filter(slug="tips").update(owner=learner)
+        Card.objects.filter(note__slug="tips").update(content_hash="x")  # moves the deck stamp: rebuilt
+        order = queueing.current_deck().order()
+        self.assertEqual(order, [c.pk for c in [*self.forward, *self.reverse]])

@@ -23,6 +23,8 @@ TEAM_URLS = [
     ("default_scheduler", "post", True),
     ("revlog_export", "get", True),
     ("calibration", "get", False),
+    ("learning_order", "post", True),
+    ("follow_order", "post", False),
     ("rotate_invite", "post", True),
     ("remove_member", "post", True),
     ("transfer_ownership", "post", True),
@@ -154,7 +156,8 @@ class ViewTests(TeamTestCase):
 
     def test_it_keeps_team_pages_under_fifteen_queries(self) -> None:
         self.client.force_login(self.member)
-        # Session, user + profile, membership, then the page's own: all well under the 15 allowed.
-        for name, queries in (("detail", 9), ("board", 7), ("stats", 5)):
+        # Session, user + profile, membership, then the page's own (the detail page's learning order: the
+        # stages and how many members follow it): all well under the 15 allowed.
+        for name, queries in (("detail", 11), ("board", 7), ("stats", 5)):
             with self.subTest(name), self.assertNumQueries(queries):
                 self.client.get(reverse(f"teams:{name}", args=[self.team.slug]))
