@@ -101,18 +101,20 @@ def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
 # where a learner really makes that mistake: each must have one, rejected with a message that names it.
 BEHAVIOUR_CLASSES = {
     "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list", "cross-entropy-from-logits"}
-    | {"softmax-dim", "pdist-matrix", "index-assign-rows", "stack-new-dim", "stack-scalars", "squeeze-dim"},
+    | {"softmax-dim", "pdist-matrix", "index-assign-rows", "stack-new-dim", "stack-scalars", "squeeze-dim"}
+    | {"kl-div-direction", "mse-reductions", "mse-target-shape", "pdist-condensed", "weighted-nll-loss"},
     "grad": {"manual-sgd-step", "vjp-tanh-linear", "zero-grad-each-step", "hook-intermediate-grad"}
     | {"scale-one-loss-grad", "param-groups-lr", "accumulate-loss-item"},
     "autograd": {"manual-sgd-step", "mlp-module", "load-state-dict", "weight-init-apply", "model-to-device"}
     | {"stop-gradient", "param-groups-lr", "no-grad-eval", "dataset-detach-cpu"},
-    "type": {"reverse-1d", "tensor-nbytes", "count-parameters", "numpy-repeat", "lr-step-schedule", "val-loss-no-grad"},
+    "type": {"reverse-1d", "tensor-nbytes", "count-parameters", "numpy-repeat", "lr-step-schedule", "val-loss-no-grad"}
+    | {"kl-div-direction", "mse-reductions", "mse-target-shape", "pdist-condensed", "weighted-nll-loss"},
     "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold"},
-    "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed"},
+    "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed", "kl-div-direction"},
     "graph": {"accumulate-loss-item"},
     "memory": {"val-loss-no-grad"},
     "time": {"index-to-mask"},
-    "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes"},
+    "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes", "mse-reductions", "pdist-condensed"},
 }
 
 
