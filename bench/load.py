@@ -84,6 +84,7 @@ RIGHT_SHARE = 0.6  # share of submissions that send the drill's reference soluti
 VERDICT_ROW = "submit -> verdict"
 SESSIONS: list[str] = []
 REFERENCES: dict[str, str] = {}  # drill slug -> its reference solution, read from notes/drills
+WRONG_FITS: set[str] = set()  # the drills whose entry point is solution(), which WRONG_CODE defines
 VERDICTS: Counter[str] = Counter()
 TARGETS = {
     "POST rate": "p50 <= 15 ms, p95 <= 40 ms (server time, DESIGN.md)",
@@ -162,7 +163,7 @@ class Learner(FastHttpUser):
 
     @task(1)
     def practise(self) -> None:
-        self.do_drill(f"/drills/{random.choice(sorted(REFERENCES))}/", "GET /drills/<slug>/")
+        self.do_drill(f"/drills/{random.choice(sorted(WRONG_FITS))}/", "GET /drills/<slug>/")
 
     @task(1)
     def decks(self) -> None:
@@ -180,7 +181,8 @@ class Learner(FastHttpUser):
             self.fire(name, 0.0, RuntimeError(f"no submit form on {url}"))
             return
         slug = form.group(1)
-        right = random.random() < RIGHT_SHARE
+        # WRONG_CODE defines solution(): another entry point would make it a wrong answer for that reason alone.
+        right = random.random() < RIGHT_SHARE or slug not in WRONG_FITS
         data = {"code": REFERENCES[slug] if right else WRONG_CODE, "kind": "submit"}
         data["csrfmiddlewaretoken"] = token.group(1)
         started = time.perf_counter()
@@ -223,14 +225,18 @@ class Learner(FastHttpUser):
         )
 
 
-def load_references() -> dict[str, str]:
-    """The drills' reference solutions straight from their files: the right answers learners send."""
-    found = {}
+def load_references() -> tuple[dict[str, str], set[str]]:
+    """The drills' reference solutions straight from their files, and which of them WRONG_CODE fits.
+
+    Every drill counts: a drill card with another entry point (``diag``) comes up in the review queue too.
+    """
+    found, fits = {}, set()
     for path in sorted((REPO / "notes" / "drills").rglob("*.toml")):
         drill = tomllib.loads(path.read_text(encoding="utf-8"))
-        if drill.get("entry_point") == "solution":  # WRONG_CODE defines solution()
-            found[drill["slug"]] = drill["reference"]
-    return found
+        found[drill["slug"]] = drill["reference"]
+        if drill.get("entry_point") == "solution":
+            fits.add(drill["slug"])
+    return found, fits
 
 
 def free_port() -> int:
@@ -464,7 +470,9 @@ def main() -> int:
     args = parse_args()
     if args.think > 0:
         Learner.wait_time = between(args.think / 2, args.think * 1.5)
-    REFERENCES.update(load_references())
+    references, fits = load_references()
+    REFERENCES.update(references)
+    WRONG_FITS.update(fits)
     folder = Path(tempfile.mkdtemp(prefix="quizsite-load-"))
     log = Path(tempfile.gettempdir()) / f"quizsite-load-worker-{os.getpid()}.log"  # kept when it has errors
     prefix = f"quizsite-load-{os.getpid()}:"
@@ -506,7 +514,7 @@ def groups(processes: dict[str, subprocess.Popen[bytes]], database_url: str) -> 
     if database_url:
         name = urlsplit(database_url).path.lstrip("/")
         found.append(Group(f"PostgreSQL backends of {name}", postgres_processes(name), is_tree=False))
-        found.append(Group("PostgreSQL server, the rest (shared)", postgres_processes(None), is_tree=False))
+        found.append(Group("PostgreSQL server's own processes (shared)", postgres_processes(None), is_tree=False))
     found.append(Group("Redis server (shared)", named("redis-server"), is_tree=False))
     # Its own CPU only: the site's processes are its children, already counted above.
     found.append(Group("load generator (locust, this process)", lambda: [psutil.Process()], is_tree=False))

@@ -54,7 +54,8 @@ def tree(root: int) -> list[psutil.Process]:
 
 
 def postgres_processes(database: str | None) -> Callable[[], list[psutil.Process]]:
-    """The backends of ``database`` (given), or the server's own processes and other databases' backends."""
+    """The backends of ``database`` (given), or the server's own processes (postmaster, WAL writer,
+    checkpointer, autovacuum...; other databases' backends are someone else's: neither)."""
 
     def find() -> list[psutil.Process]:
         found = []
@@ -63,8 +64,7 @@ def postgres_processes(database: str | None) -> Callable[[], list[psutil.Process
             if proc.info["name"] != "postgres" and not cmdline.startswith("postgres:"):
                 continue
             backend = _BACKEND.match(cmdline)
-            mine = backend is not None and backend.group(1) == database
-            if mine == (database is not None):
+            if (backend is None and database is None) or (backend is not None and backend.group(1) == database):
                 found.append(proc)
         return found
 
