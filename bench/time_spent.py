@@ -133,14 +133,22 @@ class CpuWindow:
     busy_start: float = 0.0
     machine: float = 0.0
     used: dict[str, float] = field(default_factory=dict)
+    busy: list[float] = field(default_factory=list)  # the machine's busy share in each sampling interval
+    _tick: tuple[float, float] = (0.0, 0.0)
 
     def begin(self) -> None:
         self.started, self.busy_start = time.time(), machine_busy()
+        self._tick = (time.monotonic(), self.busy_start)
         for group in self.groups:
             group.start = group.read()
             group.last = dict(group.start)
 
     def sample(self) -> None:
+        """Read the shared servers, and how busy the machine was since the last sample (a mean hides bursts)."""
+        now, busy = time.monotonic(), machine_busy()
+        if now - self._tick[0] >= 0.5:
+            self.busy.append((busy - self._tick[1]) / ((now - self._tick[0]) * (os.cpu_count() or 1)))
+            self._tick = (now, busy)
         for group in self.groups:
             if not group.is_tree:
                 group.sample()
@@ -173,6 +181,12 @@ def cpu_table(window: CpuWindow, requests: int, cores: int | None = None) -> lis
     lines.append(row("**all the groups above**", ours, ""))
     lines.append(row("everything else on the machine", max(window.machine - ours, 0.0), ""))
     lines.append(row("**machine, all processes** (/proc/stat)", window.machine, ""))
+    if window.busy:
+        full = sum(share >= 0.95 for share in window.busy)
+        lines.append(
+            f"\nthe machine, second by second: busy p50 {percentile(window.busy, 0.5):.0%}, "
+            f"p95 {percentile(window.busy, 0.95):.0%}; {full} of {len(window.busy)} samples at >= 95 % busy"
+        )
     return lines
 
 

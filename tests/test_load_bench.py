@@ -129,6 +129,7 @@ def test_it_prints_where_the_time_goes_after_the_latency_table() -> None:
         assert group in rows, out
     assert rows["gunicorn (master + workers)"] > 0  # it served requests: its CPU moved
     assert rows["**machine, all processes** (/proc/stat)"] >= rows["**all the groups above**"]
+    assert re.search(r"the machine, second by second: busy p50 \d+%, p95 \d+%; \d+ of [1-9]\d* samples", out), out
     rate = re.search(r"^\| POST rate \| (\d+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \| \d+ \| \d+ \| (\d+) \|", out, re.M)
     assert rate, out
     assert int(rate.group(1)) > 0
