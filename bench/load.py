@@ -65,6 +65,8 @@ from time_spent import (  # noqa: E402
     named,
     postgres_processes,
     read_access_log,
+    read_task_log,
+    task_table,
     timings,
     tree,
 )
@@ -340,7 +342,8 @@ def start_worker(env: dict[str, str], concurrency: int, log: Path) -> subprocess
     process = subprocess.Popen(
         command,
         cwd=REPO,
-        env={**env, "LOG_LEVEL": "INFO"},
+        # Each task's "succeeded in" line: the profile's task table (about 1 ms of CPU a task, settings.py).
+        env={**env, "LOG_LEVEL": "INFO", "TASK_LOG_LEVEL": "INFO"},
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -369,8 +372,11 @@ class Window:
 
     cpu: CpuWindow
     access: Path
+    worker_log: Path
     log_start: int = 0
     log_end: int = 0
+    tasks_start: int = 0
+    tasks_end: int = 0
     started_at: str = ""  # ISO, UTC: submissions queued from then on are the window's
 
 
@@ -383,14 +389,14 @@ def run_load(host: str, users: int, seconds: float, warmup: float, window: Windo
     env.stats.reset_all()
     VERDICTS.clear()
     window.started_at = datetime.now(UTC).isoformat()
-    window.log_start = window.access.stat().st_size
+    window.log_start, window.tasks_start = window.access.stat().st_size, window.worker_log.stat().st_size
     window.cpu.begin()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         gevent.sleep(min(1.0, max(deadline - time.monotonic(), 0.0)))
         window.cpu.sample()
     window.cpu.end()
-    window.log_end = window.access.stat().st_size
+    window.log_end, window.tasks_end = window.access.stat().st_size, window.worker_log.stat().st_size
     runner.quit()
     rows = []
     entries = [e for e in env.stats.entries.values() if e.num_requests or e.num_failures]
@@ -491,7 +497,7 @@ def main() -> int:
         processes["beat"] = start_beat(env, folder)
         port, access = free_port(), folder / "access.log"
         processes["web"] = start_gunicorn(env, port, args, access)
-        window = Window(CpuWindow(groups(processes, args.database_url)), access)
+        window = Window(CpuWindow(groups(processes, args.database_url)), access, log)
         rows = run_load(f"http://127.0.0.1:{port}", args.users, args.seconds, args.warmup, window)
         print_table(rows, header)
         print_profile(rows, window, submission_times(env, window.started_at))
@@ -555,6 +561,8 @@ def print_profile(rows: list[Row], window: Window, submissions: dict[str, Timing
     server = timings(read_access_log(window.access, window.log_start, window.log_end))
     client = [Timing(r.name, r.requests, r.p50, r.p95, r.mean) for r in http]
     print("\n".join(latency_table(server, client)))
+    tasks = timings(read_task_log(window.worker_log, window.tasks_start, window.tasks_end))
+    print("\n".join(task_table(tasks, window.cpu.seconds)))
     verdict = next((r for r in rows if r.name == VERDICT_ROW and r.requests), None)
     if verdict is not None:
         print(f"\n{VERDICT_ROW}, client: p50 {verdict.p50:.0f} ms, p95 {verdict.p95:.0f} ms (polled every")

@@ -227,6 +227,33 @@ def read_access_log(path: Path, start: int, end: int) -> dict[str, list[float]]:
     return found
 
 
+_TASK = re.compile(r"Task ([\w.]+)\[[\w-]+\] (?:succeeded|raised|retry|failed)\D*?([\d.]+)s")
+
+
+def read_task_log(path: Path, start: int, end: int) -> dict[str, list[float]]:
+    """Each Celery task's run time in ms ("Task name[id] succeeded in 0.012s") in the log's bytes [start, end)."""
+    with path.open("rb") as log:
+        log.seek(start)
+        text = log.read(end - start).decode(errors="replace")
+    found: dict[str, list[float]] = defaultdict(list)
+    for match in _TASK.finditer(text):
+        found[match.group(1)].append(float(match.group(2)) * 1000)
+    return found
+
+
+def task_table(tasks: dict[str, Timing], seconds: float) -> list[str]:
+    """Markdown rows: what the worker's threads were busy with (a slow housekeeping task holds a grading slot)."""
+    lines = [
+        "\nthe worker's tasks in the window (its log)\n",
+        "| task | n | p50 ms | p95 ms | mean ms | thread-seconds per second |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for t in sorted(tasks.values(), key=lambda t: -t.mean * t.requests):
+        held = t.mean * t.requests / 1000 / seconds if seconds else 0.0
+        lines.append(f"| {t.name} | {t.requests} | {t.p50:.0f} | {t.p95:.0f} | {t.mean:.0f} | {held:.2f} |")
+    return lines
+
+
 def latency_table(server: dict[str, Timing], client: Iterable[Timing]) -> list[str]:
     """Markdown rows: per endpoint gunicorn's own time next to the client's; the gap is queueing + transfer."""
     lines = [

@@ -27,6 +27,7 @@ from time_spent import (  # noqa: E402
     percentile,
     postgres_processes,
     read_access_log,
+    read_task_log,
     tree,
 )
 
@@ -96,6 +97,19 @@ def test_it_files_access_log_lines_under_the_clients_names_and_skips_the_rest(tm
     assert found == {"POST rate": [12.5, 7.5], "GET /review/": [3.0]}
 
 
+def test_it_reads_each_tasks_run_time_from_the_worker_log(tmp_path: Path) -> None:
+    log = tmp_path / "worker.log"
+    before = "Task graders.tasks.run_job[a-1] succeeded in 9.0s: None\n"
+    inside = (
+        "2026-11-28 03:00:00 INFO celery.app.trace Task graders.tasks.run_job[0f-2] succeeded in 0.0125s: None\n"
+        "Task teams.tasks.refresh_touched_days[b-3] succeeded in 1.5s: None\n"
+        "Task graders.tasks.run_job[c-4] received\n"
+    )
+    log.write_text(before + inside)
+    found = read_task_log(log, len(before), len(before) + len(inside))
+    assert found == {"graders.tasks.run_job": [12.5], "teams.tasks.refresh_touched_days": [1500.0]}
+
+
 def test_it_takes_nearest_rank_percentiles() -> None:
     values = [float(v) for v in range(1, 101)]
     assert (percentile(values, 0.5), percentile(values, 0.95), percentile(values, 1.0)) == (50.0, 95.0, 100.0)
@@ -130,6 +144,9 @@ def test_it_prints_where_the_time_goes_after_the_latency_table() -> None:
     assert rows["gunicorn (master + workers)"] > 0  # it served requests: its CPU moved
     assert rows["**machine, all processes** (/proc/stat)"] >= rows["**all the groups above**"]
     assert re.search(r"the machine, second by second: busy p50 \d+%, p95 \d+%; \d+ of [1-9]\d* samples", out), out
+    # Beat's teams refresh ticks every second, so the worker ran at least one in the window.
+    tasks = out[out.index("the worker's tasks") :]
+    assert re.search(r"^\| teams\.tasks\.refresh_touched_days \| [1-9]\d* \|", tasks, re.M), out
     rate = re.search(r"^\| POST rate \| (\d+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \| \d+ \| \d+ \| (\d+) \|", out, re.M)
     assert rate, out
     assert int(rate.group(1)) > 0
