@@ -15,8 +15,14 @@ fragment every 300 ms as the page does. "submit -> verdict" is its own row: from
 the first poll that shows a final status. The per-learner grading rate limit is raised for the run
 (GRADER_RATE_LIMIT): a simulated learner submits far more often than the default 10 per 60 s allows.
 
+After the latency table it prints where the time went in the same window (bench/time_spent.py): CPU
+seconds per process group and how busy the machine was second by second, gunicorn's own time per
+endpoint against the client's latency (the difference is queueing), the worker's tasks, and the
+submissions' queue wait and grading time from their rows. gunicorn runs as `make run` runs it
+(gthread, 2 workers x 4 threads, keep-alive 75 s) and beat runs too.
+
 Usage: .venv/bin/python bench/load.py [--users 16] [--seconds 20] [--warmup 15] [--think 0]
-       [--workers 2] [--concurrency 2] [--redis-url redis://127.0.0.1:6379/13]
+       [--workers 2] [--threads 4] [--keep-alive 75] [--concurrency 2] [--redis-url redis://127.0.0.1:6379/13]
        [--database-url postgres://postgres@127.0.0.1:5432/quizsite_load]
 Exits 1 when any request failed, a verdict was wrong or late, or a learner raised.
 """
