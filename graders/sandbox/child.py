@@ -11,6 +11,7 @@ Calling convention (also used by drills to compute references, see ``invoke``):
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import operator
 import traceback
@@ -140,6 +141,9 @@ def describe_error(exc: BaseException, source_lines: list[str]) -> str:
 
 
 def is_memory_error(exc: BaseException) -> bool:
+    """Python's MemoryError, torch's allocation failures, and the kernel's ENOMEM (an ``mmap`` past the cap)."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
     text = str(exc) if isinstance(exc, RuntimeError) else ""
     return isinstance(exc, MemoryError) or "can't allocate memory" in text or "out of memory" in text
 

@@ -282,6 +282,10 @@ def test_a_job_gets_its_memory_on_top_of_what_torch_itself_maps() -> None:
         assert fits.status == "ok" and fits.cases[0].value == 600 * 2**18, fits
         over = own.run(code, "solution", [(1536,)], limits=Limits(memory_mb=1024))
         assert over.status == "memory_limit", over
+    mapped = "import mmap\ndef solution(mb):\n    return len(mmap.mmap(-1, mb * 2 ** 20))\n"
+    with SandboxPool(size=1, unguarded=True) as raw:  # code that owns its runner maps memory by itself
+        over = raw.run(mapped, "solution", [(1536,)], limits=Limits(memory_mb=1024))
+        assert over.status == "memory_limit", over  # the kernel's ENOMEM, not a runtime error
 
 
 def test_it_runs_once_in_a_cold_process() -> None:
