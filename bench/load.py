@@ -285,15 +285,20 @@ def prepare(env: dict[str, str], users: int) -> list[str]:
     steps = [["migrate", "--noinput", "-v", "0"], ["import_notes", "notes/", "-v", "0"], ["import_drills"]]
     for args in [*steps, ["import_learning_order", "-v", "0"]]:
         subprocess.run(manage + args, cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
+    return manage_shell(env, SETUP.format(users=users), "SESSIONS")
+
+
+def manage_shell(env: dict[str, str], code: str, marker: str) -> Any:
+    """Run ``code`` in ``manage.py shell`` with ``env``; the JSON it prints after ``marker``."""
     out = subprocess.run(
-        manage + ["shell", "-c", SETUP.format(users=users)],
+        [sys.executable, "manage.py", "shell", "-c", code],
         cwd=REPO,
         env=env,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return json.loads(out.split("SESSIONS", 1)[1])
+    return json.loads(out.split(marker, 1)[1])
 
 
 def scratch_database(url: str, create: bool) -> None:
@@ -549,15 +554,7 @@ print("TIMES" + json.dumps({{
 
 def submission_times(env: dict[str, str], since: str) -> dict[str, Timing]:
     """The verdict's server side, from the submissions' own timestamps (graders.models.Job)."""
-    out = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", SUBMISSION_TIMES.format(since=since)],
-        cwd=REPO,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return timings(json.loads(out.split("TIMES", 1)[1]))
+    return timings(manage_shell(env, SUBMISSION_TIMES.format(since=since), "TIMES"))
 
 
 def print_profile(rows: list[Row], window: Window, submissions: dict[str, Timing]) -> None:
