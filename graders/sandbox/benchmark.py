@@ -27,7 +27,7 @@ def _tree_cpu_seconds(pool: object) -> float:
 
     ticks = os.sysconf("SC_CLK_TCK")
     total = sum(os.times()[:2])
-    zygote = getattr(pool, "_zygote", None)
+    zygote = getattr(getattr(pool, "fork_server", None), "process", None)
     if zygote is not None:
         for pid in (zygote.pid, *_children(zygote.pid)):
             try:

@@ -4,9 +4,10 @@ The zygote is a fresh interpreter started with a cleared environment (no SECRET_
 no child's memory ever held a secret or a reference answer: the parent sends inputs only.  A background
 thread keeps ``size`` children warm (torch imported, warmed up, jailed, waiting for one job).
 
-What one job exchanges with its runner, and the verdict made of it, is ``graders.sandbox.exchange``; this
-module keeps the runners coming (the fork server, the refill thread, the ready queue) and says how they are
-(``health()``).
+This module keeps the runners coming (the refill thread, the ready queue) and hands each job one. The rest is
+in modules of their own: what one job exchanges with its runner, and the verdict made of it
+(``graders.sandbox.exchange``); the fork server's process from this side (``graders.sandbox.forkserver``);
+how the pool is (``graders.sandbox.health``).
 
 A GPU pool (``device="cuda"`` on a host with an NVIDIA GPU) has a zygote of its own that never touches
 CUDA; its runners create their contexts in parallel, ahead of demand (``graders.sandbox.gpu``). A GPU pool
@@ -20,15 +21,10 @@ import atexit
 import collections
 import contextlib
 import dataclasses
-import io
-import json
 import marshal
 import os
 import select
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,21 +33,13 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
-from graders.sandbox import gpu, jail, wire
-from graders.sandbox.exchange import SPAWN_TIMEOUT, Child, Job, SandboxError, elapsed_ms, recv, run_job
+from graders.sandbox import gpu, health, jail, wire
+from graders.sandbox.exchange import SPAWN_TIMEOUT, Child, Job, SandboxError, elapsed_ms, run_job
+from graders.sandbox.forkserver import ForkServer, ForkServerFailed
 from graders.sandbox.results import Limits, RunResult
 from graders.sandbox.zygote import RunnerConfig
 
-PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BOOT = (
-    "import sys; sys.path.insert(0, sys.argv[2]); from graders.sandbox.zygote import RunnerConfig, main; "
-    "main(int(sys.argv[1]), RunnerConfig.from_argv(sys.argv[3:]))"
-)
 REFILL_POLL = 0.02  # a GPU pool's refill looks for finished runners and new demand this often (seconds)
-
-
-class ForkServerFailed(SandboxError):
-    """The zygote exited before it was ready (a missing module or library): jobs fail at once with why."""
 
 
 class SandboxPool:
@@ -97,7 +85,7 @@ class SandboxPool:
         self._pipelined = self.device == "cuda"
         jail.set_undumpable()  # this process holds references and secrets; runners share our user where
         # they cannot have a user namespace, and must not read our memory or environment through /proc
-        self._gpu_env = gpu.runner_environment(self.gpu_memory_mb) if self.device == "cuda" else {}
+        gpu_env = gpu.runner_environment(self.gpu_memory_mb) if self.device == "cuda" else {}
         self._refill = refill
         self._base = tempfile.mkdtemp(prefix="quizsite-sandbox-")
         self._cond = threading.Condition()
@@ -111,14 +99,12 @@ class SandboxPool:
         self._child_failures = 0  # in a row
         self._last_ready: dict[str, Any] = {}
         self._setups: collections.deque[dict[str, float]] = collections.deque(maxlen=512)
-        self._zlock = threading.Lock()
-        self._hello_lock = threading.Lock()
-        self._zygote: subprocess.Popen[bytes] | None = None
-        self._zsock: socket.socket | None = None
-        self._greeted: subprocess.Popen[bytes] | None = None  # the zygote whose hello arrived
-        self._hello: dict[str, Any] = {}  # what it said: its device, isolation, memory in huge pages
-        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
-        self._relay: threading.Thread | None = None
+        self._hello: dict[str, Any] = {}  # what the fork server said: its device, isolation, memory in huge pages
+        config = RunnerConfig(self.device, self.gpu_memory_mb, self.runner_uid, not self.unguarded)
+        env = jail.process_env(self.device, gpu_env)
+        self.fork_server = ForkServer(
+            python, self._base, config, env, closed=lambda: self._closed, on_hello=self._greeted_by
+        )
         self._thread = threading.Thread(target=self._keep_warm, name="sandbox-pool", daemon=True)
         self._thread.start()
 
@@ -207,7 +193,7 @@ class SandboxPool:
             self._cond.notify_all()
         for child in children:
             child.close()
-        self._stop_zygote()
+        self.fork_server.stop()
         shutil.rmtree(self._base, ignore_errors=True)
 
     def __enter__(self) -> SandboxPool:
@@ -231,33 +217,21 @@ class SandboxPool:
             return list(self._setups)
 
     def health(self) -> dict[str, Any]:
-        """The pool's state for the worker's heartbeat (and so ``/healthz``): ``starting``, ``ok``,
-        ``degraded`` (runners lack something the pool promises: CUDA on a GPU host, seccomp) or ``failed``
-        (the fork server cannot start, or no child does), with the reason in ``error``; and once the fork
-        server said hello, ``huge_pages_mb``: how much of its memory the kernel gave it in 2 MiB pages."""
+        """The pool's state for the worker's heartbeat (``graders.sandbox.health.report``)."""
         with self._cond:
             ready, failure, fatal = dict(self._last_ready), self._failure, self._fatal
             failing = self._child_failures >= 3 and not self._ready
             huge_pages_mb = self._hello.get("huge_pages_mb")
-        report: dict[str, Any] = {"state": "starting", "device": self.device, "requested": self.requested_device}
-        if isinstance(huge_pages_mb, int):  # 0: every fork and exit costs several times the CPU (bench/fork_floor.py)
-            report["huge_pages_mb"] = huge_pages_mb
-        if self.requested_device == "cuda" and not self.host_gpu:
-            report["note"] = "no GPU on this host: cuda drills run on the CPU"
-        if ready:
-            report["isolation"] = {k: ready.get(k) for k in ISOLATION_KEYS if k in ready}
-            if "gpu" in ready:
-                report["gpu"] = ready["gpu"]
-        if fatal or failing:
-            report.update(state="failed", error=failure or "the sandbox cannot start a child")
-        elif ready:
-            problems = _problems(self.device, ready)
-            if self.unguarded:
-                problems.append("layers 1 and 2 are off in this pool (the attack suite's unguarded mode)")
-            report["state"] = "degraded" if problems else "ok"
-            if problems:
-                report["error"] = "; ".join(problems)
-        return report
+        return health.report(
+            device=self.device,
+            requested=self.requested_device,
+            host_gpu=self.host_gpu,
+            unguarded=self.unguarded,
+            ready=ready,
+            failure=failure,
+            failed=fatal or failing,
+            huge_pages_mb=huge_pages_mb,
+        )
 
     def warm(self, timeout: float = SPAWN_TIMEOUT) -> None:
         """Block until at least one child is ready (tests and benchmarks use it to exclude start-up)."""
@@ -335,7 +309,7 @@ class SandboxPool:
                     pending.clear()
                     failures += 1
                     self._note_failure(str(exc), fatal=isinstance(exc, ForkServerFailed))
-                    self._stop_zygote()
+                    self.fork_server.stop()
                     if not self._refill:
                         return
                     time.sleep(min(0.1 * 2**failures, 30.0 if isinstance(exc, ForkServerFailed) else 5.0))
@@ -375,13 +349,13 @@ class SandboxPool:
                 try:
                     done = child.advance()
                 except SandboxError as exc:
-                    self._zygote_alive_or_raise(exc)
+                    self.fork_server.alive_or_raise(exc)
                     self._drop_child(child, pending, str(exc))
                     continue
                 if done:
                     pending.remove(child)
                     self._add_ready(child)
-            self._zygote_alive_or_raise(None)
+            self.fork_server.alive_or_raise(None)
             now = time.monotonic()
             for child in [c for c in pending if c.deadline <= now]:
                 self._drop_child(child, pending, "no sandbox child became ready in time")
@@ -394,11 +368,6 @@ class SandboxPool:
         with self._cond:
             self._child_failures += 1
         self._note_failure(f"the sandbox could not start a child: {reason}", fatal=False)
-
-    def _zygote_alive_or_raise(self, cause: BaseException | None) -> None:
-        zygote = self._zygote
-        if zygote is not None and zygote.poll() is not None:
-            raise SandboxError(f"the sandbox fork server exited: {self._stderr_reason(zygote)}") from cause
 
     def _note_failure(self, message: str, *, fatal: bool) -> None:
         with self._cond:
@@ -428,23 +397,8 @@ class SandboxPool:
             self._cond.notify_all()
 
     def _request_child(self) -> Child:
-        """Send one spawn request to the zygote; the child says "started" and then "ready" on its sockets."""
-        zsock, zygote = self._ensure_zygote()
-        job_p, job_c = socket.socketpair()
-        ctl_p, ctl_c = socket.socketpair()
         self._spawned += 1
-        request = {"workdir": os.path.join(self._base, f"c{self._spawned}")}  # the rest went at the zygote's start
-        try:
-            with self._zlock:
-                socket.send_fds(zsock, [json.dumps(request).encode()], [job_c.fileno(), ctl_c.fileno()])
-        except OSError:
-            job_p.close()
-            ctl_p.close()
-            raise
-        finally:
-            job_c.close()
-            ctl_c.close()
-        return Child(job_p, ctl_p, zygote)
+        return self.fork_server.request_child(os.path.join(self._base, f"c{self._spawned}"))
 
     def _spawn(self) -> Child:
         """One child, synchronously (tests and diagnostics)."""
@@ -456,144 +410,14 @@ class SandboxPool:
             raise
         return child
 
-    def _ensure_zygote(self) -> tuple[socket.socket, subprocess.Popen[bytes]]:
-        """The live zygote's socket and process, starting a new zygote if the last one died; returns once
-        it said hello (raises ``ForkServerFailed`` with its last stderr line if it exits first)."""
-        with self._zlock:
-            if self._zygote is None or self._zygote.poll() is not None or self._zsock is None:
-                self._start_zygote()
-            zsock, zygote = self._zsock, self._zygote
-        assert zsock is not None and zygote is not None
-        self._await_hello(zsock, zygote)
-        return zsock, zygote
-
-    def _start_zygote(self) -> None:
-        """Called with ``_zlock`` held. Its stderr is relayed to ours, and its tail kept for the reason."""
-        if self._zsock is not None:  # the previous zygote died
-            self._zsock.close()
-        if self._zygote is not None:
-            self._zygote.wait()
-        parent_end, zygote_end = socket.socketpair()
-        self._stderr_tail.clear()
-        os.makedirs(self._base, 0o700, exist_ok=True)  # the fork server's directory, if a /tmp cleaner took it
-        self._zygote = subprocess.Popen(
-            [self.python, "-I", "-c", BOOT, str(zygote_end.fileno()), PROJECT_ROOT, *self._runner_config().argv()],
-            pass_fds=[zygote_end.fileno()],
-            env=jail.process_env(self.device, self._gpu_env),
-            cwd=self._base,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        zygote_end.close()
-        self._zsock = parent_end
-        assert self._zygote.stderr is not None
-        self._relay = threading.Thread(
-            target=_relay_stderr, args=(self._zygote.stderr, self._stderr_tail), name="sandbox-stderr", daemon=True
-        )
-        self._relay.start()
-
-    def _runner_config(self) -> RunnerConfig:
-        return RunnerConfig(self.device, self.gpu_memory_mb, self.runner_uid, not self.unguarded)
-
-    def _await_hello(self, zsock: socket.socket, zygote: subprocess.Popen[bytes]) -> None:
-        """Wait (outside ``_zlock``, so ``close`` is never held up) until the zygote is ready to fork."""
-        with self._hello_lock:
-            if self._greeted is zygote:
-                return
-            deadline = time.monotonic() + SPAWN_TIMEOUT
-            while True:
-                if self._closed:
-                    raise SandboxError("the sandbox pool is closed")
-                if zygote.poll() is not None:
-                    raise ForkServerFailed(f"the sandbox fork server could not start: {self._stderr_reason(zygote)}")
-                try:
-                    readable, _, _ = select.select([zsock], [], [], 0.05)
-                except (OSError, ValueError):
-                    raise SandboxError("the sandbox pool is closed") from None
-                if readable:
-                    hello = recv(zsock, time.monotonic() + 5.0, 1 << 16)
-                    if hello is None or hello[0].get("kind") != "hello":
-                        with contextlib.suppress(subprocess.TimeoutExpired):
-                            zygote.wait(timeout=2)
-                        reason = self._stderr_reason(zygote)
-                        raise ForkServerFailed(f"the sandbox fork server could not start: {reason}")
-                    break
-                if time.monotonic() > deadline:
-                    raise ForkServerFailed(f"the sandbox fork server did not start within {SPAWN_TIMEOUT:g} s")
-            self._greeted = zygote
+    def _greeted_by(self, hello: dict[str, Any]) -> None:
+        """A fork server said hello: jobs wait for its runners again instead of failing at once."""
         with self._cond:
             self._fatal = False
-            self._hello = hello[0]
-
-    def _stderr_reason(self, zygote: subprocess.Popen[bytes]) -> str:
-        """The zygote's last stderr line (a traceback ends with the exception), or how it ended."""
-        relay = self._relay
-        if relay is not None:
-            relay.join(timeout=2.0)  # the pipe's end: every line read
-        lines = [line for line in list(self._stderr_tail) if line.strip()]
-        if lines:
-            return lines[-1].strip()[:500]
-        code = zygote.poll()
-        return "it exited without a message" if code is None else f"it exited with status {code}"
-
-    def _stop_zygote(self) -> None:
-        with self._zlock:
-            if self._zsock is not None:
-                self._zsock.close()
-                self._zsock = None
-            if self._zygote is not None:
-                try:
-                    self._zygote.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    self._zygote.send_signal(signal.SIGKILL)
-                    self._zygote.wait()
-                self._zygote = None
+            self._hello = hello
 
     def _device_name(self) -> str:
         return str(self._last_ready.get("device") or self.device)
-
-
-ISOLATION_KEYS = (
-    "device",
-    "userns",
-    "netns",
-    "pidns",
-    "ipcns",
-    "chroot",
-    "uid",
-    "uid_dropped",
-    "seccomp",
-    "signals_confined",
-)
-
-
-def _problems(device: str, ready: dict[str, Any]) -> list[str]:
-    """What a ready runner lacks that the pool promises (the heartbeat shows these as degraded)."""
-    problems = []
-    if device == "cuda" and ready.get("device") != "cuda":
-        problems.append(f"CUDA is not available in the sandbox runners: {ready.get('cuda_error') or 'no reason given'}")
-    if ready.get("seccomp") is False:
-        problems.append(f"seccomp is not available in the sandbox runners ({ready.get('seccomp_error') or 'off'})")
-    if ready.get("rehearsal_error"):
-        problems.append(f"the sandbox runners' rehearsal job failed: {ready['rehearsal_error']}")
-    return problems
-
-
-def _relay_stderr(stream: io.BufferedReader, tail: collections.deque[str]) -> None:
-    """Copy the zygote's stderr to ours line by line (as before: warm-up failures show in the worker's log)
-    and keep the last lines, whose final one says why a fork server that could not start stopped."""
-    try:
-        for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace")
-            tail.append(line.rstrip("\n"))
-            sys.stderr.write(line)
-    except (OSError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            stream.close()
 
 
 def run_once(

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from graders.sandbox import SandboxPool, gpu, jail
-from graders.sandbox.pool import PROJECT_ROOT
+from graders.sandbox.forkserver import PROJECT_ROOT
 
 DOUBLE = "def solution(x):\n    return x * 2\n"
 
@@ -128,8 +128,8 @@ def _namespaces(pid: int | str) -> dict[str, str]:
 
 def _runner_pids(pool: SandboxPool) -> list[int]:
     """The zygote's children (the launcher's child is the zygote): the warm runners, by host pid."""
-    assert pool._zygote is not None
-    launcher = pool._zygote.pid
+    assert pool.fork_server.process is not None
+    launcher = pool.fork_server.process.pid
     zygotes = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
     return [int(p) for z in zygotes for p in Path(f"/proc/{z}/task/{z}/children").read_text().split()]
 
@@ -215,8 +215,8 @@ def test_it_fails_fast_when_the_fork_server_cannot_import_a_module(tmp_path: Pat
 def test_a_cpu_fork_server_and_its_runners_see_no_gpu() -> None:
     with SandboxPool(size=1) as pool:
         pool.warm()
-        assert pool._zygote is not None
-        environ = Path(f"/proc/{pool._zygote.pid}/environ").read_bytes().split(b"\0")
+        assert pool.fork_server.process is not None
+        environ = Path(f"/proc/{pool.fork_server.process.pid}/environ").read_bytes().split(b"\0")
     assert b"CUDA_VISIBLE_DEVICES=" in environ
     assert not any(entry.startswith(b"SECRET_KEY") for entry in environ)
 

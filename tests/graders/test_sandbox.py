@@ -335,7 +335,7 @@ def test_it_stops_its_processes_and_removes_its_directory_on_close() -> None:
 
     pool = SandboxPool(size=1)
     pool.warm()
-    zygote = pool._zygote
+    zygote = pool.fork_server.process
     base = pool._base
     assert zygote is not None and os.path.isdir(base)
     pool.close()
@@ -349,9 +349,9 @@ def test_it_recovers_when_the_zygote_dies() -> None:
 
     with SandboxPool(size=1) as fresh:
         fresh.warm()
-        assert fresh._zygote is not None
-        fresh._zygote.send_signal(signal.SIGKILL)  # the runners die with its namespaces
-        fresh._zygote.wait()
+        assert fresh.fork_server.process is not None
+        fresh.fork_server.process.send_signal(signal.SIGKILL)  # the runners die with its namespaces
+        fresh.fork_server.process.wait()
         result = fresh.run(DOUBLE, "solution", [(torch.ones(1),)])
     assert result.status == "ok", result
 
@@ -499,7 +499,7 @@ from graders.sandbox import SandboxPool
 pool = SandboxPool(size=2)
 pool.warm()
 time.sleep(0.5)
-print(pool._zygote.pid, pool._base, flush=True)
+print(pool.fork_server.process.pid, pool._base, flush=True)
 time.sleep(60)
 """
 
@@ -511,7 +511,7 @@ def test_it_leaves_no_process_behind_when_the_parent_is_killed() -> None:
     import sys
     import time
 
-    from graders.sandbox.pool import PROJECT_ROOT
+    from graders.sandbox.forkserver import PROJECT_ROOT
 
     proc = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT, PROJECT_ROOT], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -554,7 +554,7 @@ def test_runners_are_forked_without_pythons_at_fork_handlers_while_the_zygote_ha
     import subprocess
     import sys
 
-    from graders.sandbox.pool import PROJECT_ROOT
+    from graders.sandbox.forkserver import PROJECT_ROOT
 
     out = subprocess.run(
         [sys.executable, "-c", BARE_FORK_SCRIPT, PROJECT_ROOT], capture_output=True, text=True, check=True
@@ -569,8 +569,8 @@ def test_the_launcher_is_the_warden_and_the_zygote_only_forks_and_reaps() -> Non
 
     with SandboxPool(size=2, refill=False) as p:
         _wait_for(lambda: len(p._ready) == 2)
-        assert p._zygote is not None
-        launcher = p._zygote.pid
+        assert p.fork_server.process is not None
+        launcher = p.fork_server.process.pid
         (zygote,) = _children(launcher)
         runners = _children(zygote)
         assert len(runners) == 2  # the zygote is their parent and reaps them
@@ -596,8 +596,8 @@ def test_a_warm_runner_holds_only_its_job_socket_the_clean_environment_and_its_s
     monkeypatch.setenv("QUIZSITE_CANARY_SECRET", "runner-must-not-see-this")
     with SandboxPool(size=2, refill=False) as p:
         _wait_for(lambda: len(p._ready) == 2)
-        assert p._zygote is not None
-        (zygote,) = _children(p._zygote.pid)
+        assert p.fork_server.process is not None
+        (zygote,) = _children(p.fork_server.process.pid)
         runners = _children(zygote)
         assert len(runners) == 2
         for runner in runners:
@@ -650,8 +650,8 @@ def test_the_fork_server_shares_its_memory_in_huge_pages_where_the_host_allows(p
     modes = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     if not modes.exists() or "[never]" in modes.read_text() or not _kernel_at_least(6, 1):
         pytest.skip("no transparent huge pages or no MADV_COLLAPSE (Linux 6.1+) on this host")
-    assert pool._zygote is not None
-    launcher = pool._zygote.pid
+    assert pool.fork_server.process is not None
+    launcher = pool.fork_server.process.pid
     children = Path(f"/proc/{launcher}/task/{launcher}/children").read_text().split()
     zygote = int(children[0]) if children else launcher  # without a PID namespace there is no launcher
     rollup = Path(f"/proc/{zygote}/smaps_rollup").read_text()
@@ -723,8 +723,8 @@ def test_a_job_whose_zygote_dies_under_it_runs_again_on_a_new_one() -> None:
 
     with SandboxPool(size=1) as p:
         p.warm()
-        assert p._zygote is not None
-        first = p._zygote
+        assert p.fork_server.process is not None
+        first = p.fork_server.process
         limits = Limits(cpu_seconds=10, wall_seconds=30)
         outcome: list = []
         job = threading.Thread(
@@ -769,7 +769,7 @@ def test_it_recovers_by_itself_when_its_working_folder_is_removed_mid_load() -> 
         for job in jobs:
             job.join()
         assert os.path.isdir(p._base)
-        zygote = p._zygote
+        zygote = p.fork_server.process
         assert zygote is not None
         zygote.kill()  # and then its fork server: a new one starts in the folder made again
         zygote.wait()
@@ -791,8 +791,8 @@ def test_its_processes_say_their_role_in_ps() -> None:
     """ps, top and perf show which process is the warden, the fork server and a runner (by name)."""
     with SandboxPool(size=2, refill=False) as p:
         _wait_for(lambda: len(p._ready) == 2)
-        assert p._zygote is not None
-        launcher = p._zygote.pid
+        assert p.fork_server.process is not None
+        launcher = p.fork_server.process.pid
         (zygote,) = _children(launcher)
         names = [_name(pid) for pid in [launcher, zygote, *_children(zygote)]]
         assert names == ["sbx-warden", "sbx-zygote", "sbx-runner", "sbx-runner"], names

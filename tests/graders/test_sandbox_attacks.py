@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 
 from graders.grading import HIDDEN_STATUSES  # noqa: E402
 from graders.sandbox import Limits, RunResult, SandboxPool, policy, wire  # noqa: E402
-from graders.sandbox.pool import PROJECT_ROOT  # noqa: E402
+from graders.sandbox.forkserver import PROJECT_ROOT  # noqa: E402
 from graders.sandbox.results import CaseResult  # noqa: E402
 from tests.graders.attacks import ATTACKS, Attack  # noqa: E402
 from tests.graders.attacks.hidden import HIDDEN_VALUES, MARKERS  # noqa: E402
@@ -265,7 +265,7 @@ def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResu
     cases = make_cases()
     originals = [c[0].clone() for c in cases]
     assert pool.run(CORRECT, "solution", make_cases()).status == "ok"  # the fork server is up
-    zygote = pool._zygote
+    zygote = pool.fork_server.process
     modules = set(sys.modules)
 
     results = run_attack(pool, attack, env, cases)
@@ -293,5 +293,6 @@ def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResu
 
     after = pool.run(CORRECT, "solution", make_cases())
     assert all_correct(after, expected_for(make_cases())), after
-    assert pool._zygote is zygote and zygote is not None and zygote.poll() is None, "the fork server did not survive"
+    survived = pool.fork_server.process is zygote and zygote is not None and zygote.poll() is None
+    assert survived, "the fork server did not survive"
     return results

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graders.sandbox import jail
-from graders.sandbox.pool import PROJECT_ROOT
+from graders.sandbox.forkserver import PROJECT_ROOT
 
 pytestmark = pytest.mark.sandbox
 

@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 from graders.sandbox import policy  # noqa: E402
-from graders.sandbox.pool import PROJECT_ROOT  # noqa: E402
+from graders.sandbox.forkserver import PROJECT_ROOT  # noqa: E402
 from graders.sandbox.proxies import ModuleProxy, attribute_writers, build_modules  # noqa: E402
 
 
