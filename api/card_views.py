@@ -40,7 +40,7 @@ from api.serializers import (
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, CardState, Note, ReviewLog
-from graders.stats import drill_pass_rates
+from graders.web.stats import drill_pass_rates
 
 STATS_DAYS = 90
 FORECAST_DAYS = 30

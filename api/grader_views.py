@@ -1,7 +1,7 @@
 """Drills (read) and your submissions (create, read).
 
 A drill is served without its reference solution, its stored definition or its hidden cases.
-A submission is made by `graders.submissions.submit`, the same use case as the drill page: the
+A submission is made by `graders.web.submissions.submit`, the same use case as the drill page: the
 code's size, the learner's rate limit (429 with `Retry-After`), the seed of the learner's current
 review of the drill (so a drill solved here rates its card exactly as on the page), then a QUEUED row
 handed to the grading workers once it is committed; poll `GET /api/v1/submissions/<uuid>/` for the
@@ -29,8 +29,8 @@ from api.serializers import (
     query_slug,
 )
 from api.throttling import UserThrottle
-from graders import submissions
 from graders.models import Drill, Submission
+from graders.web import submissions
 
 # Everything a learner may see of a drill; reference_code stays in the database.
 DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")

@@ -122,7 +122,7 @@ def drill_rows(pool: SandboxPool) -> list[dict[str, Any]]:
     """Every cuda drill's reference and alternatives must be accepted, every wrong answer (the GPU-only
     ones included) refused, each verdict on ``cuda``."""
     from graders.drills import DRILLS_DIR, load_drills
-    from graders.grading import ReferenceCache, grade
+    from graders.drills.grading import ReferenceCache, grade
 
     drills = load_drills(DRILLS_DIR)
     rows = []

@@ -36,7 +36,7 @@ sys.path.insert(0, tree)
 import torch
 from graders.drills import load_drills
 from graders.drills.cases import generate_cases
-from graders.grading import sandbox_limits
+from graders.drills.grading import sandbox_limits
 from graders.sandbox import SandboxPool, child, policy, proxies
 
 def pct(xs, p):
@@ -102,6 +102,9 @@ def baseline_tree(rev: str, into: Path) -> Path:
     shutil.rmtree(tree / "graders" / "sandbox")
     archive = subprocess.run(["git", "archive", rev, "graders/sandbox"], cwd=REPO, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    if "graders.status" in (tree / "graders" / "sandbox" / "results.py").read_text():
+        # A sandbox from before graders/ was split by role reads the statuses from their old module.
+        (tree / "graders" / "status.py").write_text("from graders.jobs.status import *  # noqa: F403\n")
     return tree
 
 

@@ -86,7 +86,7 @@ _SUBMIT = re.compile(r'<form class="drill-form" method="post" action="/drills/([
 _SUBMISSION = re.compile(r'data-status="(\w+)" data-kind="\w+" data-submission="([0-9a-f-]+)"')
 _POLLING = re.compile(r'hx-get="/drills/submissions/[0-9a-f-]+/status/"')
 PENDING = {"queued", "running"}
-POLL_SECONDS = 0.3  # graders.views.POLL_MS: what the page's htmx does
+POLL_SECONDS = 0.3  # graders.web.views.POLL_MS: what the page's htmx does
 VERDICT_TIMEOUT = 120.0
 RIGHT_SHARE = 0.6  # share of submissions that send the drill's reference solution
 VERDICT_ROW = "submit -> verdict"
@@ -553,7 +553,7 @@ print("TIMES" + json.dumps({{
 
 
 def submission_times(env: dict[str, str], since: str) -> dict[str, Timing]:
-    """The verdict's server side, from the submissions' own timestamps (graders.models.Job)."""
+    """The verdict's server side, from the submissions' own timestamps (graders.jobs.tables.Job)."""
     return timings(manage_shell(env, SUBMISSION_TIMES.format(since=since), "TIMES"))
 
 

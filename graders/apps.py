@@ -8,11 +8,15 @@ class GradersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The job kinds (graders.jobs runs them by name) and the worker-process hooks (they fire only
-        # in Celery workers: a warm sandbox pool and a heartbeat in each process that runs jobs).
+        # The job kinds (graders.jobs.lifecycle runs them by name), the Celery tasks (autodiscovery looks
+        # for a graders.tasks module; the tasks keep that name but live in graders.jobs.tasks) and the
+        # worker-process hooks (they fire only in Celery workers: a warm sandbox pool and a heartbeat in
+        # each process that runs jobs).
         from cards import extensions
 
-        from . import examples, stats, verdicts, worker  # noqa: F401
+        from .jobs import tasks, worker  # noqa: F401
+        from .kinds import examples, verdicts  # noqa: F401
+        from .web import stats
 
         # Drill cards on the review page, and the drills' section of the stats page.
         extensions.register_review_part("drill", "graders/snippets/review_drill.html", replaces_answer=True)

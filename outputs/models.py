@@ -1,4 +1,4 @@
-"""One sandbox run of an output card's snippet: a job (``graders.jobs``), cached by what ran."""
+"""One sandbox run of an output card's snippet: a job (``graders.jobs.lifecycle``), cached by what ran."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import get_args
 from django.db import models
 
 from cards.models import Card
-from graders.models import Job, job_constraints
-from graders.status import JOB_DONE, PENDING, choices
+from graders.jobs.status import JOB_DONE, PENDING, choices
+from graders.jobs.tables import Job, job_constraints
 from outputs.snippets import GRADABLE_KINDS, RunKind
 
 OUTCOMES = get_args(RunKind)

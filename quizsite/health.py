@@ -97,7 +97,7 @@ def expected_workers() -> int:
     """Celery worker processes with a fresh heartbeat: each should answer the ping."""
     from django.utils import timezone
 
-    from graders.heartbeat import offline_after
+    from graders.jobs.heartbeat import offline_after
     from graders.models import GraderHeartbeat
 
     return GraderHeartbeat.objects.filter(seen_at__gte=timezone.now() - offline_after()).count()
@@ -114,7 +114,7 @@ def check_graders() -> CheckResult:
     """Every grading queue has a live grading process (heartbeats) and none reports a degraded pool."""
     from django.utils import timezone
 
-    from graders.heartbeat import grader_statuses
+    from graders.jobs.heartbeat import grader_statuses
 
     now = timezone.now()
     queues: dict[str, QueueReport] = {}

@@ -325,7 +325,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Grading. Submissions go to one queue per device. A worker consumes the GPU queue only when its sandbox
-# pool has a working GPU (graders.routing): without one a cuda submission waits, and the pages and /healthz
+# pool has a working GPU (graders.jobs.routing): without one a cuda submission waits, and the pages and /healthz
 # say "no GPU grader online". GRADER_CPU_FALLBACK=1 lets a worker without a GPU grade cuda drills on its CPU
 # (the verdict says cpu): for one host only (`make run` and the default docker compose set it), never on a
 # site with GPU workers elsewhere.

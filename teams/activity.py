@@ -26,8 +26,8 @@ from django.db.models import Min, Q, Subquery
 from django.utils import timezone
 
 from cards.models import CardState, Profile, ReviewLog
-from graders import progress
 from graders.models import Status, Submission
+from graders.rating import progress
 
 from .models import DailyActivity
 from .streaks import DAY_START_HOUR, NO_STREAK, day_bounds, learner_day, streak_before

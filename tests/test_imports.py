@@ -15,7 +15,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "api")
 # The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
-PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.status", "graders.drills.schema")
+PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
 
 
 def project_modules() -> dict[str, Path]:

@@ -2,7 +2,10 @@
 
 Pure Python, never Django or Celery. Loading drills needs no torch, so the web process and the
 import command can read them; the parts that make or compare tensors (``generate_cases``,
-``compare``) load torch on first use. ``graders.grading.grade`` puts the pieces together.
+``compare``) load torch on first use. ``graders.drills.grading.grade`` puts the pieces together.
+
+Read by the web process and ``import_drills`` (the drill files), run by the grading worker (``grading``:
+cases, the sandbox run, comparison, contract); ``python -m graders.drills.run`` grades files by hand.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ of grading them on the CPU; on a host with no GPU at all, a ``cuda`` pool is a C
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import dataclasses
@@ -245,7 +244,7 @@ class SandboxPool:
     def _packed_cases(self, cases: list[tuple[Any, ...]]) -> bytes:
         """The cases encoded once per list object: a drill's cases are the same for every learner.
 
-        ``graders.grading`` hands the same cached list for every submission of a (drill version, seed),
+        ``graders.drills.grading`` hands the same cached list for every submission of a (drill version, seed),
         and never changes it; the entry keeps the list alive, so its identity cannot be reused.
         """
         with self._cond:
@@ -449,25 +448,3 @@ def run_once(
             go_on=go_on,
             background=background,
         )
-
-
-_DEFAULT: dict[tuple[int, str], SandboxPool] = {}
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_pool(device: str = "cpu") -> SandboxPool:
-    """The process-wide pool for this device (created on first use; a forked worker gets its own)."""
-    key = (os.getpid(), device)
-    with _DEFAULT_LOCK:
-        pool = _DEFAULT.get(key)
-        if pool is None:
-            size = int(os.environ.get("SANDBOX_POOL_SIZE", "2")) if device == "cpu" else None
-            pool = _DEFAULT[key] = SandboxPool(size=size, device=device)
-        return pool
-
-
-@atexit.register
-def _close_defaults() -> None:
-    for (pid, _device), pool in list(_DEFAULT.items()):
-        if pid == os.getpid():
-            pool.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from graders.status import RUN_STATUSES
+from graders.jobs.status import RUN_STATUSES
 
-STATUSES = tuple(status.value for status in RUN_STATUSES)  # what a run ends in (graders.status)
+STATUSES = tuple(status.value for status in RUN_STATUSES)  # what a run ends in (graders.jobs.status)
 
 
 @dataclass(frozen=True)

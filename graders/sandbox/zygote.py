@@ -767,7 +767,7 @@ def _run(
     from graders.sandbox import child, policy
 
     if header.get("background"):
-        os.nice(19)  # a job nobody waits for (graders.grading.SeedReservoir): the learners' runners go first
+        os.nice(19)  # a job nobody waits for (graders.drills.grading.SeedReservoir): the learners' runners go first
 
     def overflow() -> None:
         """Past the output cap the job ends at once: a bare ``except:`` in the submission cannot go on."""

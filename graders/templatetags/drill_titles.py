@@ -7,7 +7,7 @@ from django import template
 from django.utils.html import strip_tags
 from django.utils.safestring import SafeString, mark_safe
 
-from graders.hub import title_html
+from graders.web.hub import title_html
 
 register = template.Library()
 

@@ -1,5 +1,5 @@
 """Drills and submissions through /api/v1/: no reference or hidden case ever leaves; submissions are
-made by graders.submissions.submit, the drill page's own use case (enqueued on commit), and only their
+made by graders.web.submissions.submit, the drill page's own use case (enqueued on commit), and only their
 owner can read them."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
-from graders import jobs, submissions, tasks
 from graders.drills.local import LocalRunner
+from graders.jobs import lifecycle as jobs
+from graders.jobs import tasks
+from graders.jobs.status import Status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
-from graders.status import Status
-from graders.verdicts import SUBMISSIONS
+from graders.web import submissions
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
 RIGHT = "def solution(x):\n    return x + 1\n"

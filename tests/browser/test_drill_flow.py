@@ -155,7 +155,7 @@ def test_it_grades_a_drill_from_the_review_queue_until_accepted(
 
 
 def reviewing_attempts(review: DrillReview) -> int:
-    from graders.reviews import review_attempts
+    from graders.rating.reviews import review_attempts
 
     return review_attempts(review).count()
 

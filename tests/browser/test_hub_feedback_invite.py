@@ -12,8 +12,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
-from graders.grading import ReferenceCache, grade
 from graders.models import Drill, Submission
 from teams import services
 from teams.models import Membership, Team

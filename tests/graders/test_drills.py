@@ -18,9 +18,9 @@ import pytest
 import torch
 
 from graders.drills import DRILLS_DIR, Case, Drill, DrillError, generate_cases, load_drills
+from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import parse_drill
-from graders.grading import ReferenceCache, grade
 
 SOLUTIONS = Path(__file__).parent / "solutions"
 NOTES = DRILLS_DIR.parent

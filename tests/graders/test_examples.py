@@ -11,11 +11,11 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from graders import jobs
 from graders.drills.local import LocalRunner
-from graders.examples import EXAMPLES, OUTPUT_CHARS, example_outputs, format_value
+from graders.jobs import lifecycle as jobs
+from graders.jobs.status import Status
+from graders.kinds.examples import EXAMPLES, OUTPUT_CHARS, example_outputs, format_value
 from graders.models import Drill, DrillExamples
-from graders.status import Status
 from tests.graders.conftest import drill_text
 
 pytestmark = pytest.mark.django_db

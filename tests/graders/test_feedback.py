@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from graders.drills.compare import REPR_CHARS, describe
+from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
-from graders.grading import ReferenceCache, grade
 from graders.models import Drill, Submission
 from tests.graders.conftest import WRONG, graded_submission
 

@@ -84,7 +84,7 @@ def test_it_grades_each_cuda_drill_on_the_gpu(slug: str, pool: SandboxPool) -> N
     """The reference and alternatives are accepted, every wrong answer (the GPU-only ones too) refused,
     every verdict on cuda: never internal_error on a working GPU."""
     from graders.drills import DRILLS_DIR, load_drills
-    from graders.grading import ReferenceCache, grade
+    from graders.drills.grading import ReferenceCache, grade
 
     drill, cache = load_drills(DRILLS_DIR)[slug], ReferenceCache()
     known = tomllib.loads((REPO / "tests" / "graders" / "solutions" / f"{slug}.toml").read_text(encoding="utf-8"))

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
+from graders.drills.grading import HIDDEN_FAILED, ReferenceCache, SeedReservoir, grade
 from graders.drills.local import LocalRunner
-from graders.grading import HIDDEN_FAILED, ReferenceCache, SeedReservoir, grade
 from graders.sandbox.results import CaseResult
 from graders.sandbox.results import RunResult as RealRunResult
 

@@ -11,9 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from graders.hub import title_html
+from graders.jobs.status import Status
 from graders.models import Drill, Submission
-from graders.status import Status
+from graders.web.hub import title_html
 from tests.graders.conftest import drill_text, graded_submission
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 Grading runs in this process through ``graders.drills.local.LocalRunner`` (trusted test code
 only); the real sandbox pool and a real worker are exercised in test_integration.py. Submissions
 are the kind under test; tests/graders/test_examples.py and tests/outputs run the other kinds
-through the same ``graders.jobs.process``.
+through the same ``graders.jobs.lifecycle.process``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from cards.models import TouchedDay
-from graders import jobs, reviews, submissions
 from graders.drills.local import LocalRunner
-from graders.jobs import Outcome
+from graders.jobs import lifecycle as jobs
+from graders.jobs.lifecycle import Outcome
+from graders.jobs.status import Status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
-from graders.status import Status
-from graders.verdicts import SUBMISSIONS
+from graders.rating import reviews
+from graders.web import submissions
 from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG
 
@@ -94,7 +96,7 @@ def test_it_keeps_a_submission_queued_when_the_broker_is_down(
     with (
         celery_broker("redis://127.0.0.1:1/0"),
         published_tasks() as sent,
-        caplog.at_level(logging.ERROR, logger="graders.tasks"),
+        caplog.at_level(logging.ERROR, logger="graders.jobs.tasks"),
     ):
         callbacks[0]()  # returns: the learner's submit is not turned into a server error
     assert sent == []
@@ -219,7 +221,7 @@ def test_it_records_a_failed_task_as_internal_error(learner: User, drill: Drill)
 
 
 def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
-    from graders.tasks import reap
+    from graders.jobs.tasks import reap
 
     old = timezone.now() - timedelta(hours=1)
     lost_message = queued(learner, drill)
@@ -237,7 +239,7 @@ def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
 
 def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner: User, drill: Drill) -> None:
     """A fresh queued row (its message may have died with the worker) and a fresh claim of a dead process."""
-    from graders.tasks import reap
+    from graders.jobs.tasks import reap
 
     host = jobs._process_identity(0).split(":")[0]
     just_queued = queued(learner, drill)
@@ -258,10 +260,10 @@ def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner
 
 
 def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None:
-    from graders.tasks import run_job
+    from graders.jobs.tasks import run_job
 
     sub = queued(learner, drill, WRONG)
-    with mock.patch("graders.tasks.get_pool", return_value=LocalRunner()):
+    with mock.patch("graders.jobs.tasks.get_pool", return_value=LocalRunner()):
         result = run_job.apply(args=["submission", sub.pk])
     assert result.get() == Status.WRONG_ANSWER
     sub.refresh_from_db()
@@ -286,7 +288,7 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 
     sub = queued(learner, drill)
     with (
-        mock.patch("graders.jobs._finish", side_effect=OperationalError("database is locked")),
+        mock.patch("graders.jobs.lifecycle._finish", side_effect=OperationalError("database is locked")),
         pytest.raises(OperationalError),
     ):
         grade(sub)  # the task's autoretry would send it again
@@ -299,14 +301,14 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 
 def test_it_makes_reference_outputs_for_a_batch_of_fresh_seeds_at_once(learner: User, drill: Drill) -> None:
     """Every attempt has a seed of its own; the references for four seeds come from one run of the reference."""
-    from graders.grading import SeedReservoir
-    from graders.grading import grade as grade_code
+    from graders.drills.grading import SeedReservoir
+    from graders.drills.grading import grade as grade_code
 
     runner = LocalRunner()
     subs = [queued(learner, drill, HIDDEN_WRONG) for _ in range(5)]
     grade_code(drill.spec, RIGHT, seed=0, runner=runner, visible_only=True)  # the examples' reference, cached
     with (
-        mock.patch("graders.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4, background=False)),
+        mock.patch("graders.drills.grading.DEFAULT_RESERVOIR", SeedReservoir(batch=4, background=False)),
         mock.patch.object(runner, "run", wraps=runner.run) as run,
     ):
         for sub in subs:
@@ -321,7 +323,7 @@ def test_it_never_stores_an_accepted_verdict_without_its_rating(learner: User, d
 
     sub = queued(learner, drill)
     with (
-        mock.patch("graders.reviews.rate_accepted", side_effect=RuntimeError("rating broke")),
+        mock.patch("graders.rating.reviews.rate_accepted", side_effect=RuntimeError("rating broke")),
         pytest.raises(RuntimeError),
     ):
         grade(sub)
@@ -373,8 +375,8 @@ def test_it_grades_against_the_stored_drill_once_the_drill_has_moved_on(learner:
 
 def test_each_attempt_gets_hidden_cases_of_its_own_seed_and_keeps_it(learner: User, drill: Drill) -> None:
     """Attempts of one review share its seed (the grouping) but never their hidden cases (issue 24)."""
-    from graders.grading import ReferenceCache
-    from graders.grading import grade as grade_code
+    from graders.drills.grading import ReferenceCache
+    from graders.drills.grading import grade as grade_code
 
     first, second = queued(learner, drill, HIDDEN_WRONG), queued(learner, drill, HIDDEN_WRONG)
     assert first.seed == second.seed and first.cases_seed is None

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cards.models import CardState
+from graders.jobs.status import VERDICTS, Status
 from graders.models import Drill, DrillReview, Submission
-from graders.progress import DrillFacts, DrillStatus, drill_status, learner_facts
-from graders.status import VERDICTS, Status
+from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
 from tests.graders.conftest import graded_submission
 
 TODAY = date(2026, 11, 25)
@@ -102,6 +102,6 @@ def test_it_reads_the_due_day_of_a_rated_card_only(learner: User, drill: Drill) 
 
 
 def test_the_verdict_ranking_covers_every_verdict() -> None:
-    from graders.progress import VERDICT_RANK
+    from graders.rating.progress import VERDICT_RANK
 
     assert set(VERDICT_RANK) == set(VERDICTS) - {Status.INTERNAL_ERROR} and VERDICT_RANK[Status.ACCEPTED] == 0

@@ -1,10 +1,10 @@
-"""The verdict -> SM-2 quality table (graders/quality.py), one test per row. Pure: no database."""
+"""The verdict -> SM-2 quality table (graders/rating/quality.py), one test per row. Pure: no database."""
 
 from __future__ import annotations
 
 import pytest
 
-from graders.quality import DrillResult, accepted_quality, drill_quality
+from graders.rating.quality import DrillResult, accepted_quality, drill_quality
 
 
 def test_it_rates_an_acceptance_on_the_first_submission_5() -> None:

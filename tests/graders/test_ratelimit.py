@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graders.models import Drill, Submission
-from graders.submissions import RateLimit, check_rate
+from graders.web.submissions import RateLimit, check_rate
 
 pytestmark = pytest.mark.django_db
 

@@ -14,12 +14,12 @@ from django.utils import timezone
 
 from cards import review as reviewing
 from cards.models import Card, CardState
-from graders import reviews
 from graders.drills.cases import generate_cases
+from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import load_drill
-from graders.grading import ReferenceCache, grade
 from graders.models import Drill, DrillReview
+from graders.rating import reviews
 from tests.cards.factories import make_card
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""``python -m graders.run``: JSON lines per file, exit code 0 whatever the verdicts, non-zero for misuse."""
+"""``python -m graders.drills.run``: JSON lines per file, exit code 0 whatever the verdicts, non-zero for misuse."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graders.drills.local import LocalRunner
-from graders.run import main
+from graders.drills.run import main
 
 ROOT = Path(__file__).resolve().parents[2]
 RIGHT = "import torch\n\ndef solution(x):\n    return torch.flip(x, [0])\n"
@@ -59,7 +59,7 @@ def test_it_fails_for_a_broken_drill_folder(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "graders.run", *args]
+    command = [sys.executable, "-m", "graders.drills.run", *args]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
 
 

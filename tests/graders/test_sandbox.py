@@ -169,7 +169,7 @@ def test_a_runner_that_owns_its_process_still_returns_one_message_per_phase(pool
     forged = "def solution(x):\n    return {'message': 'input ' + str(x), 'stdout': str(x)}\n"
     result = pool.run(forged, "solution", [(3,)], hidden=[(424242,)])
     assert result.hidden_status == "ok" and result.stdout == "" and result.message == ""
-    assert result.hidden[0].error is None  # its value is compared, never shown (graders.grading)
+    assert result.hidden[0].error is None  # its value is compared, never shown (graders.drills.grading)
 
 
 def test_it_reports_a_runtime_error_with_the_learners_lines(pool: SandboxPool) -> None:

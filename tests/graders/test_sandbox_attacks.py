@@ -19,7 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from graders.grading import HIDDEN_STATUSES  # noqa: E402
+from graders.drills.grading import HIDDEN_STATUSES  # noqa: E402
 from graders.sandbox import Limits, RunResult, SandboxPool, policy, wire  # noqa: E402
 from graders.sandbox.forkserver import PROJECT_ROOT  # noqa: E402
 from graders.sandbox.results import CaseResult  # noqa: E402

@@ -17,10 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
-from graders import jobs
+from graders.jobs import lifecycle as jobs
+from graders.jobs.status import Status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillReview, GraderHeartbeat, Submission
-from graders.status import Status
-from graders.verdicts import SUBMISSIONS
 from tests.graders.conftest import RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db

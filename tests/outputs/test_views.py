@@ -11,9 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import Card, CardState, Note, ReviewLog, TouchedDay
-from graders import jobs
+from graders.jobs import lifecycle as jobs
+from graders.jobs.status import Status
 from graders.models import GraderHeartbeat
-from graders.status import Status
 from outputs import runs
 from outputs.models import SnippetRun
 
@@ -239,7 +239,7 @@ def test_it_grades_through_a_real_worker(workers: object, transactional_db: None
     workers.current  # noqa: B018 - starts one when none is running
     from django.conf import settings
 
-    from graders.heartbeat import grader_status
+    from graders.jobs.heartbeat import grader_status
 
     deadline = time.monotonic() + 30
     # The worker beats once it has started; on a loaded machine a beat can come late, so wait until

@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from cards.models import Profile, ReviewLog, TouchedDay
 from cards.touched import touch
-from graders import jobs
+from graders.jobs import lifecycle as jobs
+from graders.jobs.status import Status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
-from graders.status import Status
-from graders.verdicts import SUBMISSIONS
 from teams import boards, services
 from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity

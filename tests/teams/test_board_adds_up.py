@@ -1,7 +1,7 @@
 """The board's numbers equal what the learner's own submissions and reviews say, over a realistic week.
 
 Computed both ways: the board (the live rollup, refreshed by the tasks that reviews and verdicts
-queue, then ``compute_rows``) and straight from the rows (``ReviewLog``, and ``graders.progress``, the
+queue, then ``compute_rows``) and straight from the rows (``ReviewLog``, and ``graders.rating.progress``, the
 hub's own definition of solved and first try).
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from cards.models import ReviewLog
-from graders import jobs
+from graders.jobs import lifecycle as jobs
+from graders.jobs.status import Status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
-from graders.progress import learner_facts
-from graders.status import Status
-from graders.verdicts import SUBMISSIONS
+from graders.rating.progress import learner_facts
 from teams import boards
 from teams.activity import rebuild_user, refresh_day
 from teams.models import DailyActivity

@@ -26,9 +26,9 @@ from cards.ingest.markdown import shared_parser
 from cards.ingest.sections import PATH_SEPARATOR
 from cards.ingest.slugs import note_slug, plain_anchor
 from cards.models import Card, Note
-from graders import examples
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, load_drills
+from graders.kinds import examples
 from graders.models import Drill
 
 CARD_KEY_MAX = 64

@@ -19,8 +19,9 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from graders import jobs, tasks
-from graders.status import Status
+from graders.jobs import lifecycle as jobs
+from graders.jobs import tasks
+from graders.jobs.status import Status
 from outputs import runs, verify
 from outputs.models import SnippetRun
 
@@ -82,10 +83,10 @@ class Command(BaseCommand):
         return ids
 
     def _run(self, ids: list[int], verbosity: int) -> None:
-        """In this process's default sandbox pool (SANDBOX_POOL_SIZE children), closed when the process exits."""
-        from graders.sandbox import default_pool
+        """In this process's CPU sandbox pool (GRADER_POOL_SIZE children), closed when the process exits."""
+        from graders.jobs.warm_pool import get_pool
 
-        pool = default_pool("cpu")
+        pool = get_pool("cpu")
         pool.warm()
         for number, run_id in enumerate(ids, start=1):
             status = jobs.process(runs.SNIPPETS, run_id, pool, worker="check_notes").status

@@ -1,8 +1,8 @@
 """Grading a submission as a job (the worker side): run it, record the verdict, rate the drill card.
 
-The lifecycle is ``graders.jobs``'; this kind supplies only how a submission runs and what recording
+The lifecycle is ``graders.jobs.lifecycle``'; this kind supplies only how a submission runs and what recording
 its verdict means: in the transaction that records an accepted attempt, the drill card is rated
-(``graders.reviews.rate_accepted``) and the learner day it lands on is marked for the teams rollup
+(``graders.rating.reviews.rate_accepted``) and the learner day it lands on is marked for the teams rollup
 (``cards.touched``), so neither a page nor a board can see the verdict without the other.
 """
 
@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 from cards.models import Profile
 from cards.review import learner_today
 from cards.touched import touch
-from graders import reviews
-from graders.jobs import Finished, Infrastructure, register
+from graders.jobs.lifecycle import Finished, Infrastructure, register
+from graders.jobs.status import VERDICTS, Status
 from graders.models import Submission, grading_drill
-from graders.status import VERDICTS, Status
+from graders.rating import reviews
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class SubmissionKind:
     def run(self, job: Submission, pool: Any, *, worker: str) -> Finished:
         """Grade against the stored drill version; an attempt on hidden cases of a fresh seed (kept on the row,
         so re-grading reproduces it), an example run on the examples alone. Our own failures raise."""
-        from graders.grading import ReferenceFailure, grade
+        from graders.drills.grading import ReferenceFailure, grade
 
         started = time.perf_counter()
         seed = job.cases_seed if job.is_attempt else job.seed

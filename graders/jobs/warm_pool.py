@@ -1,12 +1,16 @@
-"""This process's warm sandbox pool: one per process that runs grading tasks.
+"""This process's warm sandbox pool: one per process that runs sandbox jobs (a worker, the notes check).
+
+The one place a pool for jobs is built, and ``GRADER_POOL_SIZE`` the one setting that sizes a CPU pool (the
+sandbox is pure Python and reads no Django settings).
 
 Why per process and built once: starting sandbox children (each imports torch) takes seconds, so it
-happens when a worker process starts (``graders.worker``), never on a learner's clock; a pool built
+happens when a worker process starts (``graders.jobs.worker``), never on a learner's clock; a pool built
 in a parent would share its pipes with every forked child, so a forked process builds its own.
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -42,14 +46,16 @@ def worker_device() -> str:
     return "cuda" if host_has_gpu() else "cpu"
 
 
-def get_pool() -> SandboxPool:
-    """This process's warm pool, built on first use (and rebuilt after a fork)."""
+def get_pool(device: str | None = None) -> SandboxPool:
+    """This process's warm pool, built on first use (and rebuilt after a fork) on ``device``, by default
+    ``worker_device()``; the notes check asks for a CPU pool. A process uses one device: ``device`` counts
+    only when the pool is built."""
     global _pool, _pool_pid
     with _lock:
         if _pool is None or _pool_pid != os.getpid():
             from graders.sandbox import SandboxPool
 
-            device = worker_device()
+            device = device or worker_device()
             # A GPU pool sizes itself from the cores and the GPU's memory (SANDBOX_GPU_POOL_SIZE overrides).
             _pool = SandboxPool(size=settings.GRADER_POOL_SIZE if device == "cpu" else None, device=device)
             _pool_pid = os.getpid()
@@ -63,6 +69,7 @@ def current_pool() -> SandboxPool | None:
         return _pool if _pool is not None and _pool_pid == os.getpid() else None
 
 
+@atexit.register  # a process that is not a worker (the notes check) closes its pool when it exits
 def close_pool() -> None:
     global _pool
     with _lock:

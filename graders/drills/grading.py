@@ -23,8 +23,8 @@ from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
 from graders.drills.schema import Drill, DrillError, DrillLimits
+from graders.jobs.status import VERDICTS
 from graders.sandbox.results import RunResult
-from graders.status import VERDICTS
 
 MESSAGE_CHARS = 4000
 
@@ -331,7 +331,7 @@ def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: 
         "memory_mb": 0.0,
         "stdout": "",
     }
-    verdict.update(extra)
+    verdict.update(extra)  # type: ignore[typeddict-item]  # the callers pass Verdict keys by name
     return verdict
 
 

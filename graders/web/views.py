@@ -1,7 +1,7 @@
 """The drill page, submissions and their live verdicts, history, reference, give up and move on.
 
 Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
-otherwise), a form, one call into ``graders.reviews`` / ``graders.submissions``, then a redirect
+otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.submissions``, then a redirect
 or one template. With JavaScript the verdict fragment polls itself every 300 ms (htmx); without
 it the submission page refreshes itself until the verdict is final.
 """
@@ -25,14 +25,16 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from cards.models import CardState
 from cards.rendering import render_markdown
 from cards.review import get_profile, learner_today
-from graders import examples, reviews, submissions
-from graders import hub as drill_hub
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
-from graders.forms import SubmissionForm
-from graders.heartbeat import grader_status
+from graders.jobs.heartbeat import grader_status
+from graders.kinds import examples
 from graders.models import Difficulty, Drill, DrillExamples, DrillReview, Submission
-from graders.progress import DrillStatus
+from graders.rating import reviews
+from graders.rating.progress import DrillStatus
+from graders.web import hub as drill_hub
+from graders.web import submissions
+from graders.web.forms import SubmissionForm
 
 POLL_MS = 300
 # While no grader is alive the pending fragment polls this slowly: nothing changes until one is back.
@@ -160,7 +162,7 @@ def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @login_required
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
-    """Steps: 1. the form  2. ``graders.submissions.submit`` (size, rate limit, review seed, store, enqueue)."""
+    """Steps: 1. the form  2. ``graders.web.submissions.submit`` (size, rate limit, review seed, store, enqueue)."""
     drill = _get_drill(slug)
     form = SubmissionForm(request.POST, max_bytes=submissions.code_limit(drill))
     if not form.is_valid():

@@ -1,4 +1,4 @@
-"""Is a grader alive for this queue? Read from the heartbeats the workers write (``graders.worker``).
+"""Is a grader alive for this queue? Read from the heartbeats the workers write (``graders.jobs.worker``).
 
 The drill and output-card pages ask while a job waits, so a learner reads "the grader is offline
 (for 3 minutes)", or for a cuda drill "no GPU grader online", instead of an endless spinner; ``/healthz``
@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from graders.models import GraderHeartbeat
-from graders.routing import NO_GPU_GRADER
+from graders.jobs.routing import NO_GPU_GRADER
+from graders.jobs.tables import GraderHeartbeat
 
 RECENT_ROWS = 50  # heartbeats read per question: more processes than this beat within seconds of each other
 

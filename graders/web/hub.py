@@ -1,7 +1,7 @@
 """The drill hub's rows and filters: every active drill with the learner's own standing on it.
 
 A constant number of queries whatever the number of drills: the drills with their notes (one),
-the learner's facts (``graders.progress``: three). Filtering happens on the built rows, since the
+the learner's facts (``graders.rating.progress``: three). Filtering happens on the built rows, since the
 status is derived and the list is a few hundred drills at most.
 """
 
@@ -16,9 +16,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import strip_tags
 
 from cards.rendering import render_markdown
+from graders.jobs.status import LABELS
 from graders.models import Difficulty, Drill
-from graders.progress import DrillFacts, DrillStatus, drill_status, learner_facts
-from graders.status import LABELS
+from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
 
 _PARAGRAPH = re.compile(r"^\s*<p>(.*)</p>\s*$", re.DOTALL)
 QUERY_CHARS = 200

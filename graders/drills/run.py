@@ -1,6 +1,6 @@
 """Grade files against a drill from the command line, through the sandbox.
 
-For drill authors and for checking a drill by hand: ``python -m graders.run --drill SLUG FILE [FILE ...]``
+For drill authors and for checking a drill by hand: ``python -m graders.drills.run --drill SLUG FILE [FILE ...]``
 prints one JSON object per file (``file``, ``status``, ``tests`` and the rest of the verdict). The exit
 code is 0 whatever the verdicts are; it is non-zero only for a usage error, an unknown drill or a drill
 folder that does not load, so scripts can tell "the tool failed" from "the code is wrong".
@@ -21,7 +21,7 @@ EXIT_USAGE = 2
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m graders.run", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m graders.drills.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--drill", required=True, help="the drill's slug, e.g. reverse-1d")
     parser.add_argument("files", nargs="+", type=Path, help="Python files to grade")
     parser.add_argument("--drills-dir", type=Path, default=DRILLS_DIR, help="where the drill files live")
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None, *, make_runner: Callable[[str], Any] = _
     if missing:
         print(f"error: no such file: {', '.join(missing)}", file=sys.stderr)
         return EXIT_USAGE
-    from graders.grading import grade
+    from graders.drills.grading import grade
 
     device = args.device or ("cuda" if drill.device == "cuda" and _has_cuda() else "cpu")
     runner = make_runner(device)

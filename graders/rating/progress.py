@@ -15,8 +15,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Min, Q, QuerySet
 
 from cards.models import CardState
+from graders.jobs.status import VERDICTS, Status
 from graders.models import DrillReview, Submission
-from graders.status import VERDICTS, Status
 
 
 class DrillStatus(StrEnum):

@@ -2,9 +2,12 @@
 
 Delivery guarantees come from the broker settings (acks_late, prefetch 1): a
 message is acknowledged only after the task returns, so a worker killed mid-job leaves its message to be
-delivered again. Exactly-once *results* come from the database claim in ``graders.jobs``, not from the
+delivered again. Exactly-once *results* come from the database claim in ``graders.jobs.lifecycle``, not from the
 broker. Work is sent with ``enqueue_on_commit``: after the row is committed, and never as a server
 error when the broker is away (the row stays queued and the reaper sends it again).
+
+The tasks keep the names they had when this module was ``graders.tasks``: the settings' routes and beat
+schedule, and messages already on the queues, name them.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from graders import jobs, routing
-from graders.heartbeat import offline_queues
-from graders.models import Job
-from graders.pool import get_pool
-from graders.status import Status
+from graders.jobs import lifecycle as jobs
+from graders.jobs import routing
+from graders.jobs.heartbeat import offline_queues
+from graders.jobs.status import Status
+from graders.jobs.tables import Job
+from graders.jobs.warm_pool import get_pool
 
 logger = logging.getLogger(__name__)
 J = TypeVar("J", bound=Job)
@@ -108,7 +112,7 @@ def run_job(self: Task, kind_name: str, pk: int) -> str:
 
 def takes_from(pool: Any, queue: str | None) -> bool:
     """May this worker run a job that came from ``queue``? Not a GPU job without a working GPU (the
-    consumer rules in ``graders.worker`` keep such jobs away; this holds even if one slips through)."""
+    consumer rules in ``graders.jobs.worker`` keep such jobs away; this holds even if one slips through)."""
     if queue != settings.GRADER_QUEUE_GPU or settings.GRADER_CPU_FALLBACK:
         return True
     return routing.gpu_works(pool.health())

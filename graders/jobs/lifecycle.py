@@ -1,7 +1,7 @@
 """One lifecycle for all background sandbox work: claim, run, finish, requeue, and what the reaper re-sends.
 
 Every kind of job (a drill submission, a drill's example outputs, an output card's snippet run) is a row
-of a model derived from ``graders.models.Job`` plus a ``JobKind`` that says how to run it. The database
+of a model derived from ``graders.jobs.tables.Job`` plus a ``JobKind`` that says how to run it. The database
 side of a worker is here; the Celery task (``graders.tasks.run_job``) only calls ``process``.
 
 One delivery of a job, in ``process``:
@@ -35,8 +35,8 @@ from django.db import connections, router, transaction
 from django.db.models import F, Model, Q
 from django.utils import timezone
 
-from graders.models import Job
-from graders.status import PENDING, Status
+from graders.jobs.status import PENDING, Status
+from graders.jobs.tables import Job
 from quizsite.prepared import Converters, converted
 
 logger = logging.getLogger(__name__)

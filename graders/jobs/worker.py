@@ -2,13 +2,13 @@
 threads (``CELERY_WORKER_POOL``), started once the worker is ready.
 
 The heartbeat (a ``GraderHeartbeat`` row written every ``GRADER_HEARTBEAT_SECONDS``) is what lets the
-pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.heartbeat``
+pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.jobs.heartbeat``
 reads it). It carries the sandbox pool's own health (``SandboxPool.health``), so a GPU queue whose runners
 cannot get CUDA, or a fork server that cannot start, shows as degraded; the heartbeat also logs each
 change of that state, so the worker's log says at start what its pool got. On start the worker also asks
 the reaper to re-send jobs whose messages were lost.
 
-Routing by device (``graders.routing``): once ``-Q`` is applied, a worker whose pool has no GPU drops the
+Routing by device (``graders.jobs.routing``): once ``-Q`` is applied, a worker whose pool has no GPU drops the
 GPU queue (unless ``GRADER_CPU_FALLBACK``), so it never takes a cuda job; a GPU worker whose runners lose
 CUDA stops consuming it at the next heartbeat and starts again once they have it back.
 """
@@ -29,9 +29,9 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
-from graders import routing, tasks
-from graders.models import GraderHeartbeat
-from graders.pool import close_pool, current_pool, get_pool, worker_device
+from graders.jobs import routing, tasks
+from graders.jobs.tables import GraderHeartbeat
+from graders.jobs.warm_pool import close_pool, current_pool, get_pool, worker_device
 from graders.sandbox.gpu import host_has_gpu
 
 logger = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def import_grading_modules() -> None:
     """
     import graders.drills.cases
     import graders.drills.compare
-    import graders.grading  # noqa: F401
+    import graders.drills.grading  # noqa: F401
 
     # torch and Django are about half a million objects that live as long as the process: the
     # collector's full passes need not walk them between two verdicts.

@@ -3,7 +3,7 @@
 A drill card is rated by the grader, never by buttons: the review (``DrillReview``) ends
 
 1. when a ``submit`` submission is accepted: ``rate_accepted`` rates the card 5 / 4 / 3 by attempts
-   and reference use (``graders.quality``), in the transaction that records the verdict;
+   and reference use (``graders.rating.quality``), in the transaction that records the verdict;
 2. when the learner moves on after a final non-accepted verdict: rated by that verdict (2, 1 or 0);
 3. when the learner gives up: rated 0.
 
@@ -26,9 +26,9 @@ from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
 from cards.review import Outcome, get_profile, learner_today, record_graded
+from graders.jobs.status import Status
 from graders.models import Drill, DrillReview, Submission
-from graders.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
-from graders.status import Status
+from graders.rating.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
 from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)

@@ -21,8 +21,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from graders import reviews, tasks
+from graders.jobs import tasks
 from graders.models import Drill, Submission
+from graders.rating import reviews
 from quizsite.prepared import Prepared
 
 

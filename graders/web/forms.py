@@ -7,11 +7,11 @@ from typing import Any
 from django import forms
 
 from graders.models import Submission
-from graders.submissions import code_problem
+from graders.web.submissions import code_problem
 
 
 class SubmissionForm(forms.Form):
-    """Refuses code the submit use case would refuse (``graders.submissions.code_problem``), with the form."""
+    """Refuses code the submit use case would refuse (``graders.web.submissions.code_problem``), with the form."""
 
     code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}))
     kind = forms.ChoiceField(choices=Submission.Kind.choices, initial=Submission.Kind.SUBMIT)

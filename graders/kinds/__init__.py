@@ -1,0 +1,7 @@
+"""The drills' job kinds (worker process): what a job of each kind runs and what finishing it records.
+
+``verdicts``: a submission is graded against the stored drill, its verdict recorded and, for an accepted
+attempt, the drill card rated in the same transaction. ``examples``: a drill's example outputs, asked for by
+the web and the import command (a row sent after commit), computed by a worker from the reference.
+The lifecycle around both is ``graders.jobs``'; each kind registers itself by name (``GradersConfig.ready``).
+"""
