@@ -1,30 +1,42 @@
-"""Read queries of the verdict path whose SQL Django builds once.
+"""The verdict path's SQL, built once: the one place where this project goes under the ORM.
 
 Django compiles a queryset into SQL every time it runs it: ~0.35 ms of Python per query on a 2-core
 machine, eight times what SQLite takes to answer an indexed lookup. A submission's path runs the same
-few queries with new values each time (the rate-limit window, the card's state, the open review, the
-drill's version). ``Prepared`` compiles such a query once per database, with stand-in values it can
-find again among the statement's parameters, then binds each call's values there and returns what the
-queryset itself would (model instances, ``values_list`` tuples or flat values) through the same
-field converters.
+few statements with new values each time:
 
-Only what is a parameter can change between calls: ints, strings, dates and datetimes. A value that
-changes the statement's shape (``None`` becomes ``IS NULL``, a list's length, a slice) belongs in the
-query's definition, not in its values.
+- reads (the rate-limit window, the card's state, the open review, the drill's version): ``Prepared``
+  compiles such a query once per database, with stand-in values it can find again among the statement's
+  parameters, then binds each call's values there and returns what the queryset itself would (model
+  instances, ``values_list`` tuples or flat values) through the same field converters. Only what is a
+  parameter can change between calls: ints, strings, dates and datetimes. A value that changes the
+  statement's shape (``None`` becomes ``IS NULL``, a list's length, a slice) belongs in the query's
+  definition, not in its values;
+- writes (a job's claim and finish, ``graders.jobs.lifecycle``): ``update_where`` is
+  ``filter(pk=..., **where).update(**values)`` without building a query, and ``update_returning`` the
+  claim's conditional update that returns the row it claimed (one statement instead of an update and a
+  read).
+
+Why this exists, measured (bench/grading.py, the issue-13 command, four trees interleaved three times on
+2026-11-28; docs/performance.md, "Under the ORM"): with ``Prepared`` replaced by the querysets, a
+verdict's claimed-to-final time grew 0.6-0.7 ms and the web side's CPU 0.7-1.5 ms per verdict; with the
+claim and finish through the ORM (an update and a get; ``QuerySet.update``), claimed-to-final grew
+1.0-1.3 ms. Both are over the 0.2 ms per verdict below which a trick is not worth its reading.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.db import connections, router
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.db.models.query import FlatValuesListIterable, ModelIterable, ValuesListIterable
 
 T = TypeVar("T")
+M = TypeVar("M", bound=Model)
 
 
 def _stand_in(value: object, index: int, variant: int) -> object:
@@ -196,3 +208,98 @@ def _result(statement: _Statement, alias: str, connection: Any, row: tuple[Any, 
     if statement.shape == "model":
         return statement.model.from_db(alias, statement.columns, values)
     return values[0] if statement.shape == "flat" else tuple(values)
+
+
+# ------------------------------------------------------------------------------------------------ writes
+
+
+def update_where(model: type[Model], pk: Any, values: dict[str, Any], where: dict[str, Any]) -> int:
+    """``UPDATE ... SET values WHERE pk AND where``: the rows changed (0 or 1).
+
+    What ``Model.objects.filter(pk=pk, **where).update(**values)`` does, without building a query: the
+    statement is built once per model, database and names, and each value goes through its field's own
+    conversion (JSON, datetimes), as ``QuerySet.update`` would.
+    """
+    connection = connections[router.db_for_write(model)]
+    statement = _update_statement(model, connection.alias, tuple(values), tuple(where), "", "", False)
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.bind(values, pk, where, None, connection))
+        return int(cursor.rowcount)
+
+
+def update_returning(
+    model: type[M], pk: Any, values: dict[str, Any], where: dict[str, Any], *, increment: str, below: tuple[str, int]
+) -> M | None:
+    """``UPDATE ... SET values, increment = increment + 1 WHERE pk AND where AND below[0] < below[1] RETURNING *``:
+    the row as it is now, or None when no row matched or the database cannot return rows from an update
+    (SQLite before 3.35: the caller takes the ORM's way, a conditional update and a read)."""
+    connection = connections[router.db_for_write(model)]
+    if not returns_from_update(connection.vendor):
+        return None
+    statement = _update_statement(model, connection.alias, tuple(values), tuple(where), increment, below[0], True)
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.bind(values, pk, where, below[1], connection))
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    return model.from_db(connection.alias, statement.columns, converted(row, statement.converters, connection))
+
+
+def returns_from_update(vendor: str) -> bool:
+    import sqlite3
+
+    return vendor == "postgresql" or (vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))
+
+
+@dataclass(frozen=True)
+class _Update:
+    sql: str
+    assigned: list[tuple[str, Any]]  # (name as given, field) SET from values, in order
+    matched: list[tuple[str, Any]]  # (name as given, field) of the WHERE after the primary key, in order
+    columns: list[str]  # with RETURNING: every concrete field's attname, in the row's order
+    converters: Converters
+
+    def bind(
+        self, values: dict[str, Any], pk: Any, where: dict[str, Any], limit: int | None, connection: Any
+    ) -> list[Any]:
+        params = [f.get_db_prep_save(values[name], connection) for name, f in self.assigned]
+        params.append(pk)
+        params += [f.get_db_prep_save(where[name], connection) for name, f in self.matched]
+        return params if limit is None else [*params, limit]
+
+
+@functools.cache
+def _update_statement(
+    model: type[Model],
+    alias: str,
+    assigned: tuple[str, ...],
+    matched: tuple[str, ...],
+    increment: str,
+    below: str,
+    returning: bool,
+) -> _Update:
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    meta = model._meta
+    set_fields = [(name, meta.get_field(name)) for name in assigned]
+    where_fields = [(name, meta.get_field(name)) for name in matched]
+    assignments = [f"{quote(f.column)} = %s" for _, f in set_fields]
+    if increment:
+        column = quote(meta.get_field(increment).column)
+        assignments.append(f"{column} = {column} + 1")
+    conditions = [f"{quote(meta.pk.column)} = %s"] + [f"{quote(f.column)} = %s" for _, f in where_fields]
+    if below:
+        conditions.append(f"{quote(meta.get_field(below).column)} < %s")
+    sql = f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
+    columns: list[str] = []
+    converters: Converters = {}
+    if returning:
+        fields = list(meta.concrete_fields)
+        sql += f" RETURNING {', '.join(quote(f.column) for f in fields)}"
+        columns = [f.attname for f in fields]
+        for index, f in enumerate(fields):
+            expression = f.get_col(meta.db_table)
+            functions = connection.ops.get_db_converters(expression) + f.get_db_converters(connection)
+            if functions:
+                converters[index] = (functions, expression)
+    return _Update(sql, set_fields, where_fields, columns, converters)

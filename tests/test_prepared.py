@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from cards.models import CardState
-from quizsite.prepared import Prepared
+from quizsite.prepared import Prepared, returns_from_update, update_returning, update_where
 from tests.cards.factories import make_card, make_user
 from tests.cards.stats_factories import make_state
 
@@ -169,3 +169,60 @@ class PreparedConstantTests(TestCase):
         query = Prepared(lambda user_id, n: CardState.objects.filter(user_id=user_id, repetitions=n))
         assert [row.pk for row in query.all(user_id=user.pk, n=7)] == [state.pk]
         assert query.all(user_id=user.pk, n=8) == []
+
+
+class PreparedUpdateTests(TestCase):
+    """The job lifecycle's two writes (``update_where``: finish; ``update_returning``: claim)."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.ada, cls.bob = make_user(), make_user()
+        cls.card = make_card()
+
+    def setUp(self) -> None:
+        self.state = make_state(self.ada, self.card, due=DAY, easiness=Decimal("2.36"), lapses=0)
+
+    def test_it_changes_the_row_only_when_every_condition_holds(self) -> None:
+        seen = datetime(2026, 11, 27, 8, 30, tzinfo=UTC)
+        changes = {"easiness": Decimal("1.30"), "last_reviewed_at": seen, "buried_until": None}
+        assert update_where(CardState, self.state.pk, changes, {"user_id": self.bob.pk}) == 0
+        assert CardState.objects.get(pk=self.state.pk).easiness == Decimal("2.36")
+        with self.assertNumQueries(1):
+            assert update_where(CardState, self.state.pk, changes, {"user_id": self.ada.pk, "due": DAY}) == 1
+        after = CardState.objects.get(pk=self.state.pk)
+        assert (after.easiness, after.last_reviewed_at, after.buried_until) == (Decimal("1.30"), seen, None)
+
+    def test_it_stores_what_queryset_update_stores(self) -> None:
+        other = make_state(self.bob, self.card, due=DAY)
+        changes = {"easiness": Decimal("2.71"), "due": DAY + timedelta(days=3), "stability": 4.5}
+        update_where(CardState, self.state.pk, changes, {})
+        CardState.objects.filter(pk=other.pk).update(**changes)
+        mine, theirs = CardState.objects.get(pk=self.state.pk), CardState.objects.get(pk=other.pk)
+        assert {k: getattr(mine, k) for k in changes} == {k: getattr(theirs, k) for k in changes}
+
+    def test_update_returning_gives_the_row_as_stored_in_one_query(self) -> None:
+        if not returns_from_update(connection.vendor):
+            return  # SQLite before 3.35: None, and the lifecycle reads the row itself
+        with self.assertNumQueries(1):
+            row = update_returning(
+                CardState,
+                self.state.pk,
+                {"easiness": Decimal("2.10")},
+                {"user_id": self.ada.pk},
+                increment="lapses",
+                below=("lapses", 2),
+            )
+        assert row is not None and fields(row) == fields(CardState.objects.get(pk=self.state.pk))
+        assert (row.easiness, row.lapses) == (Decimal("2.10"), 1) and not row._state.adding
+
+    def test_update_returning_changes_nothing_at_the_bound_or_for_another_row(self) -> None:
+        if not returns_from_update(connection.vendor):
+            return
+        args = ({"easiness": Decimal("2.10")}, {"user_id": self.ada.pk})
+        assert update_returning(CardState, self.state.pk, *args, increment="lapses", below=("lapses", 2)) is not None
+        assert update_returning(CardState, self.state.pk, *args, increment="lapses", below=("lapses", 2)) is not None
+        assert update_returning(CardState, self.state.pk, *args, increment="lapses", below=("lapses", 2)) is None
+        wrong = ({"easiness": Decimal("1.5")}, {"user_id": self.bob.pk})
+        assert update_returning(CardState, self.state.pk, *wrong, increment="lapses", below=("lapses", 9)) is None
+        after = CardState.objects.get(pk=self.state.pk)
+        assert (after.lapses, after.easiness) == (2, Decimal("2.10"))

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from django.conf import settings
-from django.db import connections, router, transaction
-from django.db.models import F, Model, Q
+from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from graders.jobs.status import PENDING, Status
 from graders.jobs.tables import Job
-from quizsite.prepared import Converters, converted
+from quizsite import prepared
 
 logger = logging.getLogger(__name__)
 
@@ -202,54 +202,14 @@ def _claim(kind: JobKind, pk: int, now: datetime, token: str) -> Claim:
 
 
 def _take_queued(model: type[Job], pk: int, now: datetime, token: str) -> Job | None:
-    """The common claim, ``queued -> running``, in one statement that also returns the row.
-
-    ``UPDATE ... RETURNING`` (PostgreSQL, SQLite 3.35+): no second query to read what was claimed, and
-    no ORM query to build on the hot path. None when the row is not a fresh queued one (the general
-    path below decides) or the database cannot return rows from an update.
-    """
-    connection = connections[router.db_for_write(model)]
-    if not _returns_from_update(connection.vendor):
-        return None
-    sql, fields, converters = _claim_statement(model, connection.alias)
-    claimed_at = model._meta.get_field("claimed_at").get_db_prep_save(now, connection)
-    params = [Status.RUNNING.value, token, claimed_at, pk, Status.QUEUED.value, settings.GRADER_MAX_ATTEMPTS]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    return model.from_db(connection.alias, fields, converted(row, converters, connection))
-
-
-def _returns_from_update(vendor: str) -> bool:
-    import sqlite3
-
-    return vendor == "postgresql" or (vendor == "sqlite" and sqlite3.sqlite_version_info >= (3, 35))
-
-
-@functools.cache
-def _claim_statement(model: type[Model], alias: str) -> tuple[str, list[str], Converters]:
-    """The claim's SQL for a job table, its columns, and how to turn each returned value into Python
-    (the converters Django's compiler would apply), built once per model and database."""
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-    meta = model._meta
-    column = {name: quote(meta.get_field(name).column) for name in ("status", "claim_token", "claimed_at", "attempts")}
-    fields = list(meta.concrete_fields)
-    sql = (
-        f"UPDATE {quote(meta.db_table)} SET {column['status']} = %s, {column['claim_token']} = %s, "
-        f"{column['claimed_at']} = %s, {column['attempts']} = {column['attempts']} + 1 "
-        f"WHERE {quote(meta.pk.column)} = %s AND {column['status']} = %s AND {column['attempts']} < %s "
-        f"RETURNING {', '.join(quote(f.column) for f in fields)}"
+    """The common claim, ``queued -> running``, in one statement that also returns the row (``UPDATE ...
+    RETURNING``: no second query to read what was claimed). None when the row is not a fresh queued one
+    (the general path decides) or the database cannot return rows from an update."""
+    values = {"status": Status.RUNNING.value, "claim_token": token, "claimed_at": now}
+    below = ("attempts", settings.GRADER_MAX_ATTEMPTS)
+    return prepared.update_returning(
+        model, pk, values, {"status": Status.QUEUED.value}, increment="attempts", below=below
     )
-    converters: Converters = {}
-    for index, f in enumerate(fields):
-        expression = f.get_col(meta.db_table)
-        functions = connection.ops.get_db_converters(expression) + f.get_db_converters(connection)
-        if functions:
-            converters[index] = (functions, expression)
-    return sql, [f.attname for f in fields], converters
 
 
 # ---------------------------------------------------------------------------------------------- finish
@@ -269,28 +229,8 @@ def _finish(
 
 
 def _update_held(model: type[Job], pk: int, status: str, token: str, values: dict[str, Any]) -> int:
-    """``UPDATE ... SET values WHERE pk AND status AND claim_token``: the rows changed (0 or 1).
-
-    The statement is built once per model, database and set of columns; each value goes through its
-    field's own conversion (JSON, datetimes), as ``QuerySet.update`` would, without building a query.
-    """
-    connection = connections[router.db_for_write(model)]
-    sql, fields = _held_statement(model, connection.alias, tuple(values))
-    params = [f.get_db_prep_save(values[f.name], connection) for f in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, pk, status, token])
-        return cursor.rowcount
-
-
-@functools.cache
-def _held_statement(model: type[Model], alias: str, names: tuple[str, ...]) -> tuple[str, list[Any]]:
-    quote = connections[alias].ops.quote_name
-    meta = model._meta
-    fields = [meta.get_field(name) for name in names]
-    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    keys = (meta.pk, meta.get_field("status"), meta.get_field("claim_token"))
-    where = " AND ".join(f"{quote(f.column)} = %s" for f in keys)
-    return f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {where}", fields
+    """``running -> final`` (or any move) for the holder of ``token``: the rows changed (0 or 1)."""
+    return prepared.update_where(model, pk, values, {"status": status, "claim_token": token})
 
 
 def finish(kind: JobKind, job: Job, token: str, finished: Finished, now: datetime | None = None) -> bool:
