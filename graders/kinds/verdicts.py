@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from cards.models import Profile
-from cards.review import learner_today
+from cards.review import Outcome, learner_today
 from cards.touched import touch
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import VERDICTS, Status
 from graders.models import Submission, grading_drill
 from graders.rating import reviews
+from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)
 
@@ -74,15 +75,19 @@ class SubmissionKind:
         return Finished(Status.INTERNAL_ERROR, {"verdict": internal_error_verdict(message)})
 
     def on_finish(self, job: Submission, finished: Finished, now: datetime) -> None:
-        """An accepted attempt, in the verdict's transaction: rate the card and mark the learner day (drill XP)."""
+        """An accepted attempt, in the verdict's transaction: rate the card and mark the learner day (drill XP).
+        A rating that was recorded marked that day already (``cards.review.rate``), with the same clock."""
         if finished.status == Status.ACCEPTED and job.is_attempt:
-            reviews.rate_accepted(job, now)
-            _touch_drill_day(job.user_id, now)
+            if reviews.rate_accepted(job, now) != Outcome.RECORDED:
+                _touch_drill_day(job.user_id, now)
+
+
+_PROFILE: Prepared[Profile] = Prepared(lambda user_id: Profile.objects.filter(user_id=user_id)[:1])
 
 
 def _touch_drill_day(user_id: int, finished_at: datetime) -> None:
     """The learner day the drill XP lands on (``teams.activity``'s clock: the site's defaults without a profile)."""
-    profile = Profile.objects.filter(user_id=user_id).first() or Profile(user_id=user_id)
+    profile = _PROFILE.first(user_id=user_id) or Profile(user_id=user_id)
     touch(user_id, learner_today(profile, finished_at))
 
 

@@ -281,6 +281,9 @@ def test_it_marks_the_learner_day_of_an_accepted_verdict_once(learner: User, dri
     rejected = queued(learner, drill, WRONG)
     grade(rejected)
     assert not TouchedDay.objects.exists()  # a wrong answer earns no XP: its day is not marked
+    practice = queued(learner, drill)  # the card is rated already: no rating now, but drill XP all the same
+    grade(practice)
+    assert list(TouchedDay.objects.values_list("user_id", flat=True)) == [learner.pk]
 
 
 def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill: Drill) -> None:
