@@ -126,3 +126,34 @@ def test_it_would_see_an_app_named_in_a_string() -> None:
     assert pattern.search("{% url 'graders:for_card' card.uuid %}")
     assert pattern.search("from graders.models import Submission")
     assert not pattern.search("examples_row.outputs.ready")
+
+
+def reaches(graph: dict[str, set[str]], roots: list[str]) -> set[str]:
+    """Every module the roots import, directly or through others."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        for target in graph.get(stack.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def test_outputs_builds_on_the_job_package_not_on_graders_as_a_whole() -> None:
+    """Issue 23: an app with a job kind of its own needs ``graders.jobs`` (and the pure sandbox), never the
+    drill pages, the drills' kinds, the rating or the drill files, even through another module."""
+    graph = import_graph()
+    reached = reaches(graph, [name for name in graph if name.split(".")[0] == "outputs"])
+    beyond = sorted(
+        name
+        for name in reached
+        if name.split(".")[0] == "graders" and not name.startswith(("graders.jobs.", "graders.sandbox."))
+    )
+    assert beyond == []
+    assert "graders.jobs.lifecycle" in reached  # it does build on the job package
+
+
+def test_reaches_follows_imports_through_other_modules() -> None:
+    graph = {"outputs.a": {"graders.jobs.x"}, "graders.jobs.x": {"graders.web.views"}, "graders.web.views": set()}
+    assert reaches(graph, ["outputs.a"]) == {"graders.jobs.x", "graders.web.views"}
