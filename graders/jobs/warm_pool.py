@@ -48,8 +48,8 @@ def worker_device() -> str:
 
 def get_pool(device: str | None = None) -> SandboxPool:
     """This process's warm pool, built on first use (and rebuilt after a fork) on ``device``, by default
-    ``worker_device()``; the notes check asks for a CPU pool. A process uses one device: ``device`` counts
-    only when the pool is built."""
+    ``worker_device()``; the notes check asks for a CPU pool. A process uses one device: asking for another
+    once the pool is built is an error, not a pool on the wrong device."""
     global _pool, _pool_pid
     with _lock:
         if _pool is None or _pool_pid != os.getpid():
@@ -60,6 +60,8 @@ def get_pool(device: str | None = None) -> SandboxPool:
             _pool = SandboxPool(size=settings.GRADER_POOL_SIZE if device == "cpu" else None, device=device)
             _pool_pid = os.getpid()
             logger.info("sandbox pool of %d started on %s in pid %d", _pool.size, _pool.device, _pool_pid)
+        elif device is not None and device != _pool.requested_device:
+            raise ValueError(f"this process's sandbox pool is a {_pool.requested_device} pool, not a {device} one")
         return _pool
 
 

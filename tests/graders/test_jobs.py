@@ -397,3 +397,20 @@ def test_each_attempt_gets_hidden_cases_of_its_own_seed_and_keeps_it(learner: Us
     grade(example)
     example.refresh_from_db()
     assert example.cases_seed is None  # an example run has no hidden cases
+
+
+def test_one_process_has_one_pool_and_refuses_a_second_device() -> None:
+    from graders.jobs import warm_pool
+
+    class FakePool:  # the real one forks a fork server; this test is about the module's bookkeeping
+        def __init__(self, size: int | None, device: str) -> None:
+            self.size, self.device, self.requested_device = size or 1, device, device
+
+        def close(self) -> None:
+            pass
+
+    with mock.patch("graders.sandbox.SandboxPool", FakePool), mock.patch.object(warm_pool, "_pool", None):
+        pool = warm_pool.get_pool("cpu")
+        assert warm_pool.get_pool() is pool and warm_pool.get_pool("cpu") is pool
+        with pytest.raises(ValueError, match="cpu pool, not a cuda one"):
+            warm_pool.get_pool("cuda")
