@@ -71,6 +71,18 @@ def test_a_tensor_subclass_comes_back_as_a_plain_tensor() -> None:
     assert type(back) is torch.Tensor
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=wire.DTYPES)
+def test_the_fast_path_for_a_plain_tensor_writes_what_the_general_path_writes(dtype: torch.dtype) -> None:
+    """A plain contiguous CPU tensor skips the general path (a subclass takes it): the bytes are the same."""
+
+    class Marked(torch.Tensor):
+        pass
+
+    for shape in [(), (0,), (3,), (2, 3)]:
+        source = (torch.randn(shape, dtype=torch.float64) * 50).to(dtype)
+        assert wire.pack({}, {"v": source}) == wire.pack({}, {"v": source.as_subclass(Marked)})
+
+
 def test_decoded_tensors_own_their_memory() -> None:
     first, second = round_trip([torch.zeros(4), torch.zeros(4)])
     first.add_(1)
@@ -276,3 +288,23 @@ def test_a_legitimate_big_result_still_decodes() -> None:
     back = round_trip([plain, [torch.ones(1000)] * 100])
     assert isinstance(back, list) and back[0] == plain
     assert all(same(t, torch.ones(1000)) for t in back[1])
+
+
+@given(
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=30),
+    st.booleans(),
+    st.sampled_from(["utf-8", "utf-16", "utf-16-le", "utf-32"]),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_walk_over_strings_is_skipped_only_where_it_would_change_nothing(
+    text: str, ascii_only: bool, encoding: str
+) -> None:
+    """``unpack`` cleans only a header whose text can hold an unclean string: whatever the text, escaped or
+    raw, in any encoding json.loads reads, the result is the fully walked one."""
+    body = {"kind": "x", "stdout": text, text: [text, {"k": text}], "values": {"v": {"s": text}}}
+    head = json.dumps(body, ensure_ascii=ascii_only).encode(encoding, "surrogatepass")
+    header, values = wire.unpack(header_message(head))
+    walked = wire.clean(json.loads(head))
+    walked_values = walked.pop("values")
+    assert header == walked
+    assert values == {"v": walked_values["v"]["s"]}
