@@ -61,7 +61,10 @@ class Mismatch(TypedDict):
 
 
 def _plain(value: torch.Tensor) -> torch.Tensor:
-    """A fresh, detached, plain ``torch.Tensor`` with the same data, whatever subclass came in."""
+    """A detached, plain ``torch.Tensor`` with the same data, whatever subclass came in (a subclass's data is
+    copied; a plain tensor's is shared: nothing here writes to it)."""
+    if type(value) is torch.Tensor:
+        return value.detach()  # the wire's and the reference cache's tensors: no copy (a third of judging a case)
     with torch._C.DisableTorchFunctionSubclass():
         fresh = torch.Tensor.detach(value)
         if fresh.layout != torch.strided:
