@@ -168,13 +168,16 @@ def run_job(
     # Counted from the job's start, not from ``started``: waiting for a warm child (slow on a
     # loaded machine) must not eat into the time the child is given to answer.
     deadline = time.monotonic() + limits.wall_seconds + RESULT_GRACE
+    try:  # while the child runs the visible phase; they stay here until it passed
+        packed_hidden = pack(run.hidden) if run.hidden else b""
+        unpackable = ""
+    except wire.WireError as exc:
+        packed_hidden, unpackable = b"", f"the hidden cases cannot be sent: {exc}"
     visible = _phase(child, deadline, len(run.cases), limits, started, device)
     if not run.hidden or visible.status != "ok" or (run.go_on is not None and not run.go_on(visible)):
         return visible  # the hidden cases never left this process
-    try:
-        packed_hidden = pack(run.hidden)
-    except wire.WireError as exc:
-        return RunResult(status="internal_error", message=f"the hidden cases cannot be sent: {exc}")
+    if unpackable:
+        return RunResult(status="internal_error", message=unpackable)
     try:
         wire.send_message(child.job, packed_hidden)
     except OSError:
