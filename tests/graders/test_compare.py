@@ -223,3 +223,28 @@ def test_it_finds_the_one_element_beyond_tolerance(size: int, position: int, see
 @given(values=st.recursive(st.integers(-5, 5) | st.none(), lambda kids: st.lists(kids, max_size=3), max_leaves=10))
 def test_it_accepts_any_nested_structure_against_itself(values: object) -> None:
     assert compare(values, values, EXACT) is None
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    shape=st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    seed=st.integers(0, 2**31),
+    dtypes=st.tuples(*[st.sampled_from([torch.float32, torch.float64, torch.int64, torch.bool])] * 2),
+    rule=st.sampled_from([CLOSE, EXACT, CompareRule(check_dtype=False), CompareRule(loose_scalars=True)]),
+    nan=st.booleans(),
+)
+def test_comparing_never_changes_either_tensor(
+    shape: list[int], seed: int, dtypes: tuple[torch.dtype, torch.dtype], rule: CompareRule, nan: bool
+) -> None:
+    """Plain tensors are compared without a copy, and a reference output is shared by every verdict of its
+    seed: whatever the comparison finds, neither tensor may change."""
+    generator = torch.Generator().manual_seed(seed)
+    expected = (torch.randn(shape, generator=generator) * 3).to(dtypes[0])
+    actual = (torch.randn(shape, generator=generator) * 3).to(dtypes[1])
+    if nan and expected.is_floating_point() and expected.numel():
+        expected.view(-1)[0] = math.nan
+    before = expected.clone(), actual.clone()
+    found = compare(expected, actual, rule)
+    json.dumps(found)
+    assert torch.equal(expected.nan_to_num(7.0), before[0].nan_to_num(7.0)) and expected.dtype == before[0].dtype
+    assert torch.equal(actual, before[1]) and actual.dtype == before[1].dtype
