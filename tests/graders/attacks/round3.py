@@ -443,6 +443,11 @@ DECODING_ATTACKS = [
         "terminal_escapes_in_the_message",
         "send({'status': 'runtime_error', 'message': '\\x1b[2J\\x1b]0;x\\x07'}, BLOB)",
     ),
+    _decode(  # pure ASCII on the wire: only decoding the short escapes makes them controls
+        "controls_only_as_short_escapes",
+        "send({'status': 'runtime_error', 'message': 'a\\r\\b\\fz', 'stdout': '\\r' * 50}, BLOB,"
+        " {'0': {'d': [[{'s': '\\b'}, {'s': '\\f'}]]}, '1': VALUES['1']})",
+    ),
     _decode("c1_controls_in_printed_output", "send({'status': 'runtime_error', 'stdout': '\\x85\\x9b31m\\x7f'}, BLOB)"),
     _decode("invalid_utf8_header", 'text = b\'{"kind": "result", "message": "\\xff\\xfe"}\'\n' + SEND_HEAD),
     _decode(
