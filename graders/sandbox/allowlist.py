@@ -70,7 +70,7 @@ TORCH_OPS = words(
     triplet_margin_loss triu triu_indices true_divide trunc trunc_ unbind unflatten unique unique_consecutive
     unravel_index unsqueeze vander var var_mean vdot view_as_complex view_as_real vsplit vstack where xlogy
     xlogy_ zero_ zeros zeros_like
-    broadcast_shapes get_default_dtype is_tensor is_grad_enabled manual_seed initial_seed typename
+    broadcast_shapes get_default_dtype is_tensor is_grad_enabled manual_seed initial_seed typename finfo iinfo
     no_grad enable_grad inference_mode set_grad_enabled
     Tensor Size dtype device Generator
     float float32 float64 double float16 half bfloat16 int int8 int16 int32 int64 long short uint8 bool
