@@ -170,14 +170,14 @@ def run_job(
     deadline = time.monotonic() + limits.wall_seconds + RESULT_GRACE
     try:  # while the child runs the visible phase; they stay here until it passed
         packed_hidden = pack(run.hidden) if run.hidden else b""
-        unpackable = ""
+        unsendable = ""
     except wire.WireError as exc:
-        packed_hidden, unpackable = b"", f"the hidden cases cannot be sent: {exc}"
+        packed_hidden, unsendable = b"", f"the hidden cases cannot be sent: {exc}"
     visible = _phase(child, deadline, len(run.cases), limits, started, device)
     if not run.hidden or visible.status != "ok" or (run.go_on is not None and not run.go_on(visible)):
         return visible  # the hidden cases never left this process
-    if unpackable:
-        return RunResult(status="internal_error", message=unpackable)
+    if unsendable:
+        return RunResult(status="internal_error", message=unsendable)
     try:
         wire.send_message(child.job, packed_hidden)
     except OSError:
