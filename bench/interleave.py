@@ -1,0 +1,120 @@
+"""The grading benchmark for several trees in the same minutes, interleaved: the way to check a budget such
+as "must not cost more than 20 % of p50 or throughput" on a machine whose figures drift by that much
+between runs minutes apart.
+
+    .venv/bin/python bench/interleave.py 852b9b9 HEAD                     # three rounds, issue 13's command
+    .venv/bin/python bench/interleave.py 852b9b9 HEAD HEAD:bench/variants/one-phase.patch --rounds 5
+    .venv/bin/python bench/interleave.py HEAD "HEAD:bench/variants/one-phase.patch:notes/drills@852b9b9"
+
+A tree is ``REV`` (``git archive``), ``REV:PATCH`` (that tree with a patch from this checkout applied:
+an experiment, such as a part of a change taken out) and may end in ``:FOLDER@REV`` (that folder taken
+from another revision: the same drills for code that changed them). Each tree is unpacked under a
+temporary folder and uses this checkout's ``.venv``. Every round runs each tree once, the order rotated
+from round to round; the table gives each run's one-at-a-time p50, burst verdicts/s and the machine's CPU
+per verdict, then the medians and each tree's ratio to the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = [
+    "bench/grading.py",
+    "--queues",
+    "grade_cpu,grade_gpu",
+    "--learners",
+    "1",
+    "--sequential",
+    "150",
+    "--burst",
+    "200",
+    "--baseline",
+    "1",
+]  # issue 13's command
+FIGURES = {
+    "p50": re.compile(r"^\| warm: Celery[^|]*\| \d+ \| ([\d.]+) \|", re.M),
+    "burst": re.compile(r"^\| warm: burst[^|]*\|[^|]*\|[^|]*\|[^|]*\| ([\d.]+) \|", re.M),
+    "cpu": re.compile(r"machine CPU per verdict in the burst[^:]*: ([\d.]+) ms"),
+}
+
+
+def build(spec: str, root: Path) -> Path:
+    """Unpack ``REV[:PATCH][:FOLDER@REV]`` into a folder of its own under ``root``."""
+    parts = spec.split(":")
+    rev, extras = parts[0], parts[1:]
+    tree = root / re.sub(r"[^\w.-]", "_", spec)
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    for extra in extras:
+        if "@" in extra:
+            folder, other = extra.split("@", 1)
+            shutil.rmtree(tree / folder, ignore_errors=True)
+            archive = subprocess.run(
+                ["git", "-C", str(REPO), "archive", other, folder], check=True, capture_output=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        else:
+            subprocess.run(["git", "apply", str(REPO / extra)], cwd=tree, check=True)
+    (tree / ".venv").symlink_to(REPO / ".venv")
+    return tree
+
+
+def label(spec: str) -> str:
+    """``HEAD:bench/variants/one-phase.patch`` as ``HEAD+one-phase``: the table's name for a tree."""
+    rev, *extras = spec.split(":")
+    return "+".join([rev, *(Path(extra).stem if "@" not in extra else extra for extra in extras)])
+
+
+def run(tree: Path) -> dict[str, float]:
+    out = subprocess.run(
+        [str(tree / ".venv/bin/python"), *COMMAND], cwd=tree, capture_output=True, text=True, timeout=900
+    ).stdout
+    found = {name: pattern.search(out) for name, pattern in FIGURES.items()}
+    missing = [name for name, match in found.items() if match is None]
+    if missing:
+        raise SystemExit(f"{tree.name}: no {', '.join(missing)} in its output:\n{out[-2000:]}")
+    return {name: float(match.group(1)) for name, match in found.items() if match is not None}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="+", help="REV, REV:PATCH, optionally ending in :FOLDER@REV")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-interleave-"))
+    try:
+        trees = {spec: build(spec, root) for spec in args.trees}
+        runs: dict[str, list[dict[str, float]]] = {spec: [] for spec in args.trees}
+        print(f"started {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
+        print("| round | tree | p50 ms | burst verdicts/s | CPU ms per verdict |\n| --- | --- | --- | --- | --- |")
+        for round_ in range(args.rounds):
+            order = args.trees[round_ % len(args.trees) :] + args.trees[: round_ % len(args.trees)]
+            for spec in order:
+                figures = run(trees[spec])
+                runs[spec].append(figures)
+                cells = f"{figures['p50']:.1f} | {figures['burst']:.1f} | {figures['cpu']:.1f}"
+                print(f"| {round_ + 1} | {label(spec)} | {cells} |", flush=True)
+        print(f"\nended {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+        first = label(args.trees[0])
+        medians = {spec: {k: statistics.median(r[k] for r in runs[spec]) for k in FIGURES} for spec in args.trees}
+        print(f"\n| tree | median p50 ms | vs {first} | median burst/s | vs {first} | median CPU ms |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for spec, m in medians.items():
+            p50 = m["p50"] / medians[first]["p50"] - 1
+            burst = m["burst"] / medians[first]["burst"] - 1
+            print(f"| {label(spec)} | {m['p50']:.1f} | {p50:+.0%} | {m['burst']:.1f} | {burst:+.0%} | {m['cpu']:.1f} |")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
