@@ -26,19 +26,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COMMAND = [
-    "bench/grading.py",
-    "--queues",
-    "grade_cpu,grade_gpu",
-    "--learners",
-    "1",
-    "--sequential",
-    "150",
-    "--burst",
-    "200",
-    "--baseline",
-    "1",
-]  # issue 13's command
+# issue 13's command
+COMMAND = "bench/grading.py --queues grade_cpu,grade_gpu --learners 1 --sequential 150 --burst 200 --baseline 1".split()
 FIGURES = {
     "p50": re.compile(r"^\| warm: Celery[^|]*\| \d+ \| ([\d.]+) \|", re.M),
     "burst": re.compile(r"^\| warm: burst[^|]*\|[^|]*\|[^|]*\|[^|]*\| ([\d.]+) \|", re.M),
