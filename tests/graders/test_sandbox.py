@@ -770,6 +770,8 @@ def test_it_recovers_by_itself_when_its_working_folder_is_removed_mid_load() -> 
                 break
             except OSError:  # a runner's folder made while the tree went (ENOTEMPTY): a cleaner comes back
                 continue
+        else:
+            pytest.fail("the pool's folder could not be removed in 20 tries")
         removed_at = len(results)
         for job in jobs:
             job.join()
