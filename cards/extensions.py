@@ -7,7 +7,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
   box), and whether it replaces the Show answer / rating buttons (a drill is rated by its verdict);
 - a section of the stats page (the drills' pass rates), with the function that computes its context;
 - a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead;
-- a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch).
+- a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch);
+- who may read a private course (a team's members): ``register_course_readers``.
 """
 
 from __future__ import annotations
@@ -70,3 +71,17 @@ def register_order_section(name: str, template: str, context: Callable[[Any], di
 def order_sections(user: Any) -> list[tuple[str, dict[str, Any]]]:
     """(template, context) of every registered learning-order section, in registration order."""
     return [(section.template, section.context(user)) for section in _ORDER_SECTIONS.values()]
+
+
+_COURSE_READERS: list[Callable[[int], Any]] = []
+
+
+def register_course_readers(readers: Callable[[int], Any]) -> None:
+    """``readers(user_id)``: a query of the ids of the private courses that user may read (``values("course")``
+    shape: one column of course ids), used as a subquery, so visibility stays one statement."""
+    _COURSE_READERS.append(readers)
+
+
+def course_reader_queries(user_id: int) -> list[Any]:
+    """The registered subqueries of the private course ids ``user_id`` may read (none registered: none)."""
+    return [readers(user_id) for readers in _COURSE_READERS]

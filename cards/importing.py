@@ -32,7 +32,7 @@ from cards.ingest.curated import CuratedError, curated_file_path
 from cards.ingest.parser import cut_card_key
 from cards.ingest.sections import PATH_SEPARATOR
 from cards.ingest.slugs import plain_anchor
-from cards.models import Card, Note
+from cards.models import Card, Course, Note, bundled_course
 from cards.rendering import render_markdown
 
 MAX_NOTE_BYTES = 2 * 1024 * 1024
@@ -200,14 +200,17 @@ def _display_path(path: Path) -> str:
 def import_notes(
     sources: Sequence[NoteSource],
     *,
+    course: Course | None = None,
     dry_run: bool = False,
     on_note: Callable[[NoteReport], None] | None = None,
     on_verified: Callable[[str], None] | None = None,
 ) -> list[NoteReport]:
     """Bring the database in line with ``sources``: one transaction per note that changed.
 
-    ``on_note`` is called with each note's report as soon as that note is done, so a long import
-    can show its progress; ``on_verified`` with each verifier's report line (see ``register_verifier``).
+    ``course``: the course the notes belong to (``None``: the bundled course); the sources' slugs are already
+    the course's (``Course.qualified``). ``on_note`` is called with each note's report as soon as that note is
+    done, so a long import can show its progress; ``on_verified`` with each verifier's report line (see
+    ``register_verifier``).
 
     Raises ``NoteFileError`` before anything is written when a curated cards file has mistakes.
 
@@ -224,17 +227,23 @@ def import_notes(
             errors.append(str(exc))
     if errors:
         raise NoteFileError("\n".join(errors))
+    course = course or bundled_course(create=not dry_run)
     notes = {n.slug: n for n in Note.objects.filter(slug__in=[p.slug for _, p in parsed]).defer("content")}
+    errors = [
+        f"{n.path}: the note {slug!r} belongs to another course" for slug, n in notes.items() if not _ours(n, course)
+    ]
+    if errors:
+        raise NoteFileError("\n".join(errors))
     cards_by_note = _cards_by_note([n.pk for n in notes.values()])
     reports = []
     written: list[ParsedNote] = []
     for source, note_spec in parsed:
         note = notes.get(note_spec.slug)
-        plan = _plan(source, note_spec, note, cards_by_note.get(note.pk, []) if note else [])
+        plan = _plan(source, note_spec, note, cards_by_note.get(note.pk, []) if note else [], course)
         if plan.report.writes and not dry_run:
             with transaction.atomic():
-                plan = _locked_plan(source, note_spec)
-                _apply(plan, source, note_spec)
+                plan = _locked_plan(source, note_spec, course)
+                _apply(plan, source, note_spec, course)
             written.append(note_spec)
         reports.append(plan.report)
         if on_note is not None:
@@ -271,17 +280,32 @@ def _cards_by_note(note_ids: list[int]) -> dict[int, list[Card]]:
     return grouped
 
 
-def _locked_plan(source: NoteSource, spec: ParsedNote) -> _Plan:
+def _ours(note: Note, course: Course | None) -> bool:
+    """A stored note this import may write: the course's own, or a shared note not yet in a course (a
+    database from before courses) when the import is the bundled course's. Never a learner's private deck."""
+    if course is None:
+        return note.owner_id is None
+    return note.owner_id is None and (note.course_id == course.pk or (note.course_id is None and course.public))
+
+
+def _locked_plan(source: NoteSource, spec: ParsedNote, course: Course | None) -> _Plan:
     note = Note.objects.select_for_update().filter(slug=spec.slug).defer("content").first()
+    if note is not None and not _ours(note, course):
+        raise NoteFileError(f"{source.display_path}: the note {spec.slug!r} belongs to another course")
     cards = _cards_by_note([note.pk]).get(note.pk, []) if note else []
-    return _plan(source, spec, note, cards)
+    return _plan(source, spec, note, cards, course)
 
 
-def _plan(source: NoteSource, spec: ParsedNote, note: Note | None, cards: list[Card]) -> _Plan:
+def _plan(
+    source: NoteSource, spec: ParsedNote, note: Note | None, cards: list[Card], course: Course | None = None
+) -> _Plan:
     report = NoteReport(slug=spec.slug, path=source.display_path, cards=len(spec.cards))
     report.note_created = note is None
     report.note_changed = note is not None and (
-        note.content_hash != spec.content_hash or note.path != source.display_path or note.title != spec.title
+        note.content_hash != spec.content_hash
+        or note.path != source.display_path
+        or note.title != spec.title
+        or (course is not None and note.course_id != course.pk)
     )
     if note is not None and report.note_changed:
         report.text_edits = _text_edits(note, source.text)
@@ -387,15 +411,16 @@ def _drill_warnings(note: Note, spec: ParsedNote) -> list[str]:
     ]
 
 
-def _apply(plan: _Plan, source: NoteSource, spec: ParsedNote) -> None:
+def _apply(plan: _Plan, source: NoteSource, spec: ParsedNote, course: Course | None) -> None:
     note = plan.note or Note(slug=spec.slug)
     if plan.report.note_created or plan.report.note_changed:
         note.path, note.title = source.display_path, spec.title
         note.content, note.content_hash = source.text, spec.content_hash
+        note.course = course
         if plan.report.note_created:
             note.save()
         else:
-            note.save(update_fields=["path", "title", "content", "content_hash", "imported_at"])
+            note.save(update_fields=["path", "title", "content", "content_hash", "course", "imported_at"])
     now = timezone.now()
     if plan.create:
         Card.objects.bulk_create([_fill(Card(key=s.key, note=note), s, now) for s in plan.create], batch_size=_BATCH)

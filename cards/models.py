@@ -15,20 +15,104 @@ from django.db.models.functions import Concat, StrIndex
 from django.db.models.lookups import Exact, GreaterThan
 from django.utils import timezone
 
+from cards.extensions import course_reader_queries
+
+BUNDLED_COURSE = "pytorch"  # the slug of the course the repository's own notes and drills are imported into
+# A course's notes and drills are stored under "<course slug>--<their own slug>" (the bundled course's alone
+# keep their own slugs, so its URLs never changed): authored slugs never hold "--" (``authored_slug``).
+COURSE_SEPARATOR = "--"
+
+
+class CourseQuerySet(models.QuerySet["Course"]):
+    def readable_by(self, user: Any) -> CourseQuerySet:
+        """The public courses and the private ones a team of the learner's owns."""
+        return self.filter(models.Q(public=True) | private_courses_of(getattr(user, "pk", None)))
+
+
+def private_courses_of(user_id: int | None, field: str = "pk") -> models.Q:
+    """``field`` names one of the private courses the learner may read (through the registered readers: a
+    team's members read its course). Matches nothing for an anonymous user or when no app registered readers."""
+    queries = course_reader_queries(user_id) if user_id else []
+    found = models.Q(pk__in=[])
+    for query in queries:
+        found |= models.Q(**{f"{field}__in": query})
+    return found
+
+
+class Course(models.Model):
+    """Notes and drills studied together: the bundled course (public, every learner's) or a team's own,
+    which only that team's members see. Its notes' and drills' slugs carry its slug (``qualified``)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    slug = models.SlugField(max_length=60, unique=True)
+    title = models.CharField(max_length=200)
+    public = models.BooleanField(default=False, help_text="Every learner studies it (the bundled course).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CourseQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-public", "title", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(slug__contains=COURSE_SEPARATOR), name="course_slug_no_separator"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_bundled(self) -> bool:
+        return self.slug == BUNDLED_COURSE
+
+    def qualified(self, slug: str) -> str:
+        """The stored slug of this course's note or drill ``slug``: unique across courses."""
+        return slug if self.is_bundled else f"{self.slug}{COURSE_SEPARATOR}{slug}"
+
+    def unqualified(self, stored: str) -> str:
+        """The slug as its author wrote it (what an export writes)."""
+        return stored.removeprefix(f"{self.slug}{COURSE_SEPARATOR}")
+
+
+BUNDLED_TITLE = "PyTorch 学习笔记 · PyTorch notes"
+
+
+def bundled_course(*, create: bool = True) -> Course | None:
+    """The bundled course (made on first use; ``create=False``: ``None`` until then, for a dry run)."""
+    if not create:
+        return Course.objects.filter(slug=BUNDLED_COURSE).first()
+    course, _ = Course.objects.get_or_create(slug=BUNDLED_COURSE, defaults={"title": BUNDLED_TITLE, "public": True})
+    return course
+
 
 class NoteQuerySet(models.QuerySet["Note"]):
     def visible_to(self, user: Any) -> NoteQuerySet:
-        """The shared notes and the learner's own imports: another learner's private deck never shows."""
-        return self.filter(models.Q(owner__isnull=True) | models.Q(owner=user.pk))
+        """The notes of courses the learner may read and their own imports: another learner's private deck and
+        another team's course never show."""
+        return self.filter(_note_visible(user))
 
     def hidden_from(self, user: Any) -> NoteQuerySet:
-        return self.filter(owner__isnull=False).exclude(owner=user.pk)
+        return self.exclude(_note_visible(user))
+
+    def of_course(self, course: Course) -> NoteQuerySet:
+        return self.filter(course=course)
+
+
+def _note_visible(user: Any) -> models.Q:
+    user_pk = getattr(user, "pk", None)
+    shared = models.Q(owner__isnull=True) & (
+        models.Q(course__isnull=True) | models.Q(course__public=True) | private_courses_of(user_pk, "course")
+    )
+    own = models.Q(owner=user_pk) if user_pk else models.Q(pk__in=[])
+    return shared | own
 
 
 class Note(models.Model):
     """One imported markdown file (or Anki deck). Cards keep pointing at it across re-imports.
 
-    ``owner`` is set on a learner's own Anki import: its cards reach that learner alone."""
+    ``course`` is the course the note belongs to (empty for a learner's Anki import); ``owner`` is set on a
+    learner's own Anki import: its cards reach that learner alone."""
 
     slug = models.SlugField(max_length=120, unique=True)
     path = models.CharField(max_length=500, help_text="The file name the note was imported from.")
@@ -39,6 +123,7 @@ class Note(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="own_notes"
     )
+    course = models.ForeignKey(Course, null=True, blank=True, on_delete=models.PROTECT, related_name="notes")
 
     objects = NoteQuerySet.as_manager()
 

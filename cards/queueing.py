@@ -35,7 +35,7 @@ from typing import Any
 from django.apps import apps
 from django.db import connections, router
 
-from cards.models import Card, CardState, LearningStage, Note, Profile, ReviewLog
+from cards.models import Card, CardState, Course, LearningStage, Note, Profile, ReviewLog, private_courses_of
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
 _PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, place in note, pk)
@@ -85,6 +85,9 @@ class Deck:
     # card pk -> the learner whose private deck (an Anki import) holds it: no other learner's new card. A
     # note's owner is set when it is made, with its cards, so a new private deck moves the stamp too.
     owners: dict[int, int] = field(default_factory=dict)
+    # card pk -> its private course (a team's): only the learners who may read that course get it. A note's
+    # course is set when it is made, with its cards, so a new course moves the stamp too.
+    courses: dict[int, int] = field(default_factory=dict)
     _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -101,6 +104,12 @@ class Deck:
             with self._lock:
                 self._orders[stage_slugs] = found
         return found
+
+    def reaches(self, card_pk: int, user_id: int, courses: frozenset[int]) -> bool:
+        """The card is this learner's to study: not another learner's private deck, not a course they cannot
+        read (``courses``: the private courses they may read, e.g. after leaving a team: none of its)."""
+        course = self.courses.get(card_pk)
+        return self.owners.get(card_pk, user_id) == user_id and (course is None or course in courses)
 
     def stage_of(self, card_pk: int) -> Stage | None:
         index = self.active[card_pk][0]
@@ -167,11 +176,15 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     by_note: dict[int, list[tuple[int, int, str]]] = {}  # note -> [(position, pk, heading path)], active only
     mapping: dict[int, tuple[int, bool]] = {}
     owned = dict(Note.objects.filter(owner__isnull=False).values_list("pk", "owner_id"))
+    private = dict(Note.objects.filter(course__public=False).values_list("pk", "course_id"))
     owners: dict[int, int] = {}
+    courses: dict[int, int] = {}
     rows = Card.objects.order_by().values_list("pk", "note_id", "kind", "position", "active", "heading_path")
     for pk, note, kind, position, is_active, heading_path in rows.iterator(chunk_size=5000):
         if note in owned:
             owners[pk] = owned[note]
+        if note in private:
+            courses[pk] = private[note]
         if is_active:
             by_note.setdefault(note, []).append((position, pk, heading_path))
         if kind == Card.Kind.MAPPING:
@@ -188,7 +201,7 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     for (stage, note), placed_cards in placed.items():
         for turn, (place, pk) in enumerate(sorted(placed_cards)):
             active[pk] = (stage, turn if stage < len(stages) else 0, note, place, pk)
-    return Deck(stamp, stages, active, mapping, siblings, owners)
+    return Deck(stamp, stages, active, mapping, siblings, owners, courses)
 
 
 def _anchor(position: int, pk: int, siblings: dict[int, tuple[int, ...]], mapping: dict[int, tuple[int, bool]]) -> int:
@@ -300,6 +313,7 @@ class _Day:
     repeats: list[int]  # state pks, longest-waiting first
     blocked: set[int]  # card pks that are not new
     answered: set[int]  # card pks answered today
+    courses: frozenset[int]  # the private courses the learner may read (read only when the deck has any)
     new_done: int
     reviews_done: int
     reviewed_today: int
@@ -317,9 +331,11 @@ def _read_day(user_id: int, today: date) -> _Day:
         rows = cursor.fetchall()
     header = next(row for row in rows if row[0] == 0)
     deck = deck_for(tuple(header[1:5]), alias)
+    courses = readable_courses(user_id) if deck.courses else frozenset()
     due, repeats = [], []
     for row in rows:
-        if row[0] == 2 and row[11] in deck.active:  # an inactive card's state is in no queue
+        # an inactive card's state is in no queue, nor one of a course the learner no longer reads
+        if row[0] == 2 and row[11] in deck.active and deck.reaches(row[11], user_id, courses):
             if row[12]:
                 due.append((row[14], row[10], row[11]))
             if row[13]:
@@ -334,10 +350,17 @@ def _read_day(user_id: int, today: date) -> _Day:
         repeats=[pk for _, pk in repeats],
         blocked={row[11] for row in rows if row[0] == 2},
         answered={row[9] for row in rows if row[0] == 1},
+        courses=courses,
         new_done=header[7] or 0,
         reviews_done=header[8] or 0,
         reviewed_today=header[6] or 0,
     )
+
+
+def readable_courses(user_id: int) -> frozenset[int]:
+    """The private courses the learner may read: one more query, only while some course is private."""
+    readable = Course.objects.filter(public=False).filter(private_courses_of(user_id))
+    return frozenset(readable.values_list("pk", flat=True))
 
 
 def _due_queue(deck: Deck, day: _Day) -> Iterator[int]:
@@ -355,7 +378,7 @@ def _new_queue(deck: Deck, day: _Day, order: list[int]) -> Iterator[int]:
     waits when a sibling was answered today, is due today, or is new and earlier in its note."""
     due_cards = {card for _, card in day.due}
     for card in order:
-        if card in day.blocked or deck.owners.get(card, day.user_id) != day.user_id:
+        if card in day.blocked or not deck.reaches(card, day.user_id, day.courses):
             continue
         siblings = deck.siblings.get(card)
         if siblings and any(

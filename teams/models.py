@@ -14,7 +14,7 @@ import zoneinfo
 from django.conf import settings
 from django.db import models
 
-from cards.models import Scheduler, default_time_zone, validate_stage_order, validate_time_zone
+from cards.models import Course, Scheduler, default_time_zone, validate_stage_order, validate_time_zone
 
 from .streaks import ActiveDay, Streak
 
@@ -55,6 +55,14 @@ class Team(models.Model):
     invite_nonce = models.CharField(
         max_length=32, default=new_invite_nonce, help_text="Part of every invite token; rotating it kills old links."
     )
+    course = models.OneToOneField(
+        Course,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="team",
+        help_text="The team's own notes and drills, which only its members see; made when an editor first adds one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TeamQuerySet.as_manager()
@@ -83,6 +91,7 @@ class Team(models.Model):
 class Membership(models.Model):
     class Role(models.TextChoices):
         OWNER = "owner", "Owner"
+        EDITOR = "editor", "Editor"  # writes the team's course (notes and drills); otherwise a member
         MEMBER = "member", "Member"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -99,7 +108,9 @@ class Membership(models.Model):
         constraints = [
             # Also serves the access check and the member list: WHERE team = ? (AND user = ?).
             models.UniqueConstraint(fields=["team", "user"], name="membership_team_user_unique"),
-            models.CheckConstraint(condition=models.Q(role__in=["owner", "member"]), name="membership_role_valid"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=["owner", "editor", "member"]), name="membership_role_valid"
+            ),
         ]
         indexes = [
             # "My teams" and the board fan-out on each review: WHERE user = ?.
@@ -112,6 +123,11 @@ class Membership(models.Model):
     @property
     def is_owner(self) -> bool:
         return self.role == self.Role.OWNER
+
+    @property
+    def can_edit_course(self) -> bool:
+        """Owners and the editors they named write the team's course."""
+        return self.role in (self.Role.OWNER, self.Role.EDITOR)
 
 
 class BoardPreference(models.Model):

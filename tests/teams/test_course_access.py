@@ -1,0 +1,87 @@
+"""A team's course is its members' alone (issue 35): its notes and cards reach no outsider through the note
+queries, the review queues or a lookup by uuid, and a learner who leaves the team stops meeting them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.test import TestCase
+
+from cards import review
+from cards.models import Card, Course, Note, bundled_course
+from cards.review import RatingRequest
+from teams import services
+from teams.models import Membership, Team
+from tests.cards.factories import make_card, make_note, make_user
+
+NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
+
+
+def new_cards(user: AbstractBaseUser, limit: int = 10) -> list[Card]:
+    """The cards the learner's new queue brings, rating each Good so the next one comes."""
+    seen = []
+    for _ in range(limit):
+        item = review.next_card(user, review.get_profile(user), NOW)[0]
+        if item is None or item.queue != "new":
+            break
+        seen.append(item.card)
+        review.rate(user, review.get_profile(user), RatingRequest(item.card.uuid, 4, item.version), NOW)
+    return seen
+
+
+class CourseAccessTestCase(TestCase):
+    """The bundled course with one card, a team's course with two; an owner, a member and an outsider."""
+
+    def setUp(self) -> None:
+        self.shared_card = make_card(note=make_note(slug="basics", course=bundled_course()), position=0)
+        self.owner = make_user("olivia", time_zone="UTC")
+        self.member = make_user("max", time_zone="UTC")
+        self.outsider = make_user("oscar", time_zone="UTC")
+        self.team = services.create_team(self.owner, "Tensor Tamers", "UTC")
+        services.join(self.team, self.member)
+        self.course = Course.objects.create(slug="tamers", title="Tamers' course")
+        Team.objects.filter(pk=self.team.pk).update(course=self.course)
+        self.note = make_note(slug=self.course.qualified("autograd"), course=self.course)
+        self.team_cards = [make_card(note=self.note, position=i) for i in range(2)]
+
+
+class VisibilityTests(CourseAccessTestCase):
+    def test_it_shows_a_team_course_to_its_members_only(self) -> None:
+        for user in (self.owner, self.member):
+            self.assertIn(self.note, Note.objects.visible_to(user))
+            self.assertEqual(Card.objects.visible_to(user).count(), 3)
+        self.assertNotIn(self.note, Note.objects.visible_to(self.outsider))
+        self.assertIn(self.note, Note.objects.hidden_from(self.outsider))
+        self.assertEqual(list(Card.objects.visible_to(self.outsider)), [self.shared_card])
+
+    def test_it_lists_the_readable_courses(self) -> None:
+        self.assertEqual(set(Course.objects.readable_by(self.member)), {self.course, bundled_course()})
+        self.assertEqual(list(Course.objects.readable_by(self.outsider)), [bundled_course()])
+
+    def test_it_qualifies_a_team_course_slug_and_leaves_the_bundled_ones(self) -> None:
+        self.assertEqual(self.course.qualified("autograd"), "tamers--autograd")
+        self.assertEqual(self.course.unqualified("tamers--autograd"), "autograd")
+        self.assertEqual(bundled_course().qualified("basics"), "basics")
+
+
+class QueueTests(CourseAccessTestCase):
+    def test_it_brings_a_team_course_to_members_and_never_to_outsiders(self) -> None:
+        self.assertEqual(set(new_cards(self.member)), {self.shared_card, *self.team_cards})
+        self.assertEqual(new_cards(self.outsider), [self.shared_card])
+
+    def test_it_stops_due_cards_of_a_course_once_the_learner_left_its_team(self) -> None:
+        new_cards(self.member)
+        later = datetime(2026, 3, 20, 10, 0, tzinfo=UTC)  # every card is due again
+        item = review.next_card(self.member, review.get_profile(self.member), later)[0]
+        self.assertIsNotNone(item)
+        Membership.objects.filter(team=self.team, user=self.member).delete()
+        due = []
+        for _ in range(5):
+            item = review.next_card(self.member, review.get_profile(self.member), later)[0]
+            if item is None:
+                break
+            due.append(item.card)
+            profile = review.get_profile(self.member)
+            review.rate(self.member, profile, RatingRequest(item.card.uuid, 4, item.version), later)
+        self.assertEqual(due, [self.shared_card])
