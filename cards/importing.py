@@ -227,8 +227,8 @@ def import_notes(
             errors.append(str(exc))
     if errors:
         raise NoteFileError("\n".join(errors))
-    course = course or bundled_course(create=not dry_run)
-    notes = {n.slug: n for n in Note.objects.filter(slug__in=[p.slug for _, p in parsed]).defer("content")}
+    stored = Note.objects.filter(slug__in=[p.slug for _, p in parsed]).select_related("course").defer("content")
+    notes = {n.slug: n for n in stored}
     errors = [
         f"{n.path}: the note {slug!r} belongs to another course" for slug, n in notes.items() if not _ours(n, course)
     ]
@@ -281,11 +281,18 @@ def _cards_by_note(note_ids: list[int]) -> dict[int, list[Card]]:
 
 
 def _ours(note: Note, course: Course | None) -> bool:
-    """A stored note this import may write: the course's own, or a shared note not yet in a course (a
-    database from before courses) when the import is the bundled course's. Never a learner's private deck."""
-    if course is None:
-        return note.owner_id is None
-    return note.owner_id is None and (note.course_id == course.pk or (note.course_id is None and course.public))
+    """A stored note this import may write (``course`` ``None``: the bundled course): the course's own, or a
+    shared note in no course yet, for the bundled course. Never a learner's private deck."""
+    if note.owner_id is not None:
+        return False
+    if course is None or course.is_bundled:
+        return note.course_id is None or note.course.is_bundled
+    return note.course_id == course.pk
+
+
+def _moves_course(note: Note, course: Course | None) -> bool:
+    """The stored note is to be put in the import's course (a shared note from before courses, into the bundled)."""
+    return note.course_id is None if course is None or course.is_bundled else note.course_id != course.pk
 
 
 def _locked_plan(source: NoteSource, spec: ParsedNote, course: Course | None) -> _Plan:
@@ -305,7 +312,7 @@ def _plan(
         note.content_hash != spec.content_hash
         or note.path != source.display_path
         or note.title != spec.title
-        or (course is not None and note.course_id != course.pk)
+        or _moves_course(note, course)
     )
     if note is not None and report.note_changed:
         report.text_edits = _text_edits(note, source.text)
@@ -416,7 +423,7 @@ def _apply(plan: _Plan, source: NoteSource, spec: ParsedNote, course: Course | N
     if plan.report.note_created or plan.report.note_changed:
         note.path, note.title = source.display_path, spec.title
         note.content, note.content_hash = source.text, spec.content_hash
-        note.course = course
+        note.course = course or bundled_course()
         if plan.report.note_created:
             note.save()
         else:

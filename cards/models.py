@@ -78,10 +78,8 @@ class Course(models.Model):
 BUNDLED_TITLE = "PyTorch 学习笔记 · PyTorch notes"
 
 
-def bundled_course(*, create: bool = True) -> Course | None:
-    """The bundled course (made on first use; ``create=False``: ``None`` until then, for a dry run)."""
-    if not create:
-        return Course.objects.filter(slug=BUNDLED_COURSE).first()
+def bundled_course() -> Course:
+    """The bundled course, made on first use (by the first import that writes a note of it)."""
     course, _ = Course.objects.get_or_create(slug=BUNDLED_COURSE, defaults={"title": BUNDLED_TITLE, "public": True})
     return course
 

@@ -4,11 +4,13 @@ queries, the review queues or a lookup by uuid, and a learner who leaves the tea
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import TestCase
 
 from cards import review
+from cards.importing import NoteFileError, NoteSource, import_notes
 from cards.models import Card, Course, Note, bundled_course
 from cards.review import RatingRequest
 from teams import services
@@ -85,3 +87,30 @@ class QueueTests(CourseAccessTestCase):
             profile = review.get_profile(self.member)
             review.rate(self.member, profile, RatingRequest(item.card.uuid, 4, item.version), later)
         self.assertEqual(due, [self.shared_card])
+
+
+class ImportTests(TestCase):
+    """import_notes writes a note into the course it is given, and never into another course's note."""
+
+    def source(self, slug: str) -> NoteSource:
+        text = "# 张量\n\n## 形状\n\n张量的形状用 `x.shape` 查看。\n"
+        return NoteSource(Path(f"{slug}.md"), f"{slug}.md", slug, text)
+
+    def test_it_puts_the_bundled_notes_in_the_bundled_course(self) -> None:
+        import_notes([self.source("basics")])
+        self.assertEqual(Note.objects.get(slug="basics").course, bundled_course())
+        self.assertTrue(bundled_course().public)
+
+    def test_it_puts_a_team_note_in_the_team_course(self) -> None:
+        course = Course.objects.create(slug="tamers", title="Tamers")
+        import_notes([self.source(course.qualified("basics"))], course=course)
+        self.assertEqual(Note.objects.get(slug="tamers--basics").course, course)
+
+    def test_it_refuses_to_write_a_note_of_another_course_and_writes_nothing(self) -> None:
+        ours, theirs = (Course.objects.create(slug=s, title=s) for s in ("ours", "theirs"))
+        import_notes([self.source("shared-name")], course=theirs)
+        before = list(Card.objects.values_list("pk", "content_hash"))
+        with self.assertRaisesMessage(NoteFileError, "belongs to another course"):
+            import_notes([self.source("shared-name")], course=ours)
+        self.assertEqual(list(Card.objects.values_list("pk", "content_hash")), before)
+        self.assertEqual(Note.objects.get(slug="shared-name").course, theirs)
