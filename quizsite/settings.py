@@ -104,6 +104,7 @@ INSTALLED_APPS = [
     "graders",
     "outputs",
     "teams",
+    "courses",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",

@@ -10,6 +10,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("teams/", include("teams.urls")),
+    path("courses/", include("courses.urls")),
     path("outputs/", include("outputs.urls")),
     path("drills/", include("graders.urls")),
     path("api/", include("api.urls")),

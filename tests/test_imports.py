@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "api")
+PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "courses", "api")
 # The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
 PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
 
@@ -98,7 +98,13 @@ def test_it_keeps_the_pure_modules_free_of_django_and_celery(pure: str) -> None:
 
 
 # Apps and the apps they are built on: an app may use those below it, never those above.
-BUILT_ON = {"cards": (), "graders": ("cards",), "outputs": ("cards", "graders"), "teams": ("cards", "graders")}
+BUILT_ON = {
+    "cards": (),
+    "graders": ("cards",),
+    "outputs": ("cards", "graders"),
+    "teams": ("cards", "graders"),
+    "courses": ("cards", "graders", "teams", "outputs"),
+}
 
 
 @pytest.mark.parametrize("app", sorted(BUILT_ON))
