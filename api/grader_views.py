@@ -36,9 +36,11 @@ from graders.web import submissions
 DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")
 
 
-def _drills() -> QuerySet[Drill]:
+def _drills(user: Any) -> QuerySet[Drill]:
+    """The active drills of the courses ``user`` may read."""
     return (
         Drill.objects.active()
+        .visible_to(user)
         .select_related("card__note")
         .only(*DRILL_FIELDS, "version", "definition", "source_path", "card__uuid", "card__note__slug")
         .order_by("slug")
@@ -51,7 +53,7 @@ class DrillList(generics.ListAPIView):
     serializer_class = DrillSerializer
 
     def get_queryset(self) -> QuerySet[Drill]:
-        return _drills()
+        return _drills(self.request.user)
 
 
 class DrillDetail(generics.RetrieveAPIView):
@@ -59,7 +61,7 @@ class DrillDetail(generics.RetrieveAPIView):
     lookup_field = "slug"
 
     def get_queryset(self) -> QuerySet[Drill]:
-        return _drills()
+        return _drills(self.request.user)
 
 
 class SubmissionList(generics.ListCreateAPIView):
@@ -89,7 +91,7 @@ class SubmissionList(generics.ListCreateAPIView):
         serializer = SubmissionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        drill = Drill.objects.active().filter(slug=data["drill"]).first()
+        drill = _drills(request.user).filter(slug=data["drill"]).first()
         if drill is None:
             raise NotFound("No such drill.")
         submission = submissions.submit(request.user, drill, data["code"], data["kind"])

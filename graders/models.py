@@ -12,12 +12,13 @@ import functools
 import threading
 import uuid
 from collections import OrderedDict
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from cards.models import Card
+from cards.models import Card, Course, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import parse_drill
 from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status, choices
@@ -39,6 +40,16 @@ class Difficulty(models.TextChoices):
 class DrillQuerySet(models.QuerySet["Drill"]):
     def active(self) -> DrillQuerySet:
         return self.filter(active=True)
+
+    def visible_to(self, user: Any) -> DrillQuerySet:
+        """The drills of the courses the learner may read: another team's drill is not there for them."""
+        return self.exclude(card__note__in=Note.objects.hidden_from(user))
+
+    def of_course(self, course: Course) -> DrillQuerySet:
+        """A course's drills (the bundled course's: also drills imported before courses, in no course)."""
+        if course.is_bundled:
+            return self.filter(models.Q(card__note__course=course) | models.Q(card__note__course__isnull=True))
+        return self.filter(card__note__course=course)
 
 
 @functools.lru_cache(maxsize=256)

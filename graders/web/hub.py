@@ -108,7 +108,8 @@ class Hub:
 
 def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
     """Every active drill with the learner's status, in note then card order."""
-    drills = Drill.objects.active().select_related("card__note").order_by("card__note__title", "card__position", "pk")
+    drills = Drill.objects.active().visible_to(user).select_related("card__note")
+    drills = drills.order_by("card__note__title", "card__position", "pk")
     facts = learner_facts(user)
     rows = []
     for drill in drills:

@@ -49,9 +49,10 @@ def _is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-def _get_drill(slug: str) -> Drill:
-    """Drills are shared by everyone: any signed-in learner may open an active one."""
-    return get_object_or_404(Drill.objects.select_related("card__note"), slug=slug, active=True)
+def _get_drill(request: HttpRequest, slug: str) -> Drill:
+    """An active drill of a course the learner may read (the bundled course's: everyone's); else 404."""
+    drills = Drill.objects.visible_to(request.user).select_related("card__note")
+    return get_object_or_404(drills, slug=slug, active=True)
 
 
 def _get_submission(request: HttpRequest, submission_uuid: UUID) -> Submission:
@@ -123,7 +124,7 @@ def _examples_context(drill: Drill, spec: DrillSpec, row: DrillExamples | None) 
 def examples_fragment(request: HttpRequest, slug: str) -> HttpResponse:
     """The examples list: GET reads (htmx polls it until the outputs arrive); POST first asks a worker for
     the outputs of a drill that has no row yet (one computation per drill version, however many ask)."""
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     row = examples.example_outputs(drill) if request.method == "POST" else examples.stored_outputs(drill)
     context = {"drill": drill, "spec": drill.spec, **_examples_context(drill, drill.spec, row)}
     return render(request, "graders/snippets/examples.html", context)
@@ -147,7 +148,7 @@ def hub(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def drill_page(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     return render(request, "graders/drill.html", _drill_context(request, drill))
 
 
@@ -163,7 +164,7 @@ def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
     """Steps: 1. the form  2. ``graders.web.submissions.submit`` (size, rate limit, review seed, store, enqueue)."""
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     form = SubmissionForm(request.POST, max_bytes=submissions.code_limit(drill))
     if not form.is_valid():
         return _refuse(request, drill, form, form.errors.get("code") or form.errors.as_text(), status=400)
@@ -284,7 +285,7 @@ def code_diff(before: str, after: str) -> list[tuple[str, str]]:
 @login_required
 @require_GET
 def history(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     subs = list(Submission.objects.history(request.user.pk, drill.pk)[:HISTORY_ROWS])
     rows = []
     for index, sub in enumerate(subs):
@@ -297,7 +298,7 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def reference(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the reference once it is unlocked; the first look caps an acceptance after it at 3."""
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if not reviews.reference_available(session.review, reviews.review_progress(session.review)):
         messages.error(request, "The reference unlocks after an accepted submission or three failed ones.")
@@ -309,7 +310,7 @@ def reference(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def give_up(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if reviews.give_up(session.review, drill.card, timezone.now()) is None:
         messages.info(request, "This drill was already rated.")
@@ -322,7 +323,7 @@ def give_up(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def move_on(request: HttpRequest, slug: str) -> HttpResponse:
     """End a failing review with its last verdict's quality and go to the next card."""
-    drill = _get_drill(slug)
+    drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if reviews.move_on(session.review, drill.card, timezone.now()) is None:
         messages.info(request, "Nothing to rate: submit an answer first, or give up.")

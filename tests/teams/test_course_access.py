@@ -3,18 +3,26 @@ queries, the review queues or a lookup by uuid, and a learner who leaves the tea
 
 from __future__ import annotations
 
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.test import TestCase
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from cards import review
 from cards.importing import NoteFileError, NoteSource, import_notes
 from cards.models import Card, Course, Note, bundled_course
 from cards.review import RatingRequest
+from graders.drills.schema import parse_drill
+from graders.management.commands.import_drills import card_fields, card_key, drill_fields, import_drills
+from graders.models import Drill, Submission
+from graders.web.hub import hub_rows
 from teams import services
 from teams.models import Membership, Team
+from tests.api.base import DRILL_TOML
 from tests.cards.factories import make_card, make_note, make_user
 
 NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
@@ -114,3 +122,43 @@ class ImportTests(TestCase):
             import_notes([self.source("shared-name")], course=ours)
         self.assertEqual(list(Card.objects.values_list("pk", "content_hash")), before)
         self.assertEqual(Note.objects.get(slug="shared-name").course, theirs)
+
+
+class DrillAccessTests(CourseAccessTestCase):
+    """A team course's drill: its members open, list and submit it; an outsider meets a 404 everywhere."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        text = DRILL_TOML
+        spec = parse_drill(text, "drills/autograd/add-one.toml")
+        stored = self.course.qualified(spec.slug)
+        card = Card.objects.create(key=card_key(stored), **card_fields(spec, self.note, 10_001))
+        self.drill = Drill.objects.create(slug=stored, card=card, **drill_fields(spec, text, spec.path))
+
+    def test_it_opens_the_drill_page_for_members_only(self) -> None:
+        url = reverse("graders:drill", args=[self.drill.slug])
+        self.client.force_login(self.member)
+        self.assertEqual(self.client.get(url).status_code, 200)
+        self.client.force_login(self.outsider)
+        self.assertEqual(self.client.get(url).status_code, 404)
+        response = self.client.post(reverse("graders:submit", args=[self.drill.slug]), {"code": "x", "kind": "submit"})
+        self.assertEqual(response.status_code, 404)
+        self.assertFalse(Submission.objects.exists())
+
+    def test_it_lists_the_drill_on_the_hub_and_the_api_for_members_only(self) -> None:
+        self.assertIn(self.drill, [row.drill for row in hub_rows(self.member, NOW.date())])
+        self.assertNotIn(self.drill, [row.drill for row in hub_rows(self.outsider, NOW.date())])
+        api = APIClient()
+        api.force_authenticate(self.outsider)
+        self.assertEqual(api.get(f"/api/v1/drills/{self.drill.slug}/").status_code, 404)
+        self.assertNotIn(self.drill.slug, [d["slug"] for d in api.get("/api/v1/drills/").json()["results"]])
+        created = api.post("/api/v1/submissions/", {"drill": self.drill.slug, "code": "x"}, format="json")
+        self.assertEqual(created.status_code, 404)
+        api.force_authenticate(self.member)
+        self.assertEqual(api.get(f"/api/v1/drills/{self.drill.slug}/").status_code, 200)
+
+    def test_it_never_retires_a_team_drill_when_the_bundled_drills_are_imported(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            import_drills(Path(folder))
+        self.drill.refresh_from_db()
+        self.assertTrue(self.drill.active)

@@ -20,12 +20,13 @@ import nh3
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.db.models import Q
 
 from cards.ingest.curated import heading_paths
 from cards.ingest.markdown import shared_parser
 from cards.ingest.sections import PATH_SEPARATOR
 from cards.ingest.slugs import note_slug, plain_anchor
-from cards.models import Card, Note
+from cards.models import Card, Course, Note, bundled_course
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, load_drills
 from graders.kinds import examples
@@ -149,7 +150,8 @@ def import_drills(folder: Path) -> Report:
         specs = load_drills(folder)
     except DrillError as exc:
         raise CommandError(str(exc)) from None
-    notes = {note.slug: note for note in Note.objects.all()}
+    course = bundled_course()
+    notes = {note.slug: note for note in Note.objects.filter(owner__isnull=True).filter(_in_course(course))}
     missing = sorted({spec.source.note for spec in specs.values() if note_slug(spec.source.note) not in notes})
     if missing:
         raise CommandError(f"drills name notes that are not imported (run import_notes first): {', '.join(missing)}")
@@ -164,12 +166,17 @@ def import_drills(folder: Path) -> Report:
     # (a GET never writes): a drill whose version has its row already queues nothing.
     for drill in Drill.objects.filter(slug__in=list(specs), active=True):
         examples.example_outputs(drill)
-    gone = Drill.objects.filter(active=True).exclude(slug__in=list(specs))
+    gone = Drill.objects.filter(active=True).of_course(course).exclude(slug__in=list(specs))  # never a team's
     report.retired = sorted(gone.values_list("slug", flat=True))
     report.warnings = missing_headings(specs, notes)
     Card.objects.filter(drill__in=gone).update(active=False)
     gone.update(active=False)
     return report
+
+
+def _in_course(course: Course) -> Q:
+    """The notes of ``course`` (the bundled course's: also notes imported before courses, in none)."""
+    return Q(course=course) | Q(course__isnull=True) if course.is_bundled else Q(course=course)
 
 
 class Command(BaseCommand):
