@@ -26,6 +26,7 @@ from api.serializers import (
     DrillSerializer,
     SubmissionCreateSerializer,
     SubmissionSerializer,
+    query_bool,
     query_slug,
 )
 from api.throttling import UserThrottle
@@ -85,9 +86,18 @@ class SubmissionList(generics.ListCreateAPIView):
 
     @extend_schema(
         request=SubmissionCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "wait",
+                bool,
+                description="Wait for the verdict (at most a second or two, the server's cap) and answer with it; "
+                "a `status` still `queued` or `running` means it was not ready by then: poll the submission.",
+            )
+        ],
         responses={201: SubmissionSerializer, 404: error("No such drill (or it was retired).")},
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        wait = query_bool(request.query_params, "wait")
         serializer = SubmissionCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -99,6 +109,8 @@ class SubmissionList(generics.ListCreateAPIView):
             if submission.status == status.HTTP_429_TOO_MANY_REQUESTS:
                 raise Throttled(wait=submission.retry_after, detail=submission.message)
             raise ValidationError({"code": [submission.message]})
+        if wait:
+            submission = submissions.wait_for_verdict(submission)
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
 
 

@@ -37,6 +37,17 @@ def query_slug(params: Any, name: str) -> str | None:
         raise serializers.ValidationError({name: exc.detail}) from None
 
 
+def query_bool(params: Any, name: str) -> bool:
+    """A true/false query parameter (`?wait=true`), false when absent; anything but a boolean is a 400."""
+    value = params.get(name)
+    if value is None:
+        return False
+    try:
+        return bool(serializers.BooleanField().run_validation(value))
+    except serializers.ValidationError as exc:
+        raise serializers.ValidationError({name: exc.detail}) from None
+
+
 class StrictUUIDField(serializers.UUIDField):
     """A UUID given as a string only: DRF's own field would take the number 0 (or `false`) as a UUID."""
 

@@ -355,6 +355,11 @@ NOTE_CORRECTIONS_FILE = Path(os.getenv("NOTE_CORRECTIONS_FILE", BASE_DIR / "note
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
 GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")
 GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
+# The submit request waits this long for the verdict and renders it in its own response (polling only
+# after that), with at most GRADER_SUBMIT_WAITERS requests of a web process waiting at once (graders.jobs.notify).
+GRADER_SUBMIT_WAIT_MS = envint("GRADER_SUBMIT_WAIT_MS", "1500")
+GRADER_SUBMIT_WAITERS = envint("GRADER_SUBMIT_WAITERS", "2")
+GRADER_NOTIFY_PREFIX = os.getenv("CELERY_KEY_PREFIX", "") + "quizsite:done:"
 
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")

@@ -35,6 +35,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from graders.jobs import notify
 from graders.jobs.status import PENDING, Status
 from graders.jobs.tables import Job
 from quizsite import prepared
@@ -225,6 +226,7 @@ def _finish(
         )
         if changed == 1:
             kind.on_finish(job if job is not None else kind.load(pk), finished, now)
+            notify.announce_on_commit(kind.name, pk)  # the submit request that waits renders it at once
     return changed == 1
 
 

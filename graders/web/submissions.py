@@ -21,7 +21,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from graders.jobs import tasks
+from graders.jobs import notify, tasks
+from graders.jobs.heartbeat import grader_status
+from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating import reviews
 from quizsite.prepared import Prepared
@@ -127,4 +129,15 @@ def submit(
             queued_at=now,
         )
         tasks.enqueue_on_commit(submission)
+    return submission
+
+
+def wait_for_verdict(submission: Submission) -> Submission:
+    """The submission once its verdict is in, if that comes within ``GRADER_SUBMIT_WAIT_MS``; else as it is
+    (pending: the page polls). No wait at all while no grader for its queue is alive."""
+    grader = grader_status(submission.drill.queue)
+    if grader is not None and grader.offline:
+        return submission
+    if notify.wait(SUBMISSIONS.name, submission.pk):
+        submission.refresh_from_db()
     return submission

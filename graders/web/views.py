@@ -2,8 +2,9 @@
 
 Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
 otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.submissions``, then a redirect
-or one template. With JavaScript the verdict fragment polls itself every 300 ms (htmx); without
-it the submission page refreshes itself until the verdict is final.
+or one template. With JavaScript the submit request waits for the verdict (a bounded time,
+``graders.web.submissions.wait_for_verdict``) and answers with it; a verdict not ready by then polls itself
+every 300 ms (htmx). Without JavaScript the submission page refreshes itself until the verdict is final.
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             response["Retry-After"] = str(sub.retry_after)
         return response
     if _is_htmx(request):
+        sub = submissions.wait_for_verdict(sub)
         review = reviews.review_for(sub)
         state = CardState.objects.filter(user=request.user, card_id=drill.card_id).first()
         context = {**_status_context(sub, review, state), "oob": True}
