@@ -13,8 +13,9 @@ class GradersConfig(AppConfig):
         # worker-process hooks (they fire only in Celery workers: a warm sandbox pool and a heartbeat in
         # each process that runs jobs).
         from cards import extensions
+        from quizsite import health as site_health
 
-        from .jobs import tasks, worker  # noqa: F401
+        from .jobs import health, tasks, worker  # noqa: F401
         from .kinds import examples, verdicts  # noqa: F401
         from .web import stats
 
@@ -23,6 +24,9 @@ class GradersConfig(AppConfig):
         extensions.register_stats_section("drills", "graders/snippets/stats_drills.html", stats.drill_section)
         # A deck's "Coding drill" filter lists the note's drills in the hub (status, difficulty, best verdict).
         extensions.register_kind_listing("drill", hub_for_note)
+        # /healthz: the Celery workers answer, and every grading queue has a live grader.
+        site_health.register_check("celery", health.check_celery)
+        site_health.register_check("graders", health.check_graders)
 
 
 def hub_for_note(note_slug: str) -> str:

@@ -17,6 +17,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from graders.jobs import health as graders_health
 from graders.models import GraderHeartbeat
 from quizsite import health
 from tests.conftest import Workers
@@ -36,7 +37,7 @@ def graders_alive(db: None) -> None:
 
 
 def test_it_answers_200_with_json_when_every_check_passes(client: Client, fast: None, graders_alive: None) -> None:
-    with mock.patch.object(health, "ping_workers", return_value=2) as ping:
+    with mock.patch.object(graders_health, "ping_workers", return_value=2) as ping:
         response = client.get(reverse("healthz"))
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     body = response.json()
@@ -49,12 +50,14 @@ def test_it_answers_200_with_json_when_every_check_passes(client: Client, fast: 
     }
     assert body["checks"]["celery"]["workers"] == 2
     assert body["checks"]["graders"]["queues"]["grade_cpu"]["online"] == 1
+    assert list(body["checks"]) == ["database", "redis", "celery", "graders"]  # graders registered its two
     ping.assert_called_once_with(0.2, 1)  # waits for the one live grading process, not the whole timeout
     assert "no-cache" in response["Cache-Control"]
 
 
-def test_it_answers_503_when_no_worker_answers_the_ping(client: Client, fast: None) -> None:
-    # The session's private filesystem broker has no worker behind it: a real broadcast, no reply.
+def test_it_answers_503_when_no_worker_answers_the_ping(client: Client, fast: None, graders_alive: None) -> None:
+    # A grading process beat, but the session's private filesystem broker has no worker behind it: a real
+    # broadcast, no reply.
     response = client.get(reverse("healthz"))
     assert response.status_code == 503
     body = response.json()
@@ -67,6 +70,23 @@ def test_it_answers_503_when_no_worker_answers_the_ping(client: Client, fast: No
     }
     assert body["checks"]["database"]["ok"] is True
     assert body["checks"]["celery"]["ms"] >= 150  # it waited for replies, bounded by the timeout
+
+
+def test_it_answers_quickly_when_no_grading_process_is_alive(client: Client, settings: Any) -> None:
+    """The worker is down (no fresh heartbeat): the ping waits a quarter second, not the whole timeout."""
+    settings.HEALTH_CHECK_TIMEOUT_MS, settings.REDIS_URL = 1000, ""
+    started = time.monotonic()
+    body = client.get(reverse("healthz"), {"only": "celery"}).json()
+    assert body["checks"]["celery"]["workers"] == 0
+    assert time.monotonic() - started < 0.6
+
+
+def test_it_says_a_gpu_queue_is_graded_on_the_cpu_where_no_gpu_is(client: Client) -> None:
+    GraderHeartbeat.objects.create(name="h:1", queues=["grade_cpu", "grade_gpu"], device="cpu", health={"state": "ok"})
+    queues = client.get(reverse("healthz"), {"only": "graders"}).json()["checks"]["graders"]["queues"]
+    assert queues["grade_gpu"]["devices"] == ["cpu"]
+    assert queues["grade_gpu"]["note"] == "no GPU here: cuda drills are graded on the CPU"
+    assert "note" not in queues["grade_cpu"]
 
 
 def test_it_answers_503_when_redis_is_unreachable_naming_no_host(client: Client, fast: None, settings: Any) -> None:

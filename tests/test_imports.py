@@ -163,3 +163,17 @@ def test_outputs_builds_on_the_job_package_not_on_graders_as_a_whole() -> None:
 def test_reaches_follows_imports_through_other_modules() -> None:
     graph = {"outputs.a": {"graders.jobs.x"}, "graders.jobs.x": {"graders.web.views"}, "graders.web.views": set()}
     assert reaches(graph, ["outputs.a"]) == {"graders.jobs.x", "graders.web.views"}
+
+
+def test_it_keeps_the_project_package_below_every_app() -> None:
+    """quizsite/ (settings, urls, health, celery, the prepared statements) names no app in an import: apps
+    register what they add to it (health checks: ``quizsite.health.register_check``)."""
+    apps = ("cards", "graders", "outputs", "teams", "courses", "api")
+    offenders = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph().items()
+        if module.split(".")[0] == "quizsite"
+        for target in targets
+        if target.split(".")[0] in apps
+    )
+    assert offenders == []

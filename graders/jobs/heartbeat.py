@@ -7,7 +7,7 @@ asks for every queue (one query for all of them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -25,6 +25,7 @@ class GraderStatus:
     online: int  # processes that beat within the offline window and consume the queue
     last_seen: datetime | None  # the newest heartbeat of any process that consumes it
     degraded: list[str]  # why some live process cannot grade as asked (for example no CUDA); no host names
+    devices: list[str] = field(default_factory=list)  # what the live processes grade on ("cpu", "cuda")
 
     @property
     def offline(self) -> bool:
@@ -83,7 +84,8 @@ def _status(queue: str, recent: list[GraderHeartbeat], now: datetime) -> GraderS
             if row.health.get("state") not in (None, "ok", "starting")
         }
     )
-    return GraderStatus(queue, len(live), rows[0].seen_at if rows else None, degraded)
+    devices = sorted({row.device for row in live if row.device})
+    return GraderStatus(queue, len(live), rows[0].seen_at if rows else None, degraded, devices)
 
 
 def offline_queues(queues: list[str], now: datetime | None = None) -> set[str]:
