@@ -300,7 +300,7 @@ def collection_summary(user: Any, today: date) -> Summary:
         mature=counts["n_mature"],
         suspended=counts["n_suspended"],
         due_today=queue.due + queue.repeats,
-        active_cards=Card.objects.active().count(),
+        active_cards=Card.objects.active().visible_to(user).count(),  # none of other learners' or teams'
     )
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from cards import stats
-from cards.models import Card, Profile
+from cards.models import Card, Course, Profile
 from cards.review import learner_today
 from tests.cards.factories import make_card, make_note, make_user
 from tests.cards.stats_factories import make_log, make_state
@@ -220,6 +220,17 @@ def test_it_summarises_the_learners_collection() -> None:
     summary = stats.collection_summary(learner, TODAY)
 
     assert summary == {"seen": 4, "young": 2, "mature": 2, "suspended": 2, "due_today": 1, "active_cards": 6}
+
+
+def test_it_counts_only_the_cards_this_learner_can_study() -> None:
+    """Another learner's private deck (an Anki import) and a course the learner cannot read are not theirs:
+    '... of N cards seen' counted them, telling every learner how many private cards exist."""
+    learner, other = make_user("learner"), make_user("other")
+    make_card()
+    make_card(note=make_note("private-deck", owner=other))
+    make_card(note=make_note("tamers--notes", course=Course.objects.create(slug="tamers", title="Tamers")))
+    assert stats.collection_summary(learner, TODAY)["active_cards"] == 1
+    assert stats.collection_summary(other, TODAY)["active_cards"] == 2
 
 
 def test_it_lists_decks_with_kind_counts_and_this_learners_due_and_new() -> None:
