@@ -19,6 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
+
 WIDTH = 720
 HEIGHT = 220
 MARGIN_LEFT = 44
@@ -110,8 +114,9 @@ def _open_svg(chart_id: str, title: str, summary: str, width: int, height: int, 
     ]
 
 
-def empty_chart(chart_id: str, title: str, message: str = "No data yet.") -> str:
+def empty_chart(chart_id: str, title: str, message: str = "") -> str:
     """What a chart shows before the learner has any reviews: a framed message, never an error."""
+    message = message or _("No data yet.")
     parts = _open_svg(chart_id, title, message, WIDTH, 80, "empty")
     parts.append(f'<rect x="0.5" y="0.5" width="{WIDTH - 1}" height="79" fill="none" stroke="{GRID_STROKE}"/>')
     parts.append(f'<text x="{WIDTH / 2}" y="44" text-anchor="middle" fill="{AXIS_TEXT}">{_esc(message)}</text>')
@@ -161,7 +166,7 @@ def bar_chart(
     title: str,
     unit: str = "",
     gap: float = 0.2,
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """Vertical bars, one per item, each with a hover title and a transparent full-height hit area.
 
@@ -221,7 +226,7 @@ def line_chart(
     title: str,
     unit: str = "",
     y_max: float | None = None,
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """One or more lines over shared x labels (taken from the first series), with a legend.
 
@@ -306,7 +311,7 @@ def histogram(
     chart_id: str,
     title: str,
     unit: str = "",
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """A bar chart of binned values with touching bars, the way histograms are read."""
     bars = histogram_bins(counts, edges, unit=unit)
@@ -375,7 +380,11 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
 def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad: int) -> list[str]:
     """Month names over the first week column of each month, weekday names on the left."""
     parts = ['<g class="axes" aria-hidden="true">']
-    for row, name in ((0, "Mon"), (2, "Wed"), (4, "Fri")):
+    for row, name in (
+        (0, pgettext("weekday", "Mon")),
+        (2, pgettext("weekday", "Wed")),
+        (4, pgettext("weekday", "Fri")),
+    ):
         y = top_pad + row * (HEAT_CELL + HEAT_GAP) + HEAT_CELL - 1
         parts.append(f'<text x="0" y="{y}" fill="{AXIS_TEXT}" font-size="9">{name}</text>')
     # Label each month whose first day is on the map; a partial first month stays unlabelled
@@ -384,7 +393,9 @@ def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad
     while month <= end:
         column = (month - first_monday).days // 7
         x = left + column * (HEAT_CELL + HEAT_GAP)
-        parts.append(f'<text x="{x}" y="{top_pad - 6}" fill="{AXIS_TEXT}" font-size="9">{month:%b}</text>')
+        parts.append(
+            f'<text x="{x}" y="{top_pad - 6}" fill="{AXIS_TEXT}" font-size="9">{date_format(month, "M")}</text>'
+        )
         month = date(month.year + month.month // 12, month.month % 12 + 1, 1)
     parts.append("</g>")
     return parts
@@ -416,7 +427,7 @@ RELIABILITY_MARGIN = 40
 
 
 def reliability_diagram(
-    series: Mapping[str, Sequence[CalibrationPoint]], *, chart_id: str, title: str, empty_message: str = "No data yet."
+    series: Mapping[str, Sequence[CalibrationPoint]], *, chart_id: str, title: str, empty_message: str = ""
 ) -> str:
     """Predicted recall (x) against recall that happened (y), one coloured series per scheduler, over
     the diagonal a perfectly calibrated model would follow; each point's area grows with its bin."""

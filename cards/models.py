@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models.functions import Concat, StrIndex
 from django.db.models.lookups import Exact, GreaterThan
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 class NoteQuerySet(models.QuerySet["Note"]):
@@ -67,11 +68,11 @@ class CardQuerySet(models.QuerySet["Card"]):
 
 class Card(models.Model):
     class Kind(models.TextChoices):
-        QA = "qa", "Question"
-        MAPPING = "mapping", "Mapping"
-        CLOZE = "cloze", "Cloze"
-        OUTPUT = "output", "Output"
-        DRILL = "drill", "Coding drill"
+        QA = "qa", _("Question")
+        MAPPING = "mapping", _("Mapping")
+        CLOZE = "cloze", _("Cloze")
+        OUTPUT = "output", _("Output")
+        DRILL = "drill", _("Coding drill")
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     key = models.CharField(
@@ -164,6 +165,14 @@ class Scheduler(models.TextChoices):
     FSRS = "fsrs", "FSRS-6"
 
 
+class Language(models.TextChoices):
+    """The interface languages (settings.LANGUAGES); "" follows the browser's Accept-Language."""
+
+    BROWSER = "", _("As my browser asks")
+    EN = "en", "English"
+    ZH_HANS = "zh-hans", "简体中文"
+
+
 class Profile(models.Model):
     """A learner's review settings. Created on first use, so every user has one without a signal."""
 
@@ -213,9 +222,19 @@ class Profile(models.Model):
     # Opaque to cards: the app that wrote the order names itself here (a team: "team:<uuid>"), so it can
     # rewrite the orders it set and leave the others alone. "" = nobody chose yet; OWN_ORDER = the learner did.
     learning_order_source = models.CharField(max_length=100, blank=True, default="")
+    language = models.CharField(
+        max_length=16,
+        choices=Language.choices,
+        blank=True,
+        default=Language.BROWSER,
+        help_text="The interface language the learner chose; restored at login on any browser (docs/i18n.md).",
+    )
 
     class Meta:
         constraints = [
+            models.CheckConstraint(
+                condition=models.Q(language__in=["", "en", "zh-hans"]), name="profile_language_known"
+            ),
             models.CheckConstraint(condition=models.Q(scheduler__in=["sm2", "fsrs"]), name="profile_scheduler_valid"),
             models.CheckConstraint(
                 condition=models.Q(desired_retention__gte=Decimal("0.70"), desired_retention__lte=Decimal("0.99")),
@@ -413,9 +432,9 @@ class ReviewLog(models.Model):
     """
 
     class Source(models.TextChoices):
-        SELF = "self", "Self-rated"
-        GRADER = "grader", "Graded drill"
-        OUTPUT = "output", "Output card"
+        SELF = "self", _("Self-rated")
+        GRADER = "grader", _("Graded drill")
+        OUTPUT = "output", _("Output card")
 
     # db_index off on both: the named indexes below cover these lookups.
     user = models.ForeignKey(
@@ -508,10 +527,10 @@ class Optimisation(models.Model):
     """
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="optimisations", db_index=False
