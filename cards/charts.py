@@ -21,7 +21,7 @@ from datetime import date, timedelta
 
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
+from django.utils.translation import ngettext, pgettext
 
 WIDTH = 720
 HEIGHT = 220
@@ -30,6 +30,7 @@ MARGIN_RIGHT = 12
 MARGIN_TOP = 14
 MARGIN_BOTTOM = 30
 MAX_X_LABELS = 12
+DAY = "D"  # a weekday's short name in the active language ("Mon", "周一")
 
 BAR_FILL = "#3b82f6"
 GRID_STROKE = "#e5e7eb"
@@ -356,6 +357,14 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
     total = sum(in_range.values())
     active = sum(1 for count in in_range.values() if count > 0)
     summary = f"{total} {noun}s on {active} of {days} days from {start.isoformat()} to {end.isoformat()}."
+    if noun == "review":  # the one noun the site uses, said in the learner's language
+        summary = _("%(total)d reviews on %(active)d of %(days)d days from %(start)s to %(end)s.") % {
+            "total": total,
+            "active": active,
+            "days": days,
+            "start": start.isoformat(),
+            "end": end.isoformat(),
+        }
     parts = _open_svg(chart_id, title, summary, width, height, "heatmap")
     parts.extend(_heatmap_axes(start, end, first_monday, left, top_pad))
     parts.append('<g class="days">')
@@ -365,11 +374,15 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
         column = (day - first_monday).days // 7
         x = left + column * (HEAT_CELL + HEAT_GAP)
         y = top_pad + day.weekday() * (HEAT_CELL + HEAT_GAP)
-        plural = noun if count == 1 else f"{noun}s"
+        counted = (
+            ngettext("%(n)d review", "%(n)d reviews", count) % {"n": count}
+            if noun == "review"
+            else f"{count} {noun if count == 1 else noun + 's'}"
+        )
         parts.append(
             f'<rect x="{x}" y="{y}" width="{HEAT_CELL}" height="{HEAT_CELL}" rx="2" '
             f'fill="{HEAT_COLOURS[heat_level(count, busiest)]}" data-date="{day.isoformat()}" data-count="{count}">'
-            f"<title>{_esc(f'{day:%a} {day.isoformat()}: {count} {plural}')}</title></rect>"
+            f"<title>{_esc(f'{date_format(day, DAY)} {day.isoformat()}: {counted}')}</title></rect>"
         )
     parts.append("</g>")
     parts.extend(_heatmap_legend(left, height - 8))
@@ -403,12 +416,13 @@ def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad
 
 def _heatmap_legend(left: int, y: int) -> list[str]:
     parts = ['<g class="legend" aria-hidden="true">']
-    parts.append(f'<text x="{left}" y="{y}" fill="{AXIS_TEXT}" font-size="9">Less</text>')
+    less, more = _esc(pgettext("heatmap", "Less")), _esc(pgettext("heatmap", "More"))
+    parts.append(f'<text x="{left}" y="{y}" fill="{AXIS_TEXT}" font-size="9">{less}</text>')
     for level, colour in enumerate(HEAT_COLOURS):
         x = left + 28 + level * (HEAT_CELL + HEAT_GAP)
         parts.append(f'<rect x="{x}" y="{y - 9}" width="{HEAT_CELL}" height="{HEAT_CELL}" rx="2" fill="{colour}"/>')
     more_x = left + 28 + len(HEAT_COLOURS) * (HEAT_CELL + HEAT_GAP) + 4
-    parts.append(f'<text x="{more_x}" y="{y}" fill="{AXIS_TEXT}" font-size="9">More</text>')
+    parts.append(f'<text x="{more_x}" y="{y}" fill="{AXIS_TEXT}" font-size="9">{more}</text>')
     parts.append("</g>")
     return parts
 

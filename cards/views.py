@@ -26,7 +26,7 @@ from django.utils.translation import ngettext
 from django.views import i18n
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import charts, extensions, switching, tasks
+from cards import charts, extensions, fit_text, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Language, Note, Optimisation, Profile, Scheduler
@@ -226,13 +226,15 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         return response
     zones = sorted(zoneinfo.available_timezones())
     other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
+    optimisation = Optimisation.objects.filter(user=request.user).order_by("-created_at").first()
     context = {
         "form": form,
         "zones": zones,
         "profile": profile,
         "other": other,
         "other_label": Scheduler(other).label,
-        "optimisation": Optimisation.objects.filter(user=request.user).order_by("-created_at").first(),
+        "optimisation": optimisation,
+        "optimisation_message": fit_text.translate(optimisation.message) if optimisation else "",
         "min_reviews": MIN_REVIEWS,
     }
     return render(request, "cards/settings.html", context)

@@ -5,25 +5,20 @@ message, each test's message, the violations, the advice, all stored as they wer
 turns them into the interface language at display time, so the core stays free of Django and every
 stored verdict, old ones included, reads in Chinese too.
 
-Each shape the core writes is listed once below, as its English text with ``%(name)s`` slots, marked
-with ``gettext_noop`` so makemessages puts it in the catalogue. The English text is also the pattern:
-a line of a verdict that matches it whole is replaced by its translation, with the slots filled from
-the line (slots named in ``nested`` are translated the same way first: a path phrase, a loop's name, an
-inner message). A line that matches no shape stays as it was, English and exact (a torch error, say).
+Each shape the core writes is listed once below (``quizsite.stored_text`` says how a shape matches and
+is translated): a path phrase, a loop's name or an inner message in a slot is translated too; a line
+that matches no shape stays as it was, English and exact (a torch error, say).
 tests/graders/test_verdict_text.py runs the core's own messages through it, so a shape changed there
 without its entry here fails.
 """
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import dataclass
-
 from django.utils.translation import gettext, gettext_noop
 
-_SLOT = re.compile(r"%\((\w+)\)s")
-# Slots that sit beside another slot need their own shape; every other slot takes the shortest text that fits.
+from quizsite.stored_text import Catalogue, Shape, shapes
+
+# Slots that sit beside another slot, or that must not swallow a neighbour, get their own pattern.
 _NAME = r"(?:`[^`]*`|argument \d+)"
 SLOT_PATTERNS = {
     "names": rf"{_NAME}(?:(?:, | and ){_NAME})*",
@@ -36,34 +31,13 @@ SLOT_PATTERNS = {
 }
 
 
-@dataclass(frozen=True)
-class Shape:
-    """One English message shape; ``nested`` names the slots whose text is itself translated."""
-
-    source: str
-    nested: tuple[str, ...] = ()
-    articles: tuple[str, ...] = ()  # slots that begin with an English "a"/"an", dropped in a translation
-
-    @functools.cached_property
-    def pattern(self) -> re.Pattern[str]:
-        parts = _SLOT.split(self.source)
-        regex = "".join(
-            re.escape(p) if i % 2 == 0 else f"(?P<{p}>{SLOT_PATTERNS.get(p, '.*?')})" for i, p in enumerate(parts)
-        )
-        return re.compile(f"^{regex}$", re.DOTALL)
-
-
-def _shapes(*sources: str | tuple[str, tuple[str, ...]] | Shape) -> tuple[Shape, ...]:
-    return tuple(s if isinstance(s, Shape) else Shape(s) if isinstance(s, str) else Shape(*s) for s in sources)
-
-
 def _typed(source: str) -> Shape:
     """A sentence that names the result's type with an English article ("an int"): the article goes."""
     return Shape(source, articles=("want", "got"))
 
 
 # Most specific first: the first shape that matches a whole line wins.
-SHAPES = _shapes(
+SHAPES = shapes(
     # graders.drills.grading: the verdict's own line and the hidden tests.
     gettext_noop("all %(n)s tests passed"),
     (gettext_noop("the hidden tests ended in %(phase)s"), ("phase",)),
@@ -276,31 +250,17 @@ MISMATCH_TITLES = {
     "device": gettext_noop("Wrong device"),
 }
 
-_DEPTH = 4  # nested slots go this deep at most (an inner message inside a test's line, and its phrases)
+CATALOGUE = Catalogue(SHAPES, SLOT_PATTERNS)
 
 
-def translate_line(line: str, depth: int = 0) -> str:
+def translate_line(line: str) -> str:
     """One line of a verdict in the active language, or the line itself when no shape matches it whole."""
-    if depth > _DEPTH or not line:
-        return line
-    for shape in SHAPES:
-        found = shape.pattern.match(line)
-        if found is None:
-            continue
-        slots = found.groupdict()
-        for name in shape.nested:
-            slots[name] = translate_line(slots[name], depth + 1)
-        translated = gettext(shape.source)
-        if translated != shape.source:
-            for name in shape.articles:
-                slots[name] = re.sub(r"^an? ", "", slots[name])
-        return translated % slots
-    return line
+    return CATALOGUE.translate_line(line)
 
 
 def translate(text: str) -> str:
     """A whole verdict text (a message, a test's message, a violation, advice), line by line."""
-    return "\n".join(translate_line(line) for line in str(text).split("\n"))
+    return CATALOGUE.translate(text)
 
 
 def mismatch_title(kind: str) -> str:

@@ -3,7 +3,9 @@ and no English chrome is left on any of them (docs/i18n.md)."""
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from tests.graders.conftest import drill_text
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "zhangliang-shape-2026!"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 # The interface's own English words: none may be read on a page a Chinese browser opens. Card and drill
 # content (code, the English statement the toggle hides) is not chrome and is not looked at.
 ENGLISH_CHROME = [
@@ -29,6 +32,13 @@ ENGLISH_CHROME = [
     "Save", "Scheduler", "Time zone", "New cards per day", "Fit my parameters now", "The API", "Interface language",
     "Expected output", "Waiting for a grader", "Copy", "Dark / light",
 ]  # fmt: skip
+
+
+def save_docs_screenshot(page: Any, name: str) -> None:
+    """docs/i18n.md's pictures; refreshed only on request (UPDATE_SCREENSHOTS=1) or when missing."""
+    path = DOCS / name
+    if not path.exists() or os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        page.screenshot(path=str(path), full_page=True)
 
 
 def english_left(text: str) -> list[str]:
@@ -73,6 +83,7 @@ def test_it_shows_a_chinese_browser_no_english_chrome(browser: Any, live_server:
     page.locator("#review-panel summary", has_text="显示答案").click()
     expect(page.locator(".rate-good .rate-label")).to_have_text("良好")
     check("review")
+    save_docs_screenshot(page, "zh-review-phone.png")
     page.locator(".rate-good").click()
     expect(page.locator("#count-reviewed")).to_have_text("1")
     check("review after a rating")
@@ -82,14 +93,17 @@ def test_it_shows_a_chinese_browser_no_english_chrome(browser: Any, live_server:
     expect(page.locator(".prompt-en")).to_be_hidden()
     expect(page.get_by_role("button", name="运行示例")).to_be_visible()
     check("drill")
+    save_docs_screenshot(page, "zh-drill-phone.png")
 
     page.get_by_role("link", name="统计", exact=True).first.click()
     expect(page.locator("h1")).to_have_text("你的统计")
     check("stats")
+    save_docs_screenshot(page, "zh-stats-phone.png")
 
     page.get_by_role("link", name="设置", exact=True).first.click()
     expect(page.locator("h1")).to_have_text("设置")
     check("settings")
+    save_docs_screenshot(page, "zh-settings-phone.png")
 
     assert all(not words for words in seen.values()), {name: words for name, words in seen.items() if words}
 
