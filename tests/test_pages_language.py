@@ -5,20 +5,21 @@ prints a template comment; a stored verdict reads in Chinese."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core import mail
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from cards.models import Card, Profile
+from cards.models import Card, CardState, Profile
 from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
 from graders.models import Drill, Submission
-from teams import services
+from teams import services, tasks
 from tests.cards.factories import make_card, make_note
 from tests.graders.conftest import drill_text
 
@@ -231,3 +232,18 @@ def test_it_answers_the_api_in_the_browsers_language(learner: User) -> None:
     assert CJK.search(response.json()["error"]["message"])
     missing = Client().get("/api/v1/no-such-thing/", **ZH).json()
     assert missing["error"]["message"] == "没有这个 API 接口。"
+
+
+def test_it_mails_the_digest_in_the_learners_own_language(learner: User) -> None:
+    """No browser asks for a mail: the learner's stored choice decides, and English stays the default."""
+    other = User.objects.create_user("other", email="other@example.com")
+    now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+    for user in (learner, other):
+        services.set_preferences(user, global_board=False, daily_digest=True)
+        CardState.objects.create(user=user, card=make_card(), due=date(2026, 3, 3), last_reviewed_at=now)
+    Profile.objects.filter(user=learner).update(language="zh-hans", time_zone="UTC")
+    assert tasks.send_daily_digests(now) == 2
+    by_address = {message.to[0]: message for message in mail.outbox}
+    chinese, english = by_address["learner@example.com"], by_address["other@example.com"]
+    assert chinese.subject == "今天有 1 张卡片到期" and "一键退订" in chinese.body and "你好" in chinese.body
+    assert english.subject == "1 card due today" and "Stop it in one click" in english.body
