@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models.functions import Concat, StrIndex
 from django.db.models.lookups import Exact, GreaterThan
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -139,13 +140,13 @@ def validate_stage_order(value: Any) -> None:
     """A stored learning order: a list of known stage slugs, each once. The queue ignores a slug whose stage
     a later import removed, but a new order may only name stages that exist now."""
     if not isinstance(value, list) or not all(isinstance(slug, str) for slug in value):
-        raise ValidationError("A learning order is a list of stage slugs.")
+        raise ValidationError(gettext("A learning order is a list of stage slugs."))
     repeated = sorted({slug for slug in value if value.count(slug) > 1})
     if repeated:
-        raise ValidationError(f"Each stage comes once; repeated: {', '.join(repeated)}.")
+        raise ValidationError(gettext("Each stage comes once; repeated: %(stages)s.") % {"stages": ", ".join(repeated)})
     unknown = sorted(set(value) - set(LearningStage.objects.filter(slug__in=value).values_list("slug", flat=True)))
     if unknown:
-        raise ValidationError(f"No such stage: {', '.join(unknown)}.")
+        raise ValidationError(gettext("No such stage: %(stages)s.") % {"stages": ", ".join(unknown)})
 
 
 def default_time_zone() -> str:
@@ -157,7 +158,9 @@ def validate_time_zone(value: str) -> None:
     try:
         zoneinfo.ZoneInfo(value)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"{value!r} is not a known IANA time zone, such as Asia/Shanghai.") from None
+        raise ValidationError(
+            gettext("%(zone)s is not a known IANA time zone, such as Asia/Shanghai.") % {"zone": repr(value)}
+        ) from None
 
 
 class Scheduler(models.TextChoices):
