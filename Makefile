@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run soak test venv frontend browser services lint format migrations-check clean
+.PHONY: run soak test venv frontend browser services lint format messages migrations-check clean
 
 $(STAMP): requirements-web.txt requirements.txt requirements-run.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ run: venv frontend
 # the worker SIGKILLed three times. SOAK_ARGS="--seconds 90 --learners 5 --kills 1" for a short one.
 soak: venv frontend
 	$(PY) bench/soak.py $(SOAK_ARGS)
+
+# After marking strings: refresh locale/zh_Hans's catalogue and its committed .mo (needs GNU gettext; docs/i18n.md).
+messages: venv
+	bash scripts/messages.sh
 
 lint: venv
 	$(VENV)/bin/ruff check .

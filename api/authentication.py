@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -18,7 +19,7 @@ class ProfileTokenAuthentication(TokenAuthentication):
         try:
             token = model.objects.select_related("user", "user__profile").get(key=key)
         except model.DoesNotExist:
-            raise AuthenticationFailed("Invalid token.") from None
+            raise AuthenticationFailed(_("Invalid token.")) from None
         if not token.user.is_active:
-            raise AuthenticationFailed("User inactive or deleted.")
+            raise AuthenticationFailed(_("User inactive or deleted."))
         return token.user, token

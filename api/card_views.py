@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
@@ -75,7 +76,7 @@ def _filter_cards(cards: QuerySet[Card], params: Any) -> QuerySet[Card]:
     kind = params.get("kind")
     if kind is not None:
         if kind not in Card.Kind.values:
-            raise ValidationError({"kind": [f"Must be one of: {', '.join(Card.Kind.values)}."]})
+            raise ValidationError({"kind": [_("Must be one of: %(kinds)s.") % {"kinds": ", ".join(Card.Kind.values)}]})
         cards = cards.filter(kind=kind)
     return cards
 
@@ -198,11 +199,11 @@ class ReviewList(generics.ListCreateAPIView):
         )
         outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
         if outcome is reviewing.Outcome.NOT_FOUND:
-            raise NotFound("No such card in your reviews.")
+            raise NotFound(_("No such card in your reviews."))
         if outcome is reviewing.Outcome.DUPLICATE:
-            raise Conflict("This card was already rated with that version (a replayed request).", "already_recorded")
+            raise Conflict(_("This card was already rated with that version (a replayed request)."), "already_recorded")
         if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-            raise Conflict("This card is not in your queue now.", "not_in_queue")
+            raise Conflict(_("This card is not in your queue now."), "not_in_queue")
         state = CardState.objects.get(user=request.user, card__uuid=data["card"])
         body = {"card": data["card"], "outcome": outcome.value, "state": CardStateSerializer(state).data}
         return Response(body, status=status.HTTP_201_CREATED)

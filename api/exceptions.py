@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
+from django.utils.translation import gettext, gettext_lazy
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -26,7 +27,7 @@ class Conflict(exceptions.APIException):
     """The request was understood but the resource's state forbids it (a stale review version, say)."""
 
     status_code = status.HTTP_409_CONFLICT
-    default_detail = "The request conflicts with the current state."
+    default_detail = gettext_lazy("The request conflicts with the current state.")
     default_code = "conflict"
 
 
@@ -38,7 +39,7 @@ def _describe(exc: exceptions.APIException) -> ErrorBody:
     """Validation errors keep DRF's per-field detail; every other error is one code and one message."""
     if isinstance(exc, exceptions.ValidationError):
         details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
-        return ErrorBody(code="invalid", message="The request is not valid; see details.", details=details)
+        return ErrorBody(code="invalid", message=gettext("The request is not valid; see details."), details=details)
     codes = exc.get_codes()
     code = codes if isinstance(codes, str) else exc.default_code
     return ErrorBody(code=str(code), message=str(exc.detail), details=None)
@@ -65,4 +66,4 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
 
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Unknown URLs under /api/v1/ answer in the API's shape rather than with Django's HTML page."""
-    return JsonResponse(error_body("not_found", "No such API endpoint."), status=404)
+    return JsonResponse(error_body("not_found", gettext("No such API endpoint.")), status=404)

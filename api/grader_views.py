@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, Throttled, ValidationError
@@ -103,7 +104,7 @@ class SubmissionList(generics.ListCreateAPIView):
         data = serializer.validated_data
         drill = _drills(request.user).filter(slug=data["drill"]).first()
         if drill is None:
-            raise NotFound("No such drill.")
+            raise NotFound(_("No such drill."))
         submission = submissions.submit(request.user, drill, data["code"], data["kind"])
         if isinstance(submission, submissions.Refused):
             if submission.status == status.HTTP_429_TOO_MANY_REQUESTS:

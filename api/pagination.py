@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
@@ -21,7 +22,7 @@ class Pagination(PageNumberPagination):
         for name in (self.page_query_param, self.page_size_query_param):
             raw = request.query_params.get(name)
             if raw is not None and not (raw.isascii() and raw.isdigit() and int(raw) > 0):
-                raise ValidationError({name: ["Must be a positive integer."]})
+                raise ValidationError({name: [_("Must be a positive integer.")]})
         return super().get_page_size(request)
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth import authenticate
 from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import AuthenticationFailed
@@ -20,7 +21,7 @@ from graders.models import Drill, Submission
 
 # DRF refuses NUL in text anyway; the validator also puts the rule in the schema (as a pattern),
 # so clients and schemathesis know it. Slug-shaped query parameters keep NUL away from the database.
-NO_NUL = RegexValidator(r"^[^\x00]*$", "Null characters are not allowed.")
+NO_NUL = RegexValidator(r"^[^\x00]*$", gettext_lazy("Null characters are not allowed."))
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 MAX_CODE_CHARS = 50_000  # the sandbox's own limit is per drill (20 kB by default); this stops abuse early
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -70,7 +71,7 @@ class TokenRequestSerializer(serializers.Serializer):
         """Wrong credentials are a 401 (`authentication_failed`), not a 400: the request itself was well formed."""
         user = authenticate(self.context.get("request"), username=attrs["username"], password=attrs["password"])
         if user is None or not user.is_active:
-            raise AuthenticationFailed("Unable to sign in with these credentials.")
+            raise AuthenticationFailed(gettext_lazy("Unable to sign in with these credentials."))
         attrs["user"] = user
         return attrs
 

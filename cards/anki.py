@@ -38,6 +38,8 @@ from typing import Any
 import genanki
 import nh3
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from cards.ingest.slugs import slugify
 from cards.models import Card, CardState, Note
@@ -266,22 +268,29 @@ class ParsedDeck:
         """What was left out, in words a learner can act on ("" when nothing was)."""
         parts = []
         if self.skipped:
-            parts.append(f"{self.skipped} without a front skipped")
+            parts.append(_("%(n)d without a front skipped") % {"n": self.skipped})
         if self.drills:
-            parts.append(
-                f"{self.drills} coding drill{'s' if self.drills != 1 else ''} skipped: a drill is graded by running "
-                "your code, so it cannot be a question card; the drills are already in the drill hub and your queue"
+            skipped = ngettext(
+                "%(n)d coding drill skipped: a drill is graded by running your code, so it cannot be a question "
+                "card; the drills are already in the drill hub and your queue",
+                "%(n)d coding drills skipped: a drill is graded by running your code, so it cannot be a question "
+                "card; the drills are already in the drill hub and your queue",
+                self.drills,
             )
-        return "; ".join(parts)
+            parts.append(skipped % {"n": self.drills})
+        return _("; ").join(parts)
 
 
 def read_upload(name: str, data: bytes) -> ParsedDeck:
     """An ``.apkg`` (a zip archive) or a CSV of front/back pairs, parsed and sanitised; nothing written."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise AnkiImportError(f"The file is {len(data)} bytes, over the {MAX_UPLOAD_BYTES} byte limit.")
+        raise AnkiImportError(
+            _("The file is %(size)d bytes, over the %(limit)d byte limit.")
+            % {"size": len(data), "limit": MAX_UPLOAD_BYTES}
+        )
     if not data.strip():
-        raise AnkiImportError("The file is empty.")
-    default_title = Path(name).stem[:200] or "Imported deck"
+        raise AnkiImportError(_("The file is empty."))
+    default_title = Path(name).stem[:200] or _("Imported deck")
     if data[:4] == b"PK\x03\x04" or name.lower().endswith((".apkg", ".colpkg", ".zip")):
         return read_apkg(data, default_title)
     return read_csv(data, default_title)
@@ -298,43 +307,51 @@ def _extract_collection(data: bytes, folder: Path) -> Path:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError):
-        raise AnkiImportError("This is not an Anki package: the file is not a readable zip archive.") from None
+        raise AnkiImportError(_("This is not an Anki package: the file is not a readable zip archive.")) from None
     with archive:
         members = archive.infolist()
         if len(members) > MAX_MEMBERS:
-            raise AnkiImportError(f"The archive has {len(members)} files, over the limit of {MAX_MEMBERS}.")
+            raise AnkiImportError(
+                _("The archive has %(n)d files, over the limit of %(limit)d.")
+                % {"n": len(members), "limit": MAX_MEMBERS}
+            )
         total = sum(member.file_size for member in members)
         if total > MAX_TOTAL_UNCOMPRESSED:
             raise AnkiImportError(
-                f"The archive would unpack to {total} bytes, over the {MAX_TOTAL_UNCOMPRESSED} byte limit."
+                _("The archive would unpack to %(size)d bytes, over the %(limit)d byte limit.")
+                % {"size": total, "limit": MAX_TOTAL_UNCOMPRESSED}
             )
         by_name = {member.filename: member for member in members}
         if "collection.anki21b" in by_name:
             # Such packages also hold a collection.anki2, but it is a stub asking to update Anki.
             raise AnkiImportError(
-                "This package uses Anki's newest format; export it again with 'Support older Anki versions' ticked."
+                _("This package uses Anki's newest format; export it again with 'Support older Anki versions' ticked.")
             )
         member = next((by_name[name] for name in _COLLECTIONS if name in by_name), None)
         if member is None:
-            raise AnkiImportError("This zip archive has no Anki collection (collection.anki2) in it.")
+            raise AnkiImportError(_("This zip archive has no Anki collection (collection.anki2) in it."))
         _check_member(member)
         target = folder / "collection.sqlite3"
         try:
             _bounded_copy(archive, member, target)
         except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, RuntimeError) as exc:
-            raise AnkiImportError(f"The archive is damaged: {member.filename} cannot be unpacked ({exc}).") from None
+            raise AnkiImportError(
+                _("The archive is damaged: %(name)s cannot be unpacked (%(error)s).")
+                % {"name": member.filename, "error": exc}
+            ) from None
     return target
 
 
 def _check_member(member: zipfile.ZipInfo) -> None:
     if member.file_size > MAX_COLLECTION_BYTES:
         raise AnkiImportError(
-            f"{member.filename} would unpack to {member.file_size} bytes, over the {MAX_COLLECTION_BYTES} byte limit."
+            _("%(name)s would unpack to %(size)d bytes, over the %(limit)d byte limit.")
+            % {"name": member.filename, "size": member.file_size, "limit": MAX_COLLECTION_BYTES}
         )
     if member.file_size > 1024 * 1024 and member.file_size > MAX_COMPRESSION_RATIO * max(member.compress_size, 1):
         raise AnkiImportError(
-            f"{member.filename} is compressed {member.file_size // max(member.compress_size, 1)} to 1, which no real "
-            "deck is: refused as a possible zip bomb."
+            _("%(name)s is compressed %(ratio)d to 1, which no real deck is: refused as a possible zip bomb.")
+            % {"name": member.filename, "ratio": member.file_size // max(member.compress_size, 1)}
         )
 
 
@@ -346,14 +363,16 @@ def _bounded_copy(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Pat
         while chunk := source.read(1024 * 1024):
             written += len(chunk)
             if written > limit:
-                raise AnkiImportError(f"{member.filename} unpacks to more than it declares: refused.")
+                raise AnkiImportError(
+                    _("%(name)s unpacks to more than it declares: refused.") % {"name": member.filename}
+                )
             sink.write(chunk)
 
 
 def _open_readonly(db_path: Path) -> sqlite3.Connection:
     with db_path.open("rb") as fh:
         if fh.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
-            raise AnkiImportError("The package's collection is not an SQLite database.")
+            raise AnkiImportError(_("The package's collection is not an SQLite database."))
     conn = sqlite3.connect(f"{db_path.as_uri()}?mode=ro&immutable=1", uri=True)
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 16 * 1024 * 1024)
     conn.execute("PRAGMA trusted_schema = OFF")
@@ -371,12 +390,16 @@ def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
         title = _main_deck_name(conn) or default_title
         count = conn.execute("SELECT count(*) FROM notes").fetchone()[0]
         if count > MAX_NOTES:
-            raise AnkiImportError(f"The deck has {count} notes, over the limit of {MAX_NOTES}.")
+            raise AnkiImportError(
+                _("The deck has %(n)d notes, over the limit of %(limit)d.") % {"n": count, "limit": MAX_NOTES}
+            )
         parsed = ParsedDeck(title=title)
         rows = conn.execute("SELECT id, mid, tags, flds FROM notes ORDER BY id")
         for note_id, mid, tags, flds in rows:
             if not isinstance(flds, str) or not isinstance(tags, str):
-                raise AnkiImportError(f"Note {note_id} has fields of an unexpected type: not an Anki collection.")
+                raise AnkiImportError(
+                    _("Note %(id)s has fields of an unexpected type: not an Anki collection.") % {"id": note_id}
+                )
             if _is_drill(tags.split(), flds.split(_FIELD_SEPARATOR)[1:2]):
                 parsed.drills += 1
                 continue
@@ -387,7 +410,7 @@ def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
                 parsed.cards.append(card)
         return parsed
     except sqlite3.DatabaseError as exc:
-        raise AnkiImportError(f"The package's collection cannot be read ({exc}).") from None
+        raise AnkiImportError(_("The package's collection cannot be read (%(error)s).") % {"error": exc}) from None
     finally:
         conn.close()
 
@@ -399,10 +422,15 @@ def _check_schema(conn: sqlite3.Connection) -> None:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     for table, required in _REQUIRED_COLUMNS.items():
         if table not in tables:
-            raise AnkiImportError(f"The collection has no {table!r} table: not an Anki collection.")
+            raise AnkiImportError(
+                _("The collection has no %(table)s table: not an Anki collection.") % {"table": repr(table)}
+            )
         columns = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if missing := required - columns:
-            raise AnkiImportError(f"The collection's {table!r} table lacks {', '.join(sorted(missing))}.")
+            raise AnkiImportError(
+                _("The collection's %(table)s table lacks %(columns)s.")
+                % {"table": repr(table), "columns": ", ".join(sorted(missing))}
+            )
 
 
 def _json_column(conn: sqlite3.Connection, column: str) -> dict[str, Any]:
@@ -410,7 +438,7 @@ def _json_column(conn: sqlite3.Connection, column: str) -> dict[str, Any]:
     try:
         value = json.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
     except ValueError:
-        raise AnkiImportError(f"The collection's {column} are not valid JSON.") from None
+        raise AnkiImportError(_("The collection's %(column)s are not valid JSON.") % {"column": column}) from None
     return value if isinstance(value, dict) else {}
 
 
@@ -423,7 +451,7 @@ def _models(conn: sqlite3.Connection) -> dict[str, int]:
 
 def _main_deck_name(conn: sqlite3.Connection) -> str:
     decks = _json_column(conn, "decks")
-    for did, _ in conn.execute("SELECT did, count(*) AS n FROM cards GROUP BY did ORDER BY n DESC LIMIT 3"):
+    for did, _count in conn.execute("SELECT did, count(*) AS n FROM cards GROUP BY did ORDER BY n DESC LIMIT 3"):
         deck = decks.get(str(did))
         if isinstance(deck, dict) and isinstance(deck.get("name"), str) and deck["name"] != "Default":
             return deck["name"].replace("\x1f", "::")[:200]
@@ -437,11 +465,16 @@ def _is_drill(tags: list[str], back: list[str]) -> bool:
 
 def _note_to_card(note_id: int, flds: str, tags: str, model_type: int) -> ImportedCard | None:
     if len(flds.encode()) > MAX_FIELD_BYTES * 4:
-        raise AnkiImportError(f"Note {note_id} is {len(flds.encode())} bytes long, over the limit for one note.")
+        raise AnkiImportError(
+            _("Note %(id)s is %(size)d bytes long, over the limit for one note.")
+            % {"id": note_id, "size": len(flds.encode())}
+        )
     fields = flds.split(_FIELD_SEPARATOR)
     for value in fields:
         if len(value.encode()) > MAX_FIELD_BYTES:
-            raise AnkiImportError(f"Note {note_id} has a field over the {MAX_FIELD_BYTES} byte limit.")
+            raise AnkiImportError(
+                _("Note %(id)s has a field over the %(limit)d byte limit.") % {"id": note_id, "limit": MAX_FIELD_BYTES}
+            )
     if model_type == 1:  # cloze: the front hides each deletion, the back shows it
         text = fields[0]
         front_raw = _CLOZE.sub(lambda m: f"[{m.group(2) or '...'}]", text)
@@ -477,11 +510,13 @@ _HEADERS = {("front", "back"), ("question", "answer"), ("正面", "背面"), ("�
 def read_csv(data: bytes, default_title: str) -> ParsedDeck:
     """Rows of ``front,back[,tags]`` (comma, tab or semicolon separated; markdown allowed in both faces)."""
     if b"\x00" in data:
-        raise AnkiImportError("This is not a CSV file: it contains NUL bytes (a binary file?).")
+        raise AnkiImportError(_("This is not a CSV file: it contains NUL bytes (a binary file?)."))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise AnkiImportError(f"The CSV file is not valid UTF-8 (byte offset {exc.start}).") from None
+        raise AnkiImportError(
+            _("The CSV file is not valid UTF-8 (byte offset %(offset)d).") % {"offset": exc.start}
+        ) from None
     first_line = text.split("\n", 1)[0]
     delimiter = max(",\t;", key=first_line.count)
     parsed = ParsedDeck(title=default_title)
@@ -502,18 +537,22 @@ def read_csv(data: bytes, default_title: str) -> ParsedDeck:
             else:
                 parsed.cards.append(card)
             if len(parsed.cards) > MAX_NOTES:
-                raise AnkiImportError(f"The CSV file has more than {MAX_NOTES} rows.")
+                raise AnkiImportError(_("The CSV file has more than %(limit)d rows.") % {"limit": MAX_NOTES})
     except csv.Error as exc:
-        raise AnkiImportError(f"The CSV file is malformed near line {reader.line_num}: {exc}.") from None
+        raise AnkiImportError(
+            _("The CSV file is malformed near line %(line)d: %(error)s.") % {"line": reader.line_num, "error": exc}
+        ) from None
     return parsed
 
 
 def _check_row(row: list[str], line: int) -> None:
     if len(row) < 2:
-        raise AnkiImportError(f"Line {line} has one column; each row needs a front and a back.")
+        raise AnkiImportError(_("Line %(line)d has one column; each row needs a front and a back.") % {"line": line})
     for cell in row:
         if len(cell.encode()) > MAX_FIELD_BYTES:
-            raise AnkiImportError(f"Line {line} has a field over the {MAX_FIELD_BYTES} byte limit.")
+            raise AnkiImportError(
+                _("Line %(line)d has a field over the %(limit)d byte limit.") % {"line": line, "limit": MAX_FIELD_BYTES}
+            )
 
 
 # --- import: writing ------------------------------------------------------------------------------
@@ -525,8 +564,8 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
     ``owner``: the learner whose private deck this is (``None``: shared with every learner)."""
     if not parsed.cards:
         left_out = f" ({parsed.summary()})" if parsed.summary() else ""
-        raise AnkiImportError(f"The file has no cards with a front to import{left_out}.")
-    title = (title or parsed.title).strip()[:300] or "Imported deck"
+        raise AnkiImportError(_("The file has no cards with a front to import%(left_out)s.") % {"left_out": left_out})
+    title = (title or parsed.title).strip()[:300] or _("Imported deck")
     # ASCII only: the deck page's URL takes a ``slug`` path converter, which has no CJK.
     base = f"anki-{_NON_ASCII_SLUG.sub('', slugify(title, 80)).strip('-') or 'deck'}"
     with transaction.atomic():

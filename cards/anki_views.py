@@ -17,6 +17,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from cards import anki
@@ -26,16 +28,18 @@ ALL_DECKS = "all"
 
 
 class ExportForm(forms.Form):
-    deck = forms.ChoiceField(label="Deck")
+    deck = forms.ChoiceField(label=gettext_lazy("Deck"))
     schedule = forms.BooleanField(
         required=False,
-        label="Include my intervals and due dates",
-        help_text="Cards you have reviewed arrive in Anki as review cards with your SM-2 interval, due day and ease.",
+        label=gettext_lazy("Include my intervals and due dates"),
+        help_text=gettext_lazy(
+            "Cards you have reviewed arrive in Anki as review cards with your SM-2 interval, due day and ease."
+        ),
     )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choices = [(ALL_DECKS, "All decks")]
+        choices = [(ALL_DECKS, _("All decks"))]
         notes = Note.objects.visible_to(user).filter(cards__active=True).distinct()
         choices += list(notes.values_list("slug", "title"))
         self.fields["deck"].choices = choices
@@ -43,14 +47,14 @@ class ExportForm(forms.Form):
 
 class ImportForm(forms.Form):
     file = forms.FileField(
-        label="Anki package (.apkg) or CSV file",
-        help_text="A CSV file holds one card per row: front, back and optionally space-separated tags.",
+        label=gettext_lazy("Anki package (.apkg) or CSV file"),
+        help_text=gettext_lazy("A CSV file holds one card per row: front, back and optionally space-separated tags."),
     )
-    title = forms.CharField(max_length=300, required=False, label="Deck title (optional)")
+    title = forms.CharField(max_length=300, required=False, label=gettext_lazy("Deck title (optional)"))
     shared = forms.BooleanField(
         required=False,
-        label="Share with every learner",
-        help_text="Staff only. Unticked, the deck is yours alone, as every learner's import is.",
+        label=gettext_lazy("Share with every learner"),
+        help_text=gettext_lazy("Staff only. Unticked, the deck is yours alone, as every learner's import is."),
     )
 
     def __init__(self, *args: Any, can_share: bool, **kwargs: Any) -> None:
@@ -61,7 +65,9 @@ class ImportForm(forms.Form):
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
         if upload.size > anki.MAX_UPLOAD_BYTES:
-            raise forms.ValidationError(f"The file is over the {anki.MAX_UPLOAD_BYTES // (1024 * 1024)} MiB limit.")
+            raise forms.ValidationError(
+                _("The file is over the %(limit)d MiB limit.") % {"limit": anki.MAX_UPLOAD_BYTES // (1024 * 1024)}
+            )
         return upload
 
 
@@ -74,7 +80,7 @@ def anki_export(request: HttpRequest) -> HttpResponse:
     slug = form.cleaned_data["deck"]
     visible = Note.objects.visible_to(request.user)
     notes = list(visible if slug == ALL_DECKS else visible.filter(slug=slug))
-    package, _ = anki.build_package(notes, schedule_for=request.user if form.cleaned_data["schedule"] else None)
+    package, _skipped = anki.build_package(notes, schedule_for=request.user if form.cleaned_data["schedule"] else None)
     buffer = io.BytesIO()
     anki.write_apkg(package, buffer)
     name = f"quizsite-{slug}-{timezone.now():%Y%m%d}.apkg"
@@ -96,7 +102,14 @@ def anki_import(request: HttpRequest) -> HttpResponse:
             form.add_error("file", str(exc))
         else:
             left_out = f" ({parsed.summary()})" if parsed.summary() else ""
-            whose = "shared with every learner" if owner is None else "private to you"
-            messages.success(request, f"Imported {len(parsed.cards)} cards into “{note.title}”, {whose}{left_out}.")
+            whose = _("shared with every learner") if owner is None else _("private to you")
+            imported = ngettext(
+                "Imported %(n)d card into “%(title)s”, %(whose)s%(left_out)s.",
+                "Imported %(n)d cards into “%(title)s”, %(whose)s%(left_out)s.",
+                len(parsed.cards),
+            )
+            messages.success(
+                request, imported % {"n": len(parsed.cards), "title": note.title, "whose": whose, "left_out": left_out}
+            )
             return redirect("cards:deck", slug=note.slug)
     return render(request, "cards/anki_import.html", {"form": form}, status=400 if form.errors else 200)

@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from cards import calibrating, charts, extensions, learning, revlog
@@ -69,7 +70,7 @@ def decks(request: HttpRequest) -> HttpResponse:
 def default_order(request: HttpRequest) -> HttpResponse:
     """Back to the default learning order, kept until the learner picks another (a team never overrides it)."""
     learning.use_default_order(request.user)
-    messages.success(request, "Your new cards follow the default learning order again.")
+    messages.success(request, _("Your new cards follow the default learning order again."))
     return redirect(reverse("cards:decks") + "#learning-order")
 
 
@@ -148,7 +149,7 @@ def calibration(request: HttpRequest) -> HttpResponse:
     reviews = calibrating.reviews_of([request.user.pk])
     context = calibrating.context(reviews, profile.fsrs_parameters, float(profile.desired_retention))
     export_url = reverse("cards:revlog_export")
-    return render(request, "cards/calibration.html", {**context, "whose": "your", "export_url": export_url})
+    return render(request, "cards/calibration.html", {**context, "whose": _("your"), "export_url": export_url})
 
 
 @login_required
@@ -176,7 +177,7 @@ def stats(request: HttpRequest) -> HttpResponse:
         "hours": hours,
         "hourly_days": HOURLY_DAYS,
         "sections": extensions.stats_sections(request.user),
-        "heatmap": charts.year_heatmap(year, end=today, chart_id="year-heatmap", title="Reviews in the last year"),
+        "heatmap": charts.year_heatmap(year, end=today, chart_id="year-heatmap", title=_("Reviews in the last year")),
         **_stats_charts(activity, forecast, hours, numbers.ease_counts(request.user), today),
     }
     return render(request, "cards/stats.html", context)
@@ -195,14 +196,19 @@ def _stats_charts(
 ) -> dict[str, str]:
     """Turn the numbers into SVG; every hover title spells out the exact figure."""
     review_bars = [
-        charts.Bar(f"{a.day:%m-%d}", a.reviews, f"{a.day:%a %Y-%m-%d}: {a.reviews} reviews ({a.new} new)")
+        charts.Bar(
+            f"{a.day:%m-%d}",
+            a.reviews,
+            _("%(day)s: %(reviews)d reviews (%(new)d new)") % {"day": a.day, "reviews": a.reviews, "new": a.new},
+        )
         for a in activity
     ]
     forecast_bars = [
         charts.Bar(
             f"{f['day']:%m-%d}",
             f["count"],
-            f"{f['day']:%a %Y-%m-%d}: {f['count']} due" + (" (overdue included)" if f["day"] == today else ""),
+            (_("%(day)s: %(count)d due (overdue included)") if f["day"] == today else _("%(day)s: %(count)d due"))
+            % {"day": f["day"], "count": f["count"]},
         )
         for f in forecast
     ]
@@ -215,24 +221,24 @@ def _stats_charts(
         )
         for h in hours
     ]
-    no_reviews = "No reviews yet."
+    no_reviews = _("No reviews yet.")
     return {
         "reviews_chart": charts.bar_chart(
-            review_bars, chart_id="reviews-per-day", title="Reviews per day", empty_message=no_reviews
+            review_bars, chart_id="reviews-per-day", title=_("Reviews per day"), empty_message=no_reviews
         ),
         "forecast_chart": charts.bar_chart(
-            forecast_bars, chart_id="due-forecast", title="Due forecast", empty_message="Nothing due in 30 days."
+            forecast_bars, chart_id="due-forecast", title=_("Due forecast"), empty_message=_("Nothing due in 30 days.")
         ),
         "retention_chart": _retention_chart(activity, today),
         "ease_chart": charts.histogram(
             ease,
             EASE_EDGES,
             chart_id="ease-histogram",
-            title="Easiness of seen cards",
-            empty_message="No cards seen yet.",
+            title=_("Easiness of seen cards"),
+            empty_message=_("No cards seen yet."),
         ),
         "hours_chart": charts.bar_chart(
-            hour_bars, chart_id="hourly", title="Reviews by hour of day", empty_message=no_reviews
+            hour_bars, chart_id="hourly", title=_("Reviews by hour of day"), empty_message=no_reviews
         ),
     }
 
@@ -255,8 +261,8 @@ def _retention_chart(activity: list[numbers.DayActivity], today: date) -> str:
     return charts.line_chart(
         lines,
         chart_id="weekly-retention",
-        title="Weekly true retention",
+        title=_("Weekly true retention"),
         unit="%",
         y_max=100,
-        empty_message="No reviews of seen cards yet.",
+        empty_message=_("No reviews of seen cards yet."),
     )

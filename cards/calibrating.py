@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from cards import charts
 from cards.models import ReviewLog
 from cards.scheduling import calibration, evaluate
@@ -39,23 +41,28 @@ def context(reviews: Sequence[evaluate.Review], parameters: Sequence[float] | No
             for name, bins in report.reliability.items()
         },
         chart_id="reliability",
-        title="Predicted recall against recall, on the test folds",
+        title=_("Predicted recall against recall, on the test folds"),
     )
     shown = report.months[-MONTHS_SHOWN:]
-    months = [m.month.strftime("%b %Y") for m in shown]
+    months = [m.month.strftime("%Y-%m") for m in shown]
     retention = charts.line_chart(
         [
             charts.Series(
-                "true retention",
+                _("true retention"),
                 [
-                    charts.Point(label, round(m.retention, 3), f"{label}: {m.retention:.3f} of {m.count}")
+                    charts.Point(
+                        label,
+                        round(m.retention, 3),
+                        _("%(month)s: %(retention).3f of %(count)d")
+                        % {"month": label, "retention": m.retention, "count": m.count},
+                    )
                     for label, m in zip(months, shown, strict=True)
                 ],
             ),
-            charts.Series("target", [charts.Point(label, target) for label in months]),
+            charts.Series(_("target"), [charts.Point(label, target) for label in months]),
         ],
         chart_id="true-retention",
-        title="True retention by month (the last two years) against the target",
+        title=_("True retention by month (the last two years) against the target"),
         y_max=1,
     )
     return {

@@ -19,6 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext, pgettext
+
 WIDTH = 720
 HEIGHT = 220
 MARGIN_LEFT = 44
@@ -26,6 +30,7 @@ MARGIN_RIGHT = 12
 MARGIN_TOP = 14
 MARGIN_BOTTOM = 30
 MAX_X_LABELS = 12
+DAY = "D"  # a weekday's short name in the active language ("Mon", "周一")
 
 BAR_FILL = "#3b82f6"
 GRID_STROKE = "#e5e7eb"
@@ -110,8 +115,9 @@ def _open_svg(chart_id: str, title: str, summary: str, width: int, height: int, 
     ]
 
 
-def empty_chart(chart_id: str, title: str, message: str = "No data yet.") -> str:
+def empty_chart(chart_id: str, title: str, message: str = "") -> str:
     """What a chart shows before the learner has any reviews: a framed message, never an error."""
+    message = message or _("No data yet.")
     parts = _open_svg(chart_id, title, message, WIDTH, 80, "empty")
     parts.append(f'<rect x="0.5" y="0.5" width="{WIDTH - 1}" height="79" fill="none" stroke="{GRID_STROKE}"/>')
     parts.append(f'<text x="{WIDTH / 2}" y="44" text-anchor="middle" fill="{AXIS_TEXT}">{_esc(message)}</text>')
@@ -161,7 +167,7 @@ def bar_chart(
     title: str,
     unit: str = "",
     gap: float = 0.2,
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """Vertical bars, one per item, each with a hover title and a transparent full-height hit area.
 
@@ -221,7 +227,7 @@ def line_chart(
     title: str,
     unit: str = "",
     y_max: float | None = None,
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """One or more lines over shared x labels (taken from the first series), with a legend.
 
@@ -306,7 +312,7 @@ def histogram(
     chart_id: str,
     title: str,
     unit: str = "",
-    empty_message: str = "No data yet.",
+    empty_message: str = "",
 ) -> str:
     """A bar chart of binned values with touching bars, the way histograms are read."""
     bars = histogram_bins(counts, edges, unit=unit)
@@ -351,6 +357,14 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
     total = sum(in_range.values())
     active = sum(1 for count in in_range.values() if count > 0)
     summary = f"{total} {noun}s on {active} of {days} days from {start.isoformat()} to {end.isoformat()}."
+    if noun == "review":  # the one noun the site uses, said in the learner's language
+        summary = _("%(total)d reviews on %(active)d of %(days)d days from %(start)s to %(end)s.") % {
+            "total": total,
+            "active": active,
+            "days": days,
+            "start": start.isoformat(),
+            "end": end.isoformat(),
+        }
     parts = _open_svg(chart_id, title, summary, width, height, "heatmap")
     parts.extend(_heatmap_axes(start, end, first_monday, left, top_pad))
     parts.append('<g class="days">')
@@ -360,11 +374,15 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
         column = (day - first_monday).days // 7
         x = left + column * (HEAT_CELL + HEAT_GAP)
         y = top_pad + day.weekday() * (HEAT_CELL + HEAT_GAP)
-        plural = noun if count == 1 else f"{noun}s"
+        counted = (
+            ngettext("%(n)d review", "%(n)d reviews", count) % {"n": count}
+            if noun == "review"
+            else f"{count} {noun if count == 1 else noun + 's'}"
+        )
         parts.append(
             f'<rect x="{x}" y="{y}" width="{HEAT_CELL}" height="{HEAT_CELL}" rx="2" '
             f'fill="{HEAT_COLOURS[heat_level(count, busiest)]}" data-date="{day.isoformat()}" data-count="{count}">'
-            f"<title>{_esc(f'{day:%a} {day.isoformat()}: {count} {plural}')}</title></rect>"
+            f"<title>{_esc(f'{date_format(day, DAY)} {day.isoformat()}: {counted}')}</title></rect>"
         )
     parts.append("</g>")
     parts.extend(_heatmap_legend(left, height - 8))
@@ -375,7 +393,11 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
 def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad: int) -> list[str]:
     """Month names over the first week column of each month, weekday names on the left."""
     parts = ['<g class="axes" aria-hidden="true">']
-    for row, name in ((0, "Mon"), (2, "Wed"), (4, "Fri")):
+    for row, name in (
+        (0, pgettext("weekday", "Mon")),
+        (2, pgettext("weekday", "Wed")),
+        (4, pgettext("weekday", "Fri")),
+    ):
         y = top_pad + row * (HEAT_CELL + HEAT_GAP) + HEAT_CELL - 1
         parts.append(f'<text x="0" y="{y}" fill="{AXIS_TEXT}" font-size="9">{name}</text>')
     # Label each month whose first day is on the map; a partial first month stays unlabelled
@@ -384,7 +406,9 @@ def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad
     while month <= end:
         column = (month - first_monday).days // 7
         x = left + column * (HEAT_CELL + HEAT_GAP)
-        parts.append(f'<text x="{x}" y="{top_pad - 6}" fill="{AXIS_TEXT}" font-size="9">{month:%b}</text>')
+        parts.append(
+            f'<text x="{x}" y="{top_pad - 6}" fill="{AXIS_TEXT}" font-size="9">{date_format(month, "M")}</text>'
+        )
         month = date(month.year + month.month // 12, month.month % 12 + 1, 1)
     parts.append("</g>")
     return parts
@@ -392,12 +416,13 @@ def _heatmap_axes(start: date, end: date, first_monday: date, left: int, top_pad
 
 def _heatmap_legend(left: int, y: int) -> list[str]:
     parts = ['<g class="legend" aria-hidden="true">']
-    parts.append(f'<text x="{left}" y="{y}" fill="{AXIS_TEXT}" font-size="9">Less</text>')
+    less, more = _esc(pgettext("heatmap", "Less")), _esc(pgettext("heatmap", "More"))
+    parts.append(f'<text x="{left}" y="{y}" fill="{AXIS_TEXT}" font-size="9">{less}</text>')
     for level, colour in enumerate(HEAT_COLOURS):
         x = left + 28 + level * (HEAT_CELL + HEAT_GAP)
         parts.append(f'<rect x="{x}" y="{y - 9}" width="{HEAT_CELL}" height="{HEAT_CELL}" rx="2" fill="{colour}"/>')
     more_x = left + 28 + len(HEAT_COLOURS) * (HEAT_CELL + HEAT_GAP) + 4
-    parts.append(f'<text x="{more_x}" y="{y}" fill="{AXIS_TEXT}" font-size="9">More</text>')
+    parts.append(f'<text x="{more_x}" y="{y}" fill="{AXIS_TEXT}" font-size="9">{more}</text>')
     parts.append("</g>")
     return parts
 
@@ -416,7 +441,7 @@ RELIABILITY_MARGIN = 40
 
 
 def reliability_diagram(
-    series: Mapping[str, Sequence[CalibrationPoint]], *, chart_id: str, title: str, empty_message: str = "No data yet."
+    series: Mapping[str, Sequence[CalibrationPoint]], *, chart_id: str, title: str, empty_message: str = ""
 ) -> str:
     """Predicted recall (x) against recall that happened (y), one coloured series per scheduler, over
     the diagonal a perfectly calibrated model would follow; each point's area grows with its bin."""

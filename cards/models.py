@@ -14,6 +14,8 @@ from django.db import models
 from django.db.models.functions import Concat, StrIndex
 from django.db.models.lookups import Exact, GreaterThan
 from django.utils import timezone
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from cards.extensions import course_reader_queries
 
@@ -150,11 +152,11 @@ class CardQuerySet(models.QuerySet["Card"]):
 
 class Card(models.Model):
     class Kind(models.TextChoices):
-        QA = "qa", "Question"
-        MAPPING = "mapping", "Mapping"
-        CLOZE = "cloze", "Cloze"
-        OUTPUT = "output", "Output"
-        DRILL = "drill", "Coding drill"
+        QA = "qa", _("Question")
+        MAPPING = "mapping", _("Mapping")
+        CLOZE = "cloze", _("Cloze")
+        OUTPUT = "output", _("Output")
+        DRILL = "drill", _("Coding drill")
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     key = models.CharField(
@@ -221,13 +223,13 @@ def validate_stage_order(value: Any) -> None:
     """A stored learning order: a list of known stage slugs, each once. The queue ignores a slug whose stage
     a later import removed, but a new order may only name stages that exist now."""
     if not isinstance(value, list) or not all(isinstance(slug, str) for slug in value):
-        raise ValidationError("A learning order is a list of stage slugs.")
+        raise ValidationError(gettext("A learning order is a list of stage slugs."))
     repeated = sorted({slug for slug in value if value.count(slug) > 1})
     if repeated:
-        raise ValidationError(f"Each stage comes once; repeated: {', '.join(repeated)}.")
+        raise ValidationError(gettext("Each stage comes once; repeated: %(stages)s.") % {"stages": ", ".join(repeated)})
     unknown = sorted(set(value) - set(LearningStage.objects.filter(slug__in=value).values_list("slug", flat=True)))
     if unknown:
-        raise ValidationError(f"No such stage: {', '.join(unknown)}.")
+        raise ValidationError(gettext("No such stage: %(stages)s.") % {"stages": ", ".join(unknown)})
 
 
 def default_time_zone() -> str:
@@ -239,12 +241,22 @@ def validate_time_zone(value: str) -> None:
     try:
         zoneinfo.ZoneInfo(value)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"{value!r} is not a known IANA time zone, such as Asia/Shanghai.") from None
+        raise ValidationError(
+            gettext("%(zone)s is not a known IANA time zone, such as Asia/Shanghai.") % {"zone": repr(value)}
+        ) from None
 
 
 class Scheduler(models.TextChoices):
     SM2 = "sm2", "SM-2"
     FSRS = "fsrs", "FSRS-6"
+
+
+class Language(models.TextChoices):
+    """The interface languages (settings.LANGUAGES); "" follows the browser's Accept-Language."""
+
+    BROWSER = "", _("As my browser asks")
+    EN = "en", "English"
+    ZH_HANS = "zh-hans", "简体中文"
 
 
 class Profile(models.Model):
@@ -296,9 +308,19 @@ class Profile(models.Model):
     # Opaque to cards: the app that wrote the order names itself here (a team: "team:<uuid>"), so it can
     # rewrite the orders it set and leave the others alone. "" = nobody chose yet; OWN_ORDER = the learner did.
     learning_order_source = models.CharField(max_length=100, blank=True, default="")
+    language = models.CharField(
+        max_length=16,
+        choices=Language.choices,
+        blank=True,
+        default=Language.BROWSER,
+        help_text="The interface language the learner chose; restored at login on any browser (docs/i18n.md).",
+    )
 
     class Meta:
         constraints = [
+            models.CheckConstraint(
+                condition=models.Q(language__in=["", "en", "zh-hans"]), name="profile_language_known"
+            ),
             models.CheckConstraint(condition=models.Q(scheduler__in=["sm2", "fsrs"]), name="profile_scheduler_valid"),
             models.CheckConstraint(
                 condition=models.Q(desired_retention__gte=Decimal("0.70"), desired_retention__lte=Decimal("0.99")),
@@ -496,9 +518,9 @@ class ReviewLog(models.Model):
     """
 
     class Source(models.TextChoices):
-        SELF = "self", "Self-rated"
-        GRADER = "grader", "Graded drill"
-        OUTPUT = "output", "Output card"
+        SELF = "self", _("Self-rated")
+        GRADER = "grader", _("Graded drill")
+        OUTPUT = "output", _("Output card")
 
     # db_index off on both: the named indexes below cover these lookups.
     user = models.ForeignKey(
@@ -591,10 +613,10 @@ class Optimisation(models.Model):
     """
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="optimisations", db_index=False

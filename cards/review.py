@@ -20,6 +20,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from cards import queueing
 from cards.models import Card, CardState, Profile, ReviewLog
@@ -54,7 +56,7 @@ def get_profile(user: AbstractBaseUser) -> Profile:
     try:
         return user.profile
     except Profile.DoesNotExist:
-        profile, _ = Profile.objects.get_or_create(user=user)
+        profile, _created = Profile.objects.get_or_create(user=user)
         user.profile = profile
         return profile
 
@@ -66,6 +68,7 @@ def queue_snapshot(user: AbstractBaseUser, profile: Profile, today: date) -> Que
 
 class RatingButton(TypedDict):
     rating: int
+    name: str  # "again" ... "easy": the button's class, whatever the interface language
     label: str
     key: int
     hint: str
@@ -92,20 +95,27 @@ class ReviewItem:
         under FSRS) says "today" first: "today · 1d", not a bare "1d" that hides the repeat. Under
         FSRS every button shows FSRS's interval, a same-day repeat's included (FSRS reschedules it).
         """
-        labels = {Rating.AGAIN: "Again", Rating.HARD: "Hard", Rating.GOOD: "Good", Rating.EASY: "Easy"}
+        labels = {
+            Rating.AGAIN: pgettext("rating", "Again"),
+            Rating.HARD: pgettext("rating", "Hard"),
+            Rating.GOOD: pgettext("rating", "Good"),
+            Rating.EASY: pgettext("rating", "Easy"),
+        }
+        today = pgettext("interval", "today")
         again = {r: _again_today(self.scheduler, r) for r in Rating}
         if self.queue == "repeat" and self.scheduler.name == "sm2":
             # An SM-2 same-day repeat never changes the schedule: below 4 it comes back today, else it is done.
             days = max(0, (self.due - self.today).days) if self.due else 0
-            hints = {r: ("today" if again[r] else _days(days)) for r in Rating}
+            hints = {r: (today if again[r] else _days(days)) for r in Rating}
         else:
             memory = CardMemory(sm2=self.sm2, fsrs=self.fsrs)
             hints = {
-                r: f"today · {_days(n)}" if again[r] else _days(n)
+                r: f"{today} · {_days(n)}" if again[r] else _days(n)
                 for r, n in self.scheduler.preview(memory, self.today).items()
             }
         return [
-            RatingButton(rating=int(r), label=labels[r], key=i, hint=hints[r]) for i, r in enumerate(Rating, start=1)
+            RatingButton(rating=int(r), name=r.name.lower(), label=labels[r], key=i, hint=hints[r])
+            for i, r in enumerate(Rating, start=1)
         ]
 
 
@@ -155,7 +165,14 @@ def memory_from(
 
 
 def _days(n: int) -> str:
-    return "today" if n == 0 else f"{n}d" if n < 31 else f"{n / 30:.1f}mo" if n < 365 else f"{n / 365:.1f}y"
+    """An interval as a button hint: "today", "3d", "1.5mo", "2.1y" (in the learner's language)."""
+    if n == 0:
+        return pgettext("interval", "today")
+    if n < 31:
+        return _("%(n)dd") % {"n": n}
+    if n < 365:
+        return _("%(n).1fmo") % {"n": n / 30}
+    return _("%(n).1fy") % {"n": n / 365}
 
 
 def _sm2_of(state: CardState) -> SM2State:
@@ -545,7 +562,7 @@ def _parse_dt(value: str | None) -> datetime | None:
 
 
 def _state_for_action(user: AbstractBaseUser, card: Card, today: date) -> CardState:
-    state, _ = CardState.objects.get_or_create(user=user, card=card, defaults={"due": today, "version": 1})
+    state, _created = CardState.objects.get_or_create(user=user, card=card, defaults={"due": today, "version": 1})
     return state
 
 

@@ -22,6 +22,7 @@ from typing import Any, TypedDict
 from django.db import connections
 from django.db.models import Case, Count, F, Func, IntegerField, Q, Value, When
 from django.db.models.functions import ExtractHour
+from django.utils.translation import gettext, pgettext_lazy
 
 from .models import Card, CardState, Note, ReviewLog
 from .review import ForecastDay, get_profile, queue_snapshot, streak_days
@@ -361,7 +362,14 @@ class HistoryRow(TypedDict):
     seconds: int
 
 
-QUALITY_NAMES = {0: "Blackout", 1: "Again", 2: "Wrong", 3: "Hard", 4: "Good", 5: "Easy"}
+QUALITY_NAMES = {
+    0: pgettext_lazy("rating", "Blackout"),
+    1: pgettext_lazy("rating", "Again"),
+    2: pgettext_lazy("rating", "Wrong"),
+    3: pgettext_lazy("rating", "Hard"),
+    4: pgettext_lazy("rating", "Good"),
+    5: pgettext_lazy("rating", "Easy"),
+}
 
 
 def card_history(user: Any, card: Card, zone: zoneinfo.ZoneInfo, limit: int = 100) -> tuple[list[HistoryRow], int]:
@@ -374,14 +382,19 @@ def card_history(user: Any, card: Card, zone: zoneinfo.ZoneInfo, limit: int = 10
     rows = []
     for log in logs.order_by("-reviewed_at", "-pk")[:limit]:
         notes = [
-            text for flag, text in ((log.was_new, "first review"), (log.is_same_day_repeat, "same-day repeat")) if flag
+            text
+            for flag, text in (
+                (log.was_new, gettext("first review")),
+                (log.is_same_day_repeat, gettext("same-day repeat")),
+            )
+            if flag
         ]
         rows.append(
             HistoryRow(
                 day=log.review_day,
                 time=log.reviewed_at.astimezone(zone).strftime("%H:%M"),
                 quality=log.quality,
-                rating=QUALITY_NAMES.get(log.quality, str(log.quality)),
+                rating=str(QUALITY_NAMES.get(log.quality, log.quality)),
                 notes=", ".join(notes),
                 source=ReviewLog.Source(log.source).label,
                 interval=f"{log.interval_before} → {log.interval_after}",

@@ -15,6 +15,7 @@ urlpatterns = [
     path("review/<uuid:card_uuid>/suspend/", views.suspend, name="suspend"),
     path("review/<uuid:card_uuid>/bury/", views.bury, name="bury"),
     path("cards/<uuid:card_uuid>/edit/", views.card_edit, name="card_edit"),
+    path("language/", views.set_language, name="set_language"),
     path("settings/", views.settings_view, name="settings"),
     path("settings/scheduler/", views.switch_scheduler, name="switch_scheduler"),
     path("settings/workload/", views.workload, name="workload"),

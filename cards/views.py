@@ -12,19 +12,24 @@ from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views import i18n
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import charts, extensions, switching, tasks
+from cards import charts, extensions, fit_text, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
-from cards.models import Card, CardState, Note, Optimisation, Scheduler
+from cards.models import Card, CardState, Language, Note, Optimisation, Profile, Scheduler
 from cards.notefixes import corrections_for
 from cards.rendering import render_note
 from cards.scheduling.fitting import MIN_REVIEWS
@@ -72,6 +77,9 @@ def signup(request: HttpRequest) -> HttpResponse:
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
+        chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME, "")
+        if chosen and chosen in Language.values:  # switched in the header before signing up: keep it
+            Profile.objects.filter(user=user).update(language=chosen)
         login(request, user, backend="cards.backends.ProfileBackend")
         return redirect(next_url or "cards:dashboard")
     return render(request, "registration/signup.html", {"form": form, "next": next_url})
@@ -82,6 +90,47 @@ def _safe_next(request: HttpRequest) -> str:
     candidate = request.POST.get("next") or request.GET.get("next") or ""
     allowed = url_has_allowed_host_and_scheme(candidate, {request.get_host()}, require_https=request.is_secure())
     return candidate if candidate and allowed else ""
+
+
+def _remember_language(response: HttpResponse, code: str) -> HttpResponse:
+    """The language cookie LocaleMiddleware reads, as Django's set_language writes it; "" forgets it, so the
+    browser's Accept-Language decides again."""
+    if not code:
+        response.delete_cookie(settings.LANGUAGE_COOKIE_NAME, path=settings.LANGUAGE_COOKIE_PATH)
+        return response
+    response.set_cookie(
+        settings.LANGUAGE_COOKIE_NAME,
+        code,
+        max_age=settings.LANGUAGE_COOKIE_AGE,
+        path=settings.LANGUAGE_COOKIE_PATH,
+        domain=settings.LANGUAGE_COOKIE_DOMAIN,
+        secure=settings.LANGUAGE_COOKIE_SECURE,
+        httponly=settings.LANGUAGE_COOKIE_HTTPONLY,
+        samesite=settings.LANGUAGE_COOKIE_SAMESITE,
+    )
+    return response
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponse:
+    """The header's language switch: Django's ``set_language`` (the cookie, the way back to the page), and for
+    a signed-in learner the choice kept on their profile, so their next login on any browser restores it."""
+    response = i18n.set_language(request)
+    code = request.POST.get("language", "")
+    if request.user.is_authenticated and code in Language.values and code:
+        profile = reviewing.get_profile(request.user)
+        profile.language = code
+        profile.save(update_fields=["language"])
+    return response
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, plus the learner's stored language: a new browser speaks it from the first page."""
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        response = super().form_valid(form)
+        code = Profile.objects.filter(user=form.get_user()).values_list("language", flat=True).first()
+        return _remember_language(response, code) if code else response
 
 
 @login_required
@@ -97,7 +146,9 @@ def review(request: HttpRequest) -> HttpResponse:
 def rate(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     form = RatingForm(request.POST)
     if not form.is_valid():
-        return HttpResponseBadRequest(f"Invalid rating: {form.errors.as_text()}", content_type="text/plain")
+        return HttpResponseBadRequest(
+            _("Invalid rating: %(errors)s") % {"errors": form.errors.as_text()}, content_type="text/plain"
+        )
     rating = reviewing.RatingRequest(
         card_uuid=card_uuid,
         quality=form.cleaned_data["quality"],
@@ -106,11 +157,11 @@ def rate(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     )
     outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
     if outcome is reviewing.Outcome.NOT_FOUND:
-        return HttpResponse("No such card in your reviews.", status=404, content_type="text/plain")
+        return HttpResponse(_("No such card in your reviews."), status=404, content_type="text/plain")
     if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-        return HttpResponse("This card is not due for review now.", status=409, content_type="text/plain")
+        return HttpResponse(_("This card is not due for review now."), status=409, content_type="text/plain")
     if outcome is reviewing.Outcome.DUPLICATE:
-        messages.info(request, "That card was already rated; here is the next one.")
+        messages.info(request, _("That card was already rated; here is the next one."))
     return _next_panel(request)
 
 
@@ -119,9 +170,9 @@ def rate(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 def undo(request: HttpRequest) -> HttpResponse:
     card = reviewing.undo_last(request.user, reviewing.get_profile(request.user), timezone.now())
     if card is None:
-        messages.info(request, "Nothing to undo.")
+        messages.info(request, _("Nothing to undo."))
     else:
-        messages.success(request, "Undid the last rating.")
+        messages.success(request, _("Undid the last rating."))
     return _next_panel(request)
 
 
@@ -130,7 +181,7 @@ def undo(request: HttpRequest) -> HttpResponse:
 def suspend(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     card = _get_card(request, card_uuid)
     reviewing.suspend(request.user, reviewing.get_profile(request.user), card, timezone.now())
-    messages.success(request, "Card suspended. Unsuspend it from its edit page.")
+    messages.success(request, _("Card suspended. Unsuspend it from its edit page."))
     return _next_panel(request)
 
 
@@ -139,7 +190,7 @@ def suspend(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 def bury(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     card = _get_card(request, card_uuid)
     reviewing.bury(request.user, reviewing.get_profile(request.user), card, timezone.now())
-    messages.success(request, "Card buried until tomorrow.")
+    messages.success(request, _("Card buried until tomorrow."))
     return _next_panel(request)
 
 
@@ -154,7 +205,7 @@ def card_edit(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
         reviewing.save_card_note(
             request.user, profile, card, form.cleaned_data["user_note"], form.cleaned_data["suspended"]
         )
-        messages.success(request, "Saved.")
+        messages.success(request, _("Saved."))
         return redirect("cards:review")
     return render(request, "cards/card_edit.html", {"card": card, "form": form})
 
@@ -166,17 +217,24 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     form = SettingsForm(request.POST or None, instance=profile, initial={"email": request.user.email})
     if request.method == "POST" and form.is_valid():
         form.save()
-        messages.success(request, "Settings saved.")
-        return redirect("cards:settings")
+        chosen = form.cleaned_data["language"] if "language" in form.changed_data else ""
+        with translation.override(chosen or translation.get_language()):  # said in the language just chosen
+            messages.success(request, _("Settings saved."))
+        response = redirect("cards:settings")
+        if "language" in form.changed_data:
+            _remember_language(response, chosen)
+        return response
     zones = sorted(zoneinfo.available_timezones())
     other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
+    optimisation = Optimisation.objects.filter(user=request.user).order_by("-created_at").first()
     context = {
         "form": form,
         "zones": zones,
         "profile": profile,
         "other": other,
         "other_label": Scheduler(other).label,
-        "optimisation": Optimisation.objects.filter(user=request.user).order_by("-created_at").first(),
+        "optimisation": optimisation,
+        "optimisation_message": fit_text.translate(optimisation.message) if optimisation else "",
         "min_reviews": MIN_REVIEWS,
     }
     return render(request, "cards/settings.html", context)
@@ -187,9 +245,9 @@ def settings_view(request: HttpRequest) -> HttpResponse:
 def optimise(request: HttpRequest) -> HttpResponse:
     """Fit the learner's FSRS parameters now, on the worker; the settings page shows the outcome."""
     if tasks.request_optimisation(request.user, timezone.now()) is None:
-        messages.info(request, "A fit of your parameters is already waiting or running.")
+        messages.info(request, _("A fit of your parameters is already waiting or running."))
     else:
-        messages.success(request, "Fitting your parameters on the worker; reload this page in a minute.")
+        messages.success(request, _("Fitting your parameters on the worker; reload this page in a minute."))
     return redirect("cards:settings")
 
 
@@ -206,7 +264,7 @@ def workload(request: HttpRequest) -> HttpResponse:
         charts.Series(f"{row.retention:.2f}", [charts.Point(day, n) for day, n in zip(days, row.per_day, strict=True)])
         for row in rows
     ]
-    chart = charts.line_chart(series, chart_id="workload", title="Reviews a day at each desired retention")
+    chart = charts.line_chart(series, chart_id="workload", title=_("Reviews a day at each desired retention"))
     return render(request, "cards/workload.html", {"rows": rows, "profile": profile, "chart": chart})
 
 
@@ -217,12 +275,19 @@ def switch_scheduler(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     form = SwitchSchedulerForm(request.POST or request.GET or None)
     if not form.is_valid():
-        return HttpResponseBadRequest("Choose a scheduler: ?to=sm2 or ?to=fsrs.", content_type="text/plain")
+        return HttpResponseBadRequest(_("Choose a scheduler: ?to=sm2 or ?to=fsrs."), content_type="text/plain")
     target = form.cleaned_data["to"]
     if request.method == "POST":
         plan = switching.switch_scheduler(request.user, profile, target, timezone.now())
-        spread = f" {plan.backlog} newly due cards are spread over the next days." if plan.backlog else ""
-        messages.success(request, f"Switched to {Scheduler(target).label}.{spread}")
+        switched = _("Switched to %(scheduler)s.") % {"scheduler": Scheduler(target).label}
+        if plan.backlog:
+            spread = ngettext(
+                "%(n)d newly due card is spread over the next days.",
+                "%(n)d newly due cards are spread over the next days.",
+                plan.backlog,
+            ) % {"n": plan.backlog}
+            switched = f"{switched} {spread}"
+        messages.success(request, switched)
         return redirect("cards:settings")
     plan = switching.plan_switch(request.user, profile, target, timezone.now())
     peak = max([max(day.before, day.after) for day in plan.days] + [1])

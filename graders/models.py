@@ -17,24 +17,26 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from cards.models import Card, Course, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import parse_drill
-from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status, choices
+from graders.jobs.labels import translated_choices
+from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status
 from graders.jobs.tables import GraderHeartbeat, Job, job_constraints  # noqa: F401 (Django finds models here)
 from quizsite.prepared import Prepared
 
 
 class Device(models.TextChoices):
     CPU = "cpu", "CPU"
-    CUDA = "cuda", "CUDA GPU"
+    CUDA = "cuda", _("CUDA GPU")
 
 
 class Difficulty(models.TextChoices):
-    EASY = "easy", "Easy"
-    MEDIUM = "medium", "Medium"
-    HARD = "hard", "Hard"
+    EASY = "easy", _("Easy")
+    MEDIUM = "medium", _("Medium")
+    HARD = "hard", _("Hard")
 
 
 class DrillQuerySet(models.QuerySet["Drill"]):
@@ -147,7 +149,7 @@ class Drill(models.Model):
         return settings.GRADER_QUEUE_GPU if self.device == Device.CUDA else settings.GRADER_QUEUE_CPU
 
 
-SUBMISSION_STATUSES = choices((*PENDING, *VERDICTS))  # the API's SubmissionStatusEnum too
+SUBMISSION_STATUSES = translated_choices((*PENDING, *VERDICTS))  # the API's SubmissionStatusEnum too
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
@@ -165,8 +167,8 @@ class Submission(Job):
     FINAL = VERDICTS
 
     class Kind(models.TextChoices):
-        SUBMIT = "submit", "Submit"
-        EXAMPLES = "examples", "Run examples"
+        SUBMIT = "submit", _("Submit")
+        EXAMPLES = "examples", _("Run examples")
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False, help_text="The public id.")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
@@ -278,7 +280,9 @@ class DrillExamples(Job):
 
     drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="example_outputs")
     drill_version = models.CharField(max_length=64)
-    status = models.CharField(max_length=16, choices=choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value)
+    status = models.CharField(
+        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
+    )
     outputs = models.JSONField(null=True, blank=True, help_text='[{"name": ..., "output": ...}] in example order.')
     error = models.TextField(blank=True)
 

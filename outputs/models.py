@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import get_args
 
 from django.db import models
+from django.utils.translation import pgettext_lazy
 
 from cards.models import Card
 from graders.jobs.status import JOB_DONE, PENDING, choices
@@ -12,6 +13,15 @@ from graders.jobs.tables import Job, job_constraints
 from outputs.snippets import GRADABLE_KINDS, RunKind
 
 OUTCOMES = get_args(RunKind)
+# What each outcome is called on the answer box ("cannot be checked automatically (random)").
+OUTCOME_LABELS = {
+    "ok": pgettext_lazy("snippet outcome", "ok"),
+    "raised": pgettext_lazy("snippet outcome", "raised"),
+    "random": pgettext_lazy("snippet outcome", "random"),
+    "needs_context": pgettext_lazy("snippet outcome", "needs context"),
+    "unsupported": pgettext_lazy("snippet outcome", "unsupported"),
+    "failed": pgettext_lazy("snippet outcome", "failed"),
+}
 
 
 class SnippetRun(Job):
@@ -23,7 +33,7 @@ class SnippetRun(Job):
     content_hash = models.CharField(max_length=64, help_text="Hash of the runnable cells and the adapter version.")
     status = models.CharField(max_length=16, choices=choices((*PENDING, *JOB_DONE)), default=PENDING[0].value)
     outcome = models.CharField(
-        max_length=16, blank=True, choices=[(o, o.replace("_", " ")) for o in OUTCOMES], help_text="What the run means."
+        max_length=16, blank=True, choices=[(o, OUTCOME_LABELS[o]) for o in OUTCOMES], help_text="What the run means."
     )
     output = models.TextField(blank=True, help_text="What the snippet really printed (the last cell).")
     error = models.TextField(blank=True, help_text="Why it is not gradable, for any outcome but ok.")

@@ -19,6 +19,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cards import review as reviewing
@@ -44,7 +45,7 @@ def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpRes
     card = get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
     snippet = verify.snippet_for(card)
     if snippet is None:
-        return HttpResponseBadRequest("Only output cards take a typed answer.", content_type="text/plain")
+        return HttpResponseBadRequest(_("Only output cards take a typed answer."), content_type="text/plain")
     return card, snippet
 
 
@@ -82,9 +83,9 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     now = timezone.now()
     outcome = reviewing.rate(request.user, profile, rating, now)
     if outcome is reviewing.Outcome.NOT_FOUND:
-        return HttpResponse("No such card in your reviews.", status=404, content_type="text/plain")
+        return HttpResponse(_("No such card in your reviews."), status=404, content_type="text/plain")
     if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-        return HttpResponse("This card is not due for review now.", status=409, content_type="text/plain")
+        return HttpResponse(_("This card is not due for review now."), status=409, content_type="text/plain")
     context.update(gradable=True, right=right, typed=typed, duplicate=outcome is reviewing.Outcome.DUPLICATE)
     # The review page's counts move with the rating, not only when the next card comes.
     context["snap"] = reviewing.queue_snapshot(request.user, profile, reviewing.learner_today(profile, now))

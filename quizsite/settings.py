@@ -91,6 +91,12 @@ except (zoneinfo.ZoneInfoNotFoundError, ValueError):
 USE_TZ = True
 USE_I18N = True
 LANGUAGE_CODE = "en"
+# The learners read Chinese (docs/i18n.md): the browser's Accept-Language picks one of these, the header's
+# switch or the settings page overrides it (a cookie, and a learner's Profile.language, restored at login).
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -116,6 +122,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # After sessions, before common (docs/i18n.md): the language cookie, else the browser's Accept-Language.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

@@ -8,6 +8,7 @@ from quizsite.health import healthz
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("accounts/", include("cards.account_urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("teams/", include("teams.urls")),
     path("courses/", include("courses.urls")),

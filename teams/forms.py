@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from cards.models import LearningStage, Scheduler, validate_stage_order, validate_time_zone
 
@@ -13,35 +14,36 @@ from .learning_orders import moved
 
 
 class TeamForm(forms.Form):
-    name = forms.CharField(max_length=100, strip=True)
+    name = forms.CharField(max_length=100, strip=True, label=_("Name"))
     time_zone = forms.CharField(
         max_length=64,
         validators=[validate_time_zone],
-        help_text="Weekly seasons start on Monday at 04:00 in this time zone (e.g. Asia/Shanghai).",
+        label=_("Time zone"),
+        help_text=_("Weekly seasons start on Monday at 04:00 in this time zone (e.g. Asia/Shanghai)."),
     )
 
 
 class DefaultSchedulerForm(forms.Form):
     scheduler = forms.ChoiceField(
         choices=Scheduler.choices,
-        label="Default scheduler",
-        help_text="For members who never chose one themselves; they can still switch on their settings page.",
+        label=_("Default scheduler"),
+        help_text=_("For members who never chose one themselves; they can still switch on their settings page."),
     )
 
 
 class RenameForm(forms.Form):
-    name = forms.CharField(max_length=100, strip=True)
+    name = forms.CharField(max_length=100, strip=True, label=_("Name"))
 
 
 class PreferenceForm(forms.Form):
-    global_board = forms.BooleanField(required=False, label="Show me on the global leaderboard")
-    daily_digest = forms.BooleanField(required=False, label="Email me a daily digest")
+    global_board = forms.BooleanField(required=False, label=_("Show me on the global leaderboard"))
+    daily_digest = forms.BooleanField(required=False, label=_("Email me a daily digest"))
 
 
 class PeriodForm(forms.Form):
     """The board's ``?period=`` query: this week's season or all time."""
 
-    period = forms.ChoiceField(choices=[("week", "This week"), ("all", "All time")], required=False)
+    period = forms.ChoiceField(choices=[("week", _("This week")), ("all", _("All time"))], required=False)
 
     def period_or_default(self) -> str:
         if self.is_valid() and self.cleaned_data["period"]:
@@ -54,9 +56,9 @@ class LearningOrderForm(forms.Form):
     button pressed: ``move`` ("<slug>:up" or "<slug>:down") or ``reset`` (back to the default order).
     ``cleaned_data["order"]`` is the order to save."""
 
-    stage = forms.MultipleChoiceField(required=False, error_messages={"invalid_choice": "No such stage: %(value)s."})
+    stage = forms.MultipleChoiceField(required=False, error_messages={"invalid_choice": _("No such stage: %(value)s.")})
     move = forms.RegexField(
-        regex=r"^[-\w]+:(up|down)$", required=False, error_messages={"invalid": "A stage moves up or down."}
+        regex=r"^[-\w]+:(up|down)$", required=False, error_messages={"invalid": _("A stage moves up or down.")}
     )
     reset = forms.BooleanField(required=False)
 
@@ -73,12 +75,12 @@ class LearningOrderForm(forms.Form):
             return data
         order = list(data.get("stage") or [])
         if not order:
-            raise ValidationError("The form sent no stages: reload the team page and try again.")
+            raise ValidationError(_("The form sent no stages: reload the team page and try again."))
         validate_stage_order(order)
         if data.get("move"):
             slug, direction = data["move"].split(":")
             if slug not in order:
-                raise ValidationError(f"No such stage in this order: {slug}.")
+                raise ValidationError(_("No such stage in this order: %(slug)s.") % {"slug": slug})
             order = moved(order, slug, direction)
         data["order"] = order
         return data

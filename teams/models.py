@@ -13,6 +13,7 @@ import zoneinfo
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from cards.models import Course, Scheduler, default_time_zone, validate_stage_order, validate_time_zone
 
@@ -90,9 +91,9 @@ class Team(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        OWNER = "owner", "Owner"
-        EDITOR = "editor", "Editor"  # writes the team's course (notes and drills); otherwise a member
-        MEMBER = "member", "Member"
+        OWNER = "owner", _("Owner")
+        EDITOR = "editor", _("Editor")  # writes the team's course (notes and drills); otherwise a member
+        MEMBER = "member", _("Member")
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from cards import switching
 from cards.models import ReviewLog, TouchedDay
@@ -61,10 +62,10 @@ def team_for_invite(token: str) -> Team:
     try:
         data = signing.loads(token, salt=INVITE_SALT, max_age=INVITE_MAX_AGE)
     except signing.BadSignature:
-        raise TeamError("This invite link is invalid or has expired.") from None
+        raise TeamError(_("This invite link is invalid or has expired.")) from None
     team = Team.objects.filter(uuid=data.get("t"), invite_nonce=data.get("n")).first()
     if team is None:
-        raise TeamError("This invite link is invalid or has expired.")
+        raise TeamError(_("This invite link is invalid or has expired."))
     return team
 
 
@@ -118,7 +119,7 @@ def leave(team: Team, user: AbstractBaseUser) -> None:
             return
         owners = [m for m in memberships if m.is_owner]
         if mine.is_owner and len(owners) == 1 and len(memberships) > 1:
-            raise TeamError("You are the last owner: transfer ownership before you leave.")
+            raise TeamError(_("You are the last owner: transfer ownership before you leave."))
         mine.delete()
         if len(memberships) == 1:
             team.delete()
@@ -129,7 +130,7 @@ def leave(team: Team, user: AbstractBaseUser) -> None:
 def remove_member(team: Team, actor: Membership, target: Membership) -> None:
     """An owner removes someone else (owners leave through ``leave``)."""
     if not actor.is_owner:
-        raise TeamError("Only an owner can remove members.")
+        raise TeamError(_("Only an owner can remove members."))
     if target.user_id == actor.user_id:
         raise TeamError("Use “Leave team” to remove yourself.")
     with transaction.atomic():
@@ -141,9 +142,9 @@ def remove_member(team: Team, actor: Membership, target: Membership) -> None:
 def transfer_ownership(team: Team, actor: Membership, target: Membership) -> None:
     """Make ``target`` the owner and the former owner a member, in one transaction."""
     if not actor.is_owner:
-        raise TeamError("Only an owner can transfer ownership.")
+        raise TeamError(_("Only an owner can transfer ownership."))
     if target.team_id != team.pk or target.pk == actor.pk:
-        raise TeamError("Pick another member of this team.")
+        raise TeamError(_("Pick another member of this team."))
     with transaction.atomic():
         _locked_memberships(team)
         Membership.objects.filter(pk=target.pk).update(role=Membership.Role.OWNER)
@@ -151,7 +152,7 @@ def transfer_ownership(team: Team, actor: Membership, target: Membership) -> Non
 
 
 def set_preferences(user: AbstractBaseUser, *, global_board: bool, daily_digest: bool) -> BoardPreference:
-    pref, _ = BoardPreference.objects.get_or_create(user=user)
+    pref, _created = BoardPreference.objects.get_or_create(user=user)
     if global_board and not pref.global_board:
         pref.global_since = timezone.now()
     pref.global_board, pref.daily_digest = global_board, daily_digest

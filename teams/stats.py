@@ -10,6 +10,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from django.utils.translation import gettext as _
+
 from cards.charts import Bar, Point, Series, bar_chart, line_chart
 
 from .models import DailyActivity, Team
@@ -49,7 +51,10 @@ def team_charts(team: Team, members: dict[int, str], today: date) -> TeamCharts:
         mature[week][0] += m_reviews
         mature[week][1] += m_passed
     days = [today - timedelta(days=n) for n in range(ACTIVITY_DAYS - 1, -1, -1)]
-    bars = [Bar(d.strftime("%m-%d"), per_day.get(d, 0), f"{d}: {per_day.get(d, 0)} reviews") for d in days]
+    bars = [
+        Bar(d.strftime("%m-%d"), per_day.get(d, 0), _("%(day)s: %(n)d reviews") % {"day": d, "n": per_day.get(d, 0)})
+        for d in days
+    ]
     weeks = [first_week + timedelta(weeks=n) for n in range(WEEKS)]
     labels = [w.strftime("%m-%d") for w in weeks]
     top = sorted(totals, key=lambda uid: (-totals[uid], uid))[:TOP_MEMBERS]
@@ -63,14 +68,14 @@ def team_charts(team: Team, members: dict[int, str], today: date) -> TeamCharts:
         retention_points.append(Point(label, None if value is None else round(100 * value, 1)))
     tag = team.uuid.hex[:8]
     return TeamCharts(
-        activity_svg=bar_chart(bars, chart_id=f"team-{tag}-activity", title="Team reviews per day", unit=""),
-        xp_svg=line_chart(xp_series, chart_id=f"team-{tag}-xp", title="Weekly XP of the most active members"),
+        activity_svg=bar_chart(bars, chart_id=f"team-{tag}-activity", title=_("Team reviews per day"), unit=""),
+        xp_svg=line_chart(xp_series, chart_id=f"team-{tag}-xp", title=_("Weekly XP of the most active members")),
         retention_svg=line_chart(
-            [Series("Team true retention", tuple(retention_points))],
+            [Series(_("Team true retention"), tuple(retention_points))],
             chart_id=f"team-{tag}-retention",
-            title="Team true retention per week (mature cards)",
+            title=_("Team true retention per week (mature cards)"),
             unit="%",
             y_max=100,
-            empty_message="Not enough mature-card reviews yet.",
+            empty_message=_("Not enough mature-card reviews yet."),
         ),
     )

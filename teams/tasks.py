@@ -19,10 +19,11 @@ from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import ngettext, pgettext
 
 from cards import review
-from cards.models import ReviewLog
+from cards.models import Profile, ReviewLog
 
 from . import activity, boards, services
 from .models import BoardPreference, Membership, SeasonResult, Team
@@ -65,7 +66,11 @@ def rollover_seasons(now: datetime | None = None) -> int:
 
 
 def _ordinal(n: int) -> str:
-    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    """ "1st", "2nd", ... in English; each its own message, so a language without suffixes ("第 1 名") fits."""
+    if 10 <= n % 100 <= 20:
+        return pgettext("ordinal", "%(n)dth") % {"n": n}
+    forms = {1: pgettext("ordinal", "%(n)dst"), 2: pgettext("ordinal", "%(n)dnd"), 3: pgettext("ordinal", "%(n)drd")}
+    return forms.get(n % 10, pgettext("ordinal", "%(n)dth")) % {"n": n}
 
 
 def _due_today(user: AbstractBaseUser, today: date) -> int:
@@ -81,7 +86,7 @@ def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[st
     for membership in Membership.objects.filter(user=user).select_related("team").order_by("team__name"):
         place = boards.team_rank(membership.team, user.pk, now)
         if place is not None:
-            teams.append({"name": membership.team.name, "rank": place, "suffix": _ordinal(place)})
+            teams.append({"name": membership.team.name, "rank": place, "ordinal": _ordinal(place)})
     return {
         "name": user.get_username(),
         "due": _due_today(user, today),
@@ -133,9 +138,12 @@ def send_daily_digests(now: datetime | None = None) -> int:
 
 
 def _send_digest(pref: BoardPreference, today: date, now: datetime) -> None:
-    context = digest_context(pref, today, now)
-    body = render_to_string("teams/digest_email.txt", context)
-    subject = f"{context['due']} card{'s' if context['due'] != 1 else ''} due today"
+    """In the learner's own language (their settings' choice, else the site's default): no browser asks here."""
+    chosen = Profile.objects.filter(user_id=pref.user_id).values_list("language", flat=True).first()
+    with translation.override(chosen or settings.LANGUAGE_CODE):
+        context = digest_context(pref, today, now)
+        body = render_to_string("teams/digest_email.txt", context)
+        subject = ngettext("%(n)d card due today", "%(n)d cards due today", context["due"]) % {"n": context["due"]}
     headers = {  # RFC 2369 and RFC 8058: mail clients show an unsubscribe button that works in one click
         "List-Unsubscribe": f"<{context['unsubscribe_url']}>",
         "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",

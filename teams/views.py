@@ -11,6 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -31,7 +33,7 @@ def _membership(request: HttpRequest, slug: str) -> Membership:
     """The requester's membership of the team, or 404 for anyone outside it."""
     membership = Membership.objects.select_related("team").filter(team__slug=slug, user_id=request.user.pk).first()
     if membership is None:
-        raise Http404("No such team.")
+        raise Http404(_("No such team."))
     return membership
 
 
@@ -39,7 +41,7 @@ def _owner_membership(request: HttpRequest, slug: str) -> Membership:
     """Members may see the team but only owners may change it: 403 for members, 404 for outsiders."""
     membership = _membership(request, slug)
     if not membership.is_owner:
-        raise PermissionDenied("Only an owner can do that.")
+        raise PermissionDenied(_("Only an owner can do that."))
     return membership
 
 
@@ -48,7 +50,9 @@ def index(request: HttpRequest) -> HttpResponse:
     form = TeamForm(request.POST or None, initial={"time_zone": default_time_zone()})
     if request.method == "POST" and form.is_valid():
         team = services.create_team(request.user, form.cleaned_data["name"], form.cleaned_data["time_zone"])
-        messages.success(request, f"Team “{team.name}” created. Share the invite link to bring people in.")
+        messages.success(
+            request, _("Team “%(name)s” created. Share the invite link to bring people in.") % {"name": team.name}
+        )
         return redirect("teams:detail", slug=team.slug)
     memberships = Membership.objects.filter(user_id=request.user.pk).select_related("team").order_by("team__name")
     return render(request, "teams/index.html", {"memberships": memberships, "form": form})
@@ -64,7 +68,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("teams:detail", slug=team.slug)
     if request.method == "POST":
         services.join(team, request.user)
-        messages.success(request, f"Welcome to “{team.name}”.")
+        messages.success(request, _("Welcome to “%(name)s”.") % {"name": team.name})
         return redirect("teams:detail", slug=team.slug)
     return render(request, "teams/join.html", {"team": team, "token": token})
 
@@ -118,7 +122,11 @@ def calibration(request: HttpRequest, slug: str) -> HttpResponse:
     members = list(team.memberships.values_list("user_id", flat=True))
     context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
     export_url = reverse("teams:revlog_export", args=[team.slug])
-    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "export_url": export_url})
+    return render(
+        request,
+        "cards/calibration.html",
+        {**context, "whose": _("%(team)s's") % {"team": team.name}, "export_url": export_url},
+    )
 
 
 @login_required
@@ -142,7 +150,7 @@ def leave(request: HttpRequest, slug: str) -> HttpResponse:
     except services.TeamError as exc:
         messages.error(request, str(exc))
         return redirect("teams:detail", slug=slug)
-    messages.success(request, f"You left “{membership.team.name}”.")
+    messages.success(request, _("You left “%(name)s”.") % {"name": membership.team.name})
     return redirect("teams:index")
 
 
@@ -153,9 +161,9 @@ def rename(request: HttpRequest, slug: str) -> HttpResponse:
     form = RenameForm(request.POST)
     if form.is_valid():
         services.rename(membership.team, form.cleaned_data["name"])
-        messages.success(request, "Team renamed.")
+        messages.success(request, _("Team renamed."))
     else:
-        messages.error(request, "A team needs a name of at most 100 characters.")
+        messages.error(request, _("A team needs a name of at most 100 characters."))
     return redirect("teams:detail", slug=slug)
 
 
@@ -166,9 +174,17 @@ def default_scheduler(request: HttpRequest, slug: str) -> HttpResponse:
     form = DefaultSchedulerForm(request.POST)
     if form.is_valid():
         switched = services.set_default_scheduler(membership.team, form.cleaned_data["scheduler"])
-        messages.success(request, f"Default scheduler saved; {switched} member{'s' if switched != 1 else ''} switched.")
+        messages.success(
+            request,
+            ngettext(
+                "Default scheduler saved; %(n)d member switched.",
+                "Default scheduler saved; %(n)d members switched.",
+                switched,
+            )
+            % {"n": switched},
+        )
     else:
-        messages.error(request, "Choose SM-2 or FSRS-6.")
+        messages.error(request, _("Choose SM-2 or FSRS-6."))
     return redirect("teams:detail", slug=slug)
 
 
@@ -180,9 +196,17 @@ def learning_order(request: HttpRequest, slug: str) -> HttpResponse:
     form = LearningOrderForm(request.POST)
     if form.is_valid():
         copied = learning_orders.save_order(team, form.cleaned_data["order"])
-        messages.success(request, f"Learning order saved; {copied} member{'s' if copied != 1 else ''} follow it.")
+        messages.success(
+            request,
+            ngettext(
+                "Learning order saved; %(n)d member follows it.",
+                "Learning order saved; %(n)d members follow it.",
+                copied,
+            )
+            % {"n": copied},
+        )
     else:
-        messages.error(request, f"Learning order not changed. {form.error_text()}")
+        messages.error(request, _("Learning order not changed. %(why)s") % {"why": form.error_text()})
     return redirect(reverse("teams:detail", args=[slug]) + "#learning-order")
 
 
@@ -192,7 +216,7 @@ def follow_order(request: HttpRequest, slug: str) -> HttpResponse:
     """A member follows this team's learning order (instead of another team's or the default)."""
     team = _membership(request, slug).team
     learning_orders.follow(team, request.user)
-    messages.success(request, f"Your new cards follow the learning order of “{team.name}”.")
+    messages.success(request, _("Your new cards follow the learning order of “%(name)s”.") % {"name": team.name})
     return redirect(reverse("cards:decks") + "#learning-order")
 
 
@@ -201,7 +225,7 @@ def follow_order(request: HttpRequest, slug: str) -> HttpResponse:
 def rotate_invite(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _owner_membership(request, slug)
     services.rotate_invite(membership.team)
-    messages.success(request, "New invite link made; the old one no longer works.")
+    messages.success(request, _("New invite link made; the old one no longer works."))
     return redirect("teams:detail", slug=slug)
 
 
@@ -219,7 +243,7 @@ def remove_member(request: HttpRequest, slug: str, member: object) -> HttpRespon
     except services.TeamError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{target.user.get_username()} was removed from the team.")
+        messages.success(request, _("%(name)s was removed from the team.") % {"name": target.user.get_username()})
     return redirect("teams:detail", slug=slug)
 
 
@@ -233,7 +257,7 @@ def transfer_ownership(request: HttpRequest, slug: str, member: object) -> HttpR
     except services.TeamError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{target.user.get_username()} now owns the team.")
+        messages.success(request, _("%(name)s now owns the team.") % {"name": target.user.get_username()})
     return redirect("teams:detail", slug=slug)
 
 
@@ -252,7 +276,7 @@ def preferences(request: HttpRequest) -> HttpResponse:
     form = PreferenceForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         services.set_preferences(request.user, **form.cleaned_data)
-        messages.success(request, "Preferences saved.")
+        messages.success(request, _("Preferences saved."))
         return redirect("teams:preferences")
     return render(request, "teams/preferences.html", {"form": form})
 
@@ -264,7 +288,7 @@ def unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     try:
         user_id = signing.loads(token, salt=UNSUBSCRIBE_SALT)
     except signing.BadSignature:
-        raise Http404("This unsubscribe link is not valid.") from None
+        raise Http404(_("This unsubscribe link is not valid.")) from None
     if request.method == "POST":
         BoardPreference.objects.filter(user_id=user_id).update(daily_digest=False)
         return render(request, "teams/unsubscribed.html", {"done": True})

@@ -20,6 +20,11 @@ const light = [syntaxHighlighting(defaultHighlightStyle, { fallback: true }), Ed
 const dark = [oneDark];
 
 // mount(host, textarea, {dark, onSubmit}) -> {view, setDark(bool)}: keeps textarea.value equal to the document.
+function codeLabel(textarea) {
+  const label = textarea.id ? document.querySelector(`label[for="${textarea.id}"]`) : null;
+  return (label && label.textContent.trim()) || "Your code";
+}
+
 export function mount(host, textarea, options = {}) {
   const theme = new Compartment();
   const submitKeys = keymap.of([
@@ -50,7 +55,8 @@ export function mount(host, textarea, options = {}) {
         python(),
         keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
         theme.of(options.dark ? dark : light),
-        EditorView.contentAttributes.of({ "aria-label": "Your code", spellcheck: "false" }),
+        // The textarea's own label, in the page's language (docs/i18n.md).
+        EditorView.contentAttributes.of({ "aria-label": codeLabel(textarea), spellcheck: "false" }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) textarea.value = update.state.doc.toString();
         }),

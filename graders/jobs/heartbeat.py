@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from graders.jobs.routing import NO_GPU_GRADER
 from graders.jobs.tables import GraderHeartbeat
@@ -47,11 +48,13 @@ class GraderStatus:
         if self.last_seen is None:
             return ""
         seconds = max(0, int((now - self.last_seen).total_seconds()))
-        for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-            if seconds >= size:
-                count = seconds // size
-                return f"{count} {unit}{'s' if count != 1 else ''}"
-        return f"{seconds} second{'s' if seconds != 1 else ''}"
+        if seconds >= 86400:
+            return ngettext("%(n)d day", "%(n)d days", seconds // 86400) % {"n": seconds // 86400}
+        if seconds >= 3600:
+            return ngettext("%(n)d hour", "%(n)d hours", seconds // 3600) % {"n": seconds // 3600}
+        if seconds >= 60:
+            return ngettext("%(n)d minute", "%(n)d minutes", seconds // 60) % {"n": seconds // 60}
+        return ngettext("%(n)d second", "%(n)d seconds", seconds) % {"n": seconds}
 
 
 def offline_after() -> timedelta:

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Max, Min, Q, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from cards.models import CardState
 from graders.jobs.status import VERDICTS, Status
@@ -29,16 +30,16 @@ class DrillStatus(StrEnum):
 
     @property
     def label(self) -> str:
-        return STATUS_LABELS[self]
+        return str(STATUS_LABELS[self])
 
 
 STATUS_LABELS = {
-    DrillStatus.NEW: "New",
-    DrillStatus.DUE: "Due",
-    DrillStatus.SOLVED_FIRST_TRY: "Solved on first try",
-    DrillStatus.SOLVED: "Solved",
-    DrillStatus.ATTEMPTED: "Attempted",
-    DrillStatus.GAVE_UP: "Given up",
+    DrillStatus.NEW: _("New"),
+    DrillStatus.DUE: _("Due"),
+    DrillStatus.SOLVED_FIRST_TRY: _("Solved on first try"),
+    DrillStatus.SOLVED: _("Solved"),
+    DrillStatus.ATTEMPTED: _("Attempted"),
+    DrillStatus.GAVE_UP: _("Given up"),
 }
 
 # Best first: an accepted verdict beats a wrong answer, which says more than a crash or a rejection.

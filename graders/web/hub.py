@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import strip_tags
 
 from cards.rendering import render_markdown
-from graders.jobs.status import LABELS
+from graders.jobs.labels import STATUS_LABELS
 from graders.models import Difficulty, Drill
 from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
 
@@ -41,7 +41,7 @@ class HubRow:
 
     @property
     def best_verdict_label(self) -> str:
-        return LABELS[self.facts.best_verdict] if self.facts.best_verdict else ""
+        return str(STATUS_LABELS[self.facts.best_verdict]) if self.facts.best_verdict else ""
 
     @property
     def search_text(self) -> str:

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from graders.jobs import notify, tasks
 from graders.jobs.heartbeat import grader_status
@@ -45,10 +46,11 @@ class RateDecision:
     retry_after: int  # seconds until the oldest counted submission leaves the window (0 when allowed)
 
     def message(self, rule: RateLimit) -> str:
-        return (
-            f"Too many submissions: at most {rule.limit} every {rule.window_seconds} seconds. "
-            f"Try again in {self.retry_after} s."
-        )
+        return _("Too many submissions: at most %(limit)d every %(window)d seconds. Try again in %(retry)d s.") % {
+            "limit": rule.limit,
+            "window": rule.window_seconds,
+            "retry": self.retry_after,
+        }
 
 
 def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> RateDecision:
@@ -88,11 +90,14 @@ def code_problem(code: str, limit: int) -> str | None:
     """Why this code cannot be submitted, in words a learner can act on; None when it can."""
     size = len(code.encode("utf-8", "surrogatepass"))
     if size > limit:
-        return f"Your code is {size:,} bytes; the limit for this drill is {limit:,} bytes."
+        return _("Your code is %(size)s bytes; the limit for this drill is %(limit)s bytes.") % {
+            "size": f"{size:,}",
+            "limit": f"{limit:,}",
+        }
     if "\x00" in code:
-        return "Your code contains a NUL character; remove it and submit again."
+        return _("Your code contains a NUL character; remove it and submit again.")
     if not code.strip():
-        return "Write some code first."
+        return _("Write some code first.")
     return None
 
 

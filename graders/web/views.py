@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from cards.models import CardState
@@ -303,7 +304,7 @@ def reference(request: HttpRequest, slug: str) -> HttpResponse:
     drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if not reviews.reference_available(session.review, reviews.review_progress(session.review)):
-        messages.error(request, "The reference unlocks after an accepted submission or three failed ones.")
+        messages.error(request, _("The reference unlocks after an accepted submission or three failed ones."))
         return redirect("graders:drill", slug=slug)
     reviews.view_reference(session.review, timezone.now())
     return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#reference")
@@ -315,9 +316,9 @@ def give_up(request: HttpRequest, slug: str) -> HttpResponse:
     drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if reviews.give_up(session.review, drill.card, timezone.now()) is None:
-        messages.info(request, "This drill was already rated.")
+        messages.info(request, _("This drill was already rated."))
     else:
-        messages.info(request, "Gave up: rated 0. The drill comes back later today with new hidden cases.")
+        messages.info(request, _("Gave up: rated 0. The drill comes back later today with new hidden cases."))
     return redirect("cards:review")
 
 
@@ -328,8 +329,11 @@ def move_on(request: HttpRequest, slug: str) -> HttpResponse:
     drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if reviews.move_on(session.review, drill.card, timezone.now()) is None:
-        messages.info(request, "Nothing to rate: submit an answer first, or give up.")
+        messages.info(request, _("Nothing to rate: submit an answer first, or give up."))
         return redirect("graders:drill", slug=slug)
     session.review.refresh_from_db(fields=["quality"])
-    messages.info(request, f"Moved on: rated {session.review.quality}. The drill comes back later today.")
+    messages.info(
+        request,
+        _("Moved on: rated %(quality)s. The drill comes back later today.") % {"quality": session.review.quality},
+    )
     return redirect("cards:review")

@@ -94,7 +94,10 @@
     var note = document.createElement("p");
     note.className = "message error";
     note.setAttribute("role", "alert");
-    note.textContent = event.detail.xhr.responseText.slice(0, 200) || "Something went wrong; reload the page.";
+    note.textContent =
+      event.detail.xhr.responseText.slice(0, 200) ||
+      document.body.getAttribute("data-i18n-error") ||
+      "Something went wrong; reload the page.";
     root.prepend(note);
   });
   document.addEventListener("keydown", onKey);

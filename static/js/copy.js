@@ -12,7 +12,7 @@
     if (!target || !navigator.clipboard) return;
     navigator.clipboard.writeText(textOf(target)).then(function () {
       var label = button.textContent;
-      button.textContent = "Copied";
+      button.textContent = document.body.getAttribute("data-i18n-copied") || "Copied";
       button.setAttribute("data-copied", "true");
       window.setTimeout(function () {
         button.textContent = label;

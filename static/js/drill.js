@@ -122,14 +122,18 @@
         applyTheme(dark);
       });
     }
-    var lang = stored(LANG_KEY) || ((navigator.language || "").toLowerCase().indexOf("zh") === 0 ? "zh" : "en");
+    // The statement follows the interface language (the page's <html lang>, docs/i18n.md); the toggle's choice
+    // is kept apart for each interface language, so switching the interface switches the statement too.
+    var pageLang = (document.documentElement.lang || "en").toLowerCase().indexOf("zh") === 0 ? "zh" : "en";
+    var langKey = LANG_KEY + ":" + pageLang;
+    var lang = stored(langKey) || pageLang;
     applyLang(lang);
     var langToggle = document.querySelector("[data-lang-toggle]");
     if (langToggle) {
       langToggle.hidden = false;
       langToggle.addEventListener("click", function () {
         lang = lang === "zh" ? "en" : "zh";
-        store(LANG_KEY, lang);
+        store(langKey, lang);
         applyLang(lang);
       });
     }

@@ -16,7 +16,9 @@ from tests.conftest import Workers
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 900, "height": 900}, locale="zh-CN")
+    # The English interface (the pages follow Accept-Language): tests/browser/test_chinese_learner.py walks the
+    # Chinese one with locale="zh-CN".
+    context = browser.new_context(viewport={"width": 900, "height": 900}, locale="en-US")
     context.set_default_timeout(10_000)
     yield context.new_page()
     context.close()

@@ -390,7 +390,7 @@ class ImportViewTests(TestCase):
         make_card(note=note, kind=Card.Kind.DRILL, front="**Sum** it", back=back, back_html=f"<p>{back}</p>")
         exported = apkg_bytes([note])
         response = self.post(self.learner, exported, name="drills.apkg").content.decode()
-        assert "Imported 1 cards" in response and "1 coding drill skipped: a drill is graded" in response
+        assert "Imported 1 card into" in response and "1 coding drill skipped: a drill is graded" in response
         imported = Note.objects.get(owner=self.learner)
         assert [c.front for c in imported.cards.all()] == ["q"]
         assert not Card.objects.filter(note=imported, back__contains="drill editor").exists()
