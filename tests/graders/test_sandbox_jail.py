@@ -479,3 +479,17 @@ def test_runners_of_two_pools_have_uids_of_their_own_that_tell_nothing_of_histor
     assert all(jail.RUNNER_UID_BASE <= uid < jail.RUNNER_UID_BASE + jail.RUNNER_UID_COUNT for uid in uids), uids
     assert len(set(live)) == len(live) == 6 and all(holders.values()), holders  # reserved while they live
     assert max(uids) - min(uids) > 1_000_000, uids  # drawn from 268 million, not counted up from the base
+
+
+def test_two_runners_in_two_pools_pass_no_bits_through_the_pending_signal_count() -> None:
+    """The best sender and receiver we have (``tests.graders.attacks.channel``): before issue 36 the receiver
+    held ~96,000 signals of host root's budget and read the sender's bits at ~20 bits/s on this 2-core box;
+    now it can queue none, and what it reads does not depend on what was sent."""
+    from graders.sandbox import SandboxPool
+    from tests.graders.attacks.channel import measure
+
+    with SandboxPool(size=1, unguarded=True) as first, SandboxPool(size=1, unguarded=True) as second:
+        first.warm()
+        second.warm()
+        found = measure(first, second, bits=64, slot_ms=10.0)
+    assert found["held"] == 0 and found["bits_per_second"] == 0.0, found
