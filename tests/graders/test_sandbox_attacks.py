@@ -111,10 +111,12 @@ def run_attack(
     other: SandboxPool | None = None,
 ) -> list[RunResult]:
     """The attack's result, and its follow-up's when it has one (run next, on another runner); with a
-    ``beside``, that one runs at the same time on a runner of ``other`` (another pool), its result first."""
+    ``beside``, that one runs at the same time on a runner of ``other`` (another pool; without one, as in the
+    GPU suite, another runner of the same pool), its result first."""
     limits = Limits(cpu_seconds=attack.cpu_seconds, wall_seconds=attack.wall_seconds, memory_mb=attack.memory_mb)
     results = []
-    with layers_broken(attack, pool), layers_broken(attack, other or pool), beside(attack, other, env, limits) as rest:
+    other = other or pool
+    with layers_broken(attack, pool), layers_broken(attack, other), beside(attack, other, env, limits) as rest:
         for index, code in enumerate(filter(None, (attack.code, attack.follow_up))):
             run_cases = cases if cases is not None and index == 0 else make_cases()
             hidden = hidden_cases() if attack.category == "hidden_data" and index == 0 else None
@@ -125,14 +127,13 @@ def run_attack(
 
 
 @contextlib.contextmanager
-def beside(attack: Attack, other: SandboxPool | None, env: Env, limits: Limits) -> Iterator[list[RunResult]]:
+def beside(attack: Attack, other: SandboxPool, env: Env, limits: Limits) -> Iterator[list[RunResult]]:
     """Run the attack's ``beside`` submission on ``other`` in a thread while the block runs; its result is
     added to the list once the block is done."""
     found: list[RunResult] = []
     if not attack.beside:
         yield found
         return
-    assert other is not None, "an attack with a submission beside it needs a second pool"
     code = substitute(attack.beside, env)
     worker = threading.Thread(target=lambda: found.append(other.run(code, "solution", make_cases(), limits=limits)))
     worker.start()
