@@ -11,7 +11,10 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from graders.drills.constraints import parse
 from graders.drills.schema import entry_arg_names
+
+ADVICE_SOURCE_BYTES = 200_000  # a drill's own limit stopped larger code before it ran; this bounds any caller
 
 _LOOPS = (ast.For, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -24,13 +27,13 @@ class Advice:
 
 
 def advise(code: str, entry_point: str, tensors: frozenset[str]) -> list[Advice]:
-    """Each habit once (its first place), in source order; [] for code that does not parse.
+    """Each habit once (its first place), in source order; [] for code that does not parse (or that is too
+    large or too deeply nested to read: ``constraints.parse``).
 
     ``tensors``: the entry point's parameters that are tensors in the drill's cases (by name).
     """
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    tree = parse(code, ADVICE_SOURCE_BYTES)  # bounded and total, as the constraints' reading is
+    if not isinstance(tree, ast.Module):
         return []
     params = set(entry_arg_names(code, entry_point)) & tensors
     found: dict[str, Advice] = {}

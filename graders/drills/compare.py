@@ -92,6 +92,14 @@ def _scalar(value: object) -> object:
     return value
 
 
+def _float(number: int | float) -> float:
+    """A number as a float; an int beyond a float's range (a learner may return ``10**400``) is that infinity."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
+
+
 def compare(expected: object, actual: object, rule: CompareRule, path: str = "") -> Mismatch | None:
     """None when ``actual`` matches ``expected`` under ``rule``, else the first mismatch found."""
     if rule.loose_scalars and (type(expected) in _NUMBERS) != (type(actual) in _NUMBERS):
@@ -112,7 +120,7 @@ def compare(expected: object, actual: object, rule: CompareRule, path: str = "")
             message = f"wrong value at {where}: expected {expected!r}, got {actual!r}"
             return {"kind": "value", "path": path, "message": message, "expected": expected, "actual": actual}
         assert isinstance(expected, int | float) and isinstance(actual, int | float)  # both in _NUMBERS (above)
-        pair = torch.tensor([float(expected), float(actual)], dtype=torch.float64)
+        pair = torch.tensor([_float(expected), _float(actual)], dtype=torch.float64)
         found = _compare_tensors(pair[0], pair[1], rule, path)
         if found is not None:  # the learner returned a Python number: say so, not "a 0-dim tensor"
             found["expected_view"], found["actual_view"] = describe(expected), describe(actual)

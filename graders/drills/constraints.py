@@ -14,15 +14,25 @@ indexing and attributes such as ``x.shape`` are not calls and stay free.
 ``single_expression`` asks for the puzzle form: imports and functions only, each function's body
 a single ``return <expression>``.
 
-This is a teaching aid, not a security layer (the sandbox is); it aims at honest shortcuts.
+This is a teaching aid, not a security layer (the sandbox is); it aims at honest shortcuts. It is also the
+first thing the worker does with a learner's text, so reading it is bounded and total (``parse``): whatever
+the text, the answer is a tree or a violation that names the limit, never an exception in the worker
+(19,000 unary minus signs once raised MemoryError here, a 7,000-term sum RecursionError).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from graders.drills.schema import Constraints
+
+# How deeply a submission's syntax may nest (AST levels from the module down, a function's body included).
+# Honest code stays far below (a drill's reference: about 15); the worker's recursive passes over the tree
+# (RestrictedPython's transformer, the compiler) need this bound with room to spare: measured with 300 frames
+# already on the stack, the transformer failed at 155 levels of calls and 205 levels of a sum.
+MAX_NESTING = 100
 
 # The short names the notes (and most learners) use for the allowed modules.
 DEFAULT_ALIASES = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy"}
@@ -234,15 +244,66 @@ def _is_docstring(node: ast.AST) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
-def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
-    """Every violation, in source order; an empty list means the code may run."""
-    size = len(code.encode("utf-8"))
-    if size > constraints.max_source_bytes:
-        return [Violation("size", 0, f"the code is {size} bytes; the limit is {constraints.max_source_bytes}")]
+def parse(code: str, max_bytes: int) -> ast.Module | Violation:
+    """The code's tree, or the first limit it breaks: size, text, syntax, nesting. Never raises.
+
+    Steps: 1. the size in bytes (a lone surrogate, which JSON lets a client send, counts as the 3 bytes it
+    would take); 2. text that is not text (a lone surrogate has no UTF-8 form: the parser would raise
+    UnicodeEncodeError); 3. the parser, whose own limits raise MemoryError ("too complex") and RecursionError;
+    4. the tree's depth (``MAX_NESTING``), which later passes walk recursively.
+    """
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        return Violation("size", 0, f"the code is {size} bytes; the limit is {max_bytes}")
+    lone = _LONE_SURROGATE.search(code)
+    if lone is not None:
+        line = code.count("\n", 0, lone.start()) + 1
+        what = f"U+{ord(lone.group()):04X}"
+        message = f"line {line}: the character {what} is half of a surrogate pair, not text; retype that part"
+        return Violation("text", line, message)
     try:
         tree = ast.parse(code)
     except SyntaxError as exc:
-        return [Violation("syntax", exc.lineno or 0, f"line {exc.lineno}: syntax error: {exc.msg}")]
+        return Violation("syntax", exc.lineno or 0, f"line {exc.lineno}: syntax error: {exc.msg}")
+    except (MemoryError, RecursionError, ValueError):  # the parser's own depth limits; ValueError: a NUL on 3.11
+        return _too_deep(0, f"more than Python's parser reads ({MAX_NESTING} here)")
+    depth, line = nesting(tree)
+    if depth > MAX_NESTING:
+        return _too_deep(line, f"{depth} levels")
+    return tree
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _too_deep(line: int, how_deep: str) -> Violation:
+    where = f"line {line}: " if line else ""
+    return Violation(
+        "nesting",
+        line,
+        f"{where}the code nests {how_deep} deep; the limit is {MAX_NESTING}: give the inner parts names "
+        "(`a = ...`, then use `a`) or a loop, so that no expression is built of hundreds of nested pieces",
+    )
+
+
+def nesting(tree: ast.AST) -> tuple[int, int]:
+    """How many levels the tree nests (its deepest path, counted iteratively) and the line where it does."""
+    deepest, line = 0, 0
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 0)]
+    while stack:
+        node, depth, at = stack.pop()
+        at = getattr(node, "lineno", at)
+        if depth > deepest:
+            deepest, line = depth, at
+        stack.extend((child, depth + 1, at) for child in ast.iter_child_nodes(node))
+    return deepest, line
+
+
+def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
+    """Every violation, in source order; an empty list means the code may run."""
+    tree = parse(code, constraints.max_source_bytes)
+    if isinstance(tree, Violation):
+        return [tree]
     nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and the checks below go over it 3-5 times
     found: list[Violation] = []
     if constraints.no_loops:

@@ -13,13 +13,17 @@ One delivery of a job, in ``process``:
    learner's code, however broken or hostile, ends in a result here, never in an exception;
 3. **finish** ``running -> final`` conditional on the token, in one transaction with the kind's
    ``on_finish`` (a drill's rating); what must happen after commit (the teams fan-out) goes on commit;
-4. on an **infrastructure error** (ours: the pool, the database): back to ``queued`` and a retry, up to
-   ``GRADER_MAX_ATTEMPTS`` claims, then ``internal_error``.
+4. on an **error of ours** (an exception out of the kind's run: the pool, a reference, a bug): logged with its
+   traceback under a short reference, and back to ``queued`` for a retry; a job that fails the same way twice
+   (``failure_signature``), or that used up ``GRADER_MAX_ATTEMPTS`` claims, ends ``internal_error`` with a
+   message that names the reference. What a learner reads never holds a traceback, and a job their input
+   breaks in a way we did not foresee costs two runs, not a retry loop.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import socket
@@ -243,23 +247,28 @@ def finish(kind: JobKind, job: Job, token: str, finished: Finished, now: datetim
         release_claim(token)
 
 
-def requeue(kind: JobKind, job: Job, token: str) -> bool:
-    """Hand the row back to ``queued`` after an infrastructure error, so a retry can claim it."""
+def requeue(kind: JobKind, job: Job, token: str, failure: str = "") -> bool:
+    """Hand the row back to ``queued`` after an error of ours, so a retry can claim it; ``failure`` is how it
+    failed (``failure_signature``), kept so that a retry failing the same way ends the job."""
     changed = kind.model.objects.filter(pk=job.pk, status=Status.RUNNING, claim_token=token).update(
-        status=Status.QUEUED, claim_token="", claimed_at=None
+        status=Status.QUEUED, claim_token="", claimed_at=None, failure=failure
     )
     release_claim(token)
     return changed == 1
 
 
 def fail(kind: JobKind, pk: int, message: str) -> bool:
-    """The task failed for good (time limit, retries exhausted): record ``internal_error`` once."""
+    """The task failed for good (time limit, retries exhausted): record ``internal_error`` once. ``message``
+    goes to the log under a reference; the row says only the reference."""
     current = kind.model.objects.filter(pk=pk).only("status", "claim_token").first()
     if current is None or current.is_final:
         return False
+    reference = new_reference()
+    logger.error("%s %s failed for good (reference %s): %s", kind.name, pk, reference, message[-2000:])
     if current.claim_token:
         release_claim(current.claim_token)
-    return _finish(kind, pk, current.status, current.claim_token, kind.failed(message[-2000:]), timezone.now())
+    failed = kind.failed(failure_message(reference))
+    return _finish(kind, pk, current.status, current.claim_token, failed, timezone.now())
 
 
 # --------------------------------------------------------------------------------------------- process
@@ -283,9 +292,7 @@ def process(kind: JobKind, pk: int, pool: Any, *, worker: str) -> Outcome:
         try:
             finished = kind.run(job, pool, worker=worker)
         except Exception as exc:
-            logger.exception("%s %s failed to run", kind.name, pk)
-            message = str(exc) if isinstance(exc, Infrastructure) else traceback.format_exc(limit=5)
-            return _after_infrastructure_error(kind, job, token, message)
+            return _after_failure(kind, job, token, exc)
         if not finish(kind, job, token, finished):
             logger.warning("%s %s lost its claim while running; its result was dropped", kind.name, pk)
             return Outcome("raced")
@@ -296,13 +303,48 @@ def process(kind: JobKind, pk: int, pool: Any, *, worker: str) -> Outcome:
         release_claim(token)
 
 
-def _after_infrastructure_error(kind: JobKind, job: Job, token: str, message: str) -> Outcome:
-    """Retry with the row back in ``queued``, or record ``internal_error`` once the claims run out."""
-    if job.attempts >= settings.GRADER_MAX_ATTEMPTS:
-        finish(kind, job, token, kind.failed(message[-2000:]))
+def _after_failure(kind: JobKind, job: Job, token: str, exc: Exception) -> Outcome:
+    """Log the failure with its traceback under a fresh reference; then retry with the row back in ``queued``,
+    or record ``internal_error`` (naming the reference) when the last claim failed the same way or the claims
+    ran out."""
+    reference, signature = new_reference(), failure_signature(exc)
+    logger.error(
+        "%s %s failed to run (reference %s, failure %s, claim %s)",
+        kind.name,
+        job.pk,
+        reference,
+        signature,
+        job.attempts,
+        exc_info=exc,
+    )
+    if signature == job.failure or job.attempts >= settings.GRADER_MAX_ATTEMPTS:
+        finish(kind, job, token, kind.failed(failure_message(reference)))
         return Outcome(Status.INTERNAL_ERROR)
-    requeue(kind, job, token)
+    requeue(kind, job, token, signature)
     return Outcome("retry", retry_in=float(2**job.attempts))
+
+
+def new_reference() -> str:
+    """A short id for one failure: in the log with its traceback, and in the message the learner reads."""
+    return os.urandom(4).hex()
+
+
+def failure_message(reference: str) -> str:
+    """What a job that failed on our side says (a verdict's message, an author's error): never a traceback."""
+    return (
+        f"the grader failed on this job (reference {reference}); this is our fault, not your code's, "
+        "and the details are in our log under that reference"
+    )
+
+
+def failure_signature(exc: BaseException) -> str:
+    """How a run failed, the same for the same failure in any process: the exception's type and the code
+    locations it rose through (file, function, line), never its message (addresses and ids differ), but an
+    ``Infrastructure`` error's message (it names the failure: the child went away, the reference failed)."""
+    frames = [(f.filename.rsplit("/", 1)[-1], f.name, f.lineno) for f in traceback.extract_tb(exc.__traceback__)]
+    said = str(exc) if isinstance(exc, Infrastructure) else ""
+    digest = hashlib.sha256(repr((type(exc).__qualname__, frames, said)).encode("utf-8", "replace")).hexdigest()
+    return f"{type(exc).__name__[:40]}:{digest[:20]}"
 
 
 # ---------------------------------------------------------------------------------------------- reaper

@@ -33,6 +33,11 @@ class Job(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="How many times a worker claimed the row.")
+    failure = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="How the last claim failed on our side (lifecycle.failure_signature): the same again ends the job.",
+    )
 
     class Meta:
         abstract = True

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graders.sandbox import wire
-from graders.sandbox.results import STATUSES, CaseResult, Limits, RunResult
+from graders.sandbox.results import STATUSES, CaseResult, Limits, RunResult, checked_record
 
 SPAWN_TIMEOUT = 120.0  # first child waits for the zygote to import torch
 RESULT_GRACE = 1.0  # seconds past the wall limit before the parent gives up on the zygote
@@ -256,7 +256,9 @@ def _verdict(
         ok = isinstance(raw, dict) and raw.get("ok") is True and str(index) in values
         error = None if ok else str(raw.get("error") if isinstance(raw, dict) else "malformed")[:5000]
         record = raw.get("behaviour") if ok and isinstance(raw, dict) else None
-        behaviour = record if isinstance(record, dict) else None  # plain JSON data, judged field by field
+        behaviour = checked_record(record)  # small plain data with every number in range, judged field by field
+        if record is not None and behaviour is None:  # no honest runner sends it: the runner's fault
+            return RunResult(status="runtime_error", message=UNREADABLE, **common)
         cases.append(CaseResult(ok=ok, value=values.get(str(index)) if ok else None, error=error, behaviour=behaviour))
     return RunResult(status="ok", cases=cases, message="", stdout=stdout, **common)
 

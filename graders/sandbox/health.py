@@ -14,6 +14,7 @@ ISOLATION_KEYS = (
     "chroot",
     "uid",
     "uid_dropped",
+    "uid_reserved",
     "seccomp",
     "signals_confined",
 )

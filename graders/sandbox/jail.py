@@ -6,14 +6,18 @@ each reports what it achieved, so the ready message says which isolation a child
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
+import fcntl
 import functools
 import math
 import os
 import resource
+import secrets
 import signal
 import time
+from collections.abc import Callable
 from typing import Any
 
 try:  # imported here, before any chroot, so install_seccomp never has to import
@@ -37,18 +41,64 @@ PR_SET_DUMPABLE = 4
 MIB = 1024 * 1024
 CUDA_ADDRESS_SPACE = 64 * 1024 * MIB  # CUDA reserves ~18 GB of address space; below 32 GiB it breaks
 
-# Every runner becomes a uid of its own from this range (``runner_uid``), in the pool's user namespace
-# (mapped to the same host uids) or, without one, on the host: the kernel counts tasks per uid, so
-# RLIMIT_NPROC bounds each runner alone, and no two runners share an owner for signals, renicing or files.
+# Every runner becomes a uid of its own from this range (``reserve_uid``), in the pool's user namespace
+# (mapped to the same host uids) or, without one, on the host: the kernel counts tasks, pending signals,
+# pipe buffers and epoll watches per uid, so RLIMIT_NPROC bounds each runner alone, and no two runners share
+# an owner for signals, renicing or files. A uid is drawn at random (it tells a runner nothing of how many
+# ran before it) and reserved in a registry every pool on the host shares (no two live runners of any pools
+# have the same one: the first runners of two pools once did).
 RUNNER_UID_BASE = 1_600_000_000  # far above any account's uid
-RUNNER_UID_COUNT = 65_536  # more than ever live at once: a uid comes back only after 65,536 spawns
+RUNNER_UID_COUNT = 1 << 28  # 268 million: the range ends below 2**31 (1_868_435_456)
+RUNNER_UID_REGISTRY = "quizsite-runner-uids"  # in the host's /tmp: a file of no bytes, locked a byte per uid
 RUNNER_EXTRA_TASKS = 32  # a GPU runner may start this many threads beyond those it had when it got ready
 HOSTNAME = b"sandbox"  # what uname(2) says in a runner (its own UTS namespace), not the host's name
 
 
-def runner_uid(serial: int, base: int = RUNNER_UID_BASE) -> int:
-    """The uid of a fork server's ``serial``-th runner."""
-    return base + serial % RUNNER_UID_COUNT
+def open_uid_registry(directory: str = "/tmp") -> int:
+    """The host's registry of the runner uids in use, opened before the pool's namespaces (so a root pool
+    opens it as the host's root); -1 where it cannot be opened (uids are then random, not reserved)."""
+    path = os.path.join(directory, RUNNER_UID_REGISTRY)
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return -1
+
+
+def reserve_uid(
+    registry: int,
+    held: set[int],
+    base: int = RUNNER_UID_BASE,
+    draw: Callable[[int], int] = secrets.randbelow,
+    tries: int = 64,
+) -> tuple[int, bool]:
+    """A new runner's uid: random in ``base``'s range, not one this process ``held`` already, and locked in
+    the registry (a POSIX lock on the byte at offset ``uid``, ``release_uid`` or this process's death frees
+    it) so that no live runner of another pool has it. Returns the uid and whether it is reserved.
+
+    POSIX locks belong to a process: a uid this process locked is not refused by the kernel, hence ``held``;
+    a runner inherits no lock across fork (and closes the registry's fd with every other).
+    """
+    uid = base
+    for _ in range(tries):
+        uid = base + draw(RUNNER_UID_COUNT)
+        if uid in held:
+            continue
+        if registry < 0:
+            return uid, False
+        try:
+            fcntl.lockf(registry, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, uid)
+            return uid, True
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN):
+                return uid, False
+    return uid, False  # the registry refused every draw (someone locks it all): random, not reserved
+
+
+def release_uid(registry: int, uid: int) -> None:
+    """Free a reserved uid (its runner was reaped)."""
+    if registry >= 0:
+        with contextlib.suppress(OSError):
+            fcntl.lockf(registry, fcntl.LOCK_UN, 1, uid)
 
 
 CLEAN_ENV = {
@@ -274,16 +324,29 @@ def drop_privileges(uid: int) -> bool:
     return os.geteuid() == uid
 
 
+# Per-user budgets of the kernel's that a runner gets none of (``static_limits``), whatever the host's defaults.
+# RLIMIT_SIGPENDING 0: no real-time signal can be queued to a runner (the kernel charges a queued signal to
+# the receiver's uid and, through its user namespace, to the namespace's owner, host root: a runner once left
+# root with no real-time signals or POSIX timers, and two runners read each other's count). The few
+# standard signals the kernel queues past the limit (one of each, as it must) are all a runner can hold.
+# RLIMIT_MSGQUEUE 0: no bytes of POSIX message queues (mq_open is denied by seccomp as well). RLIMIT_RTPRIO
+# and RLIMIT_NICE 0: no real-time or raised priority. RLIMIT_MEMLOCK 0: no host memory pinned.
+ZERO_LIMITS = ("RLIMIT_SIGPENDING", "RLIMIT_MSGQUEUE", "RLIMIT_RTPRIO", "RLIMIT_NICE", "RLIMIT_MEMLOCK")
+
+
 def static_limits(threads_allowed: bool, tasks: int | None = None) -> None:
-    """Limits that hold from warm-up on: no files written, no core dumps, no new processes, and tasks
-    bounded: a CPU runner starts no thread at all, a GPU runner at most ``RUNNER_EXTRA_TASKS`` beyond the
-    ``tasks`` it has. The kernel counts RLIMIT_NPROC per uid (and never for root), so this bounds the
-    runner alone once it has a uid of its own (``drop_privileges``; without one, ``tasks`` is None and a
-    GPU runner keeps its limit: its uid's count is the worker's too); seccomp covers fork."""
+    """Limits that hold from warm-up on: no files written, no core dumps, no new processes, none of the
+    per-user budgets in ``ZERO_LIMITS``, and tasks bounded: a CPU runner starts no thread at all, a GPU runner
+    at most ``RUNNER_EXTRA_TASKS`` beyond the ``tasks`` it has. The kernel counts RLIMIT_NPROC per uid (and
+    never for root), so this bounds the runner alone once it has a uid of its own (``drop_privileges``;
+    without one, ``tasks`` is None and a GPU runner keeps its limit: its uid's count is the worker's too);
+    seccomp covers fork. Called after ``drop_privileges``: glibc's set*id in a threaded process (a GPU
+    runner) signals every thread with a real-time signal, which RLIMIT_SIGPENDING 0 would refuse."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, no kill
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _try_setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))  # no host memory pinned (mlock), whatever the host's default
+    for name in ZERO_LIMITS:
+        _try_setrlimit(getattr(resource, name), (0, 0))
     if not threads_allowed:
         _try_setrlimit(resource.RLIMIT_NPROC, (0, 0))
     elif tasks is not None:
@@ -386,11 +449,20 @@ DENIED_SYSCALLS = (
     # (a GPU runner's device files) is a channel between them. inotify instances are a per-user budget
     # of the host's, and memfd_secret memory is locked memory.
     "io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents sync syncfs sysinfo sysfs ustat "
-    "sethostname setdomainname flock inotify_init inotify_init1 memfd_secret"
+    "sethostname setdomainname flock inotify_init inotify_init1 memfd_secret "
+    # Per-user budgets and what uses them: a real-time signal queued with its data (to itself: a pending
+    # signal is charged to the uid and to the user namespace's owner, host root), POSIX timers (each holds a
+    # queued signal), a signal through a pidfd. A single-use runner needs none of them; kill and tgkill stay
+    # (to itself only, without a PID namespace: ``install_signal_filter``), and queue nothing under
+    # RLIMIT_SIGPENDING 0 (``ZERO_LIMITS``).
+    "rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal timer_create timer_settime timer_gettime "
+    "timer_getoverrun timer_delete"
 ).split()
 F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW = 5, 6, 7, 36, 37, 38
-F_SETLEASE, F_NOTIFY = 1024, 1026
-LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY)
+F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ = 1024, 1026, 1031
+# Locks, leases and notifications: a channel on any inode two runners reach. F_SETPIPE_SZ: pipe buffers are
+# a per-user budget (past fs.pipe-user-pages-soft every new pipe of that uid gets one page).
+LOCK_COMMANDS = (F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ)
 # open(2)/openat(2) with one of these flags would create a file (O_TMPFILE holds O_DIRECTORY's bit too).
 CREATE_FLAGS = (os.O_CREAT, getattr(os, "O_TMPFILE", 0o20200000) & ~os.O_DIRECTORY)
 
@@ -424,7 +496,7 @@ def seccomp_filter() -> Any:
                 except Exception:  # a syscall this architecture does not have
                     continue
         filt.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
-        for command in LOCK_COMMANDS:
+        for command in LOCK_COMMANDS:  # and F_SETPIPE_SZ
             filt.add_rule(seccomp.ERRNO(errno.EPERM), "fcntl", seccomp.Arg(1, seccomp.EQ, command))
         _FILTER = filt
     return _FILTER

@@ -104,7 +104,7 @@ class RunnerConfig:
 
     device: str = "cpu"
     gpu_memory_mb: int = 1024
-    runner_uid: int = jail.RUNNER_UID_BASE  # the first of the runners' uids (``jail.runner_uid``)
+    runner_uid: int = jail.RUNNER_UID_BASE  # the start of the runners' uid range (``jail.reserve_uid``)
     guarded: bool = True  # False: layers 1 and 2 off (``SandboxPool(unguarded=True)``, the attack suite)
 
     def argv(self) -> list[str]:
@@ -126,6 +126,7 @@ def main(fd: int, config: RunnerConfig) -> None:
     """
     jail.set_parent_death_signal()
     jail.set_name("sbx-warden")
+    registry = jail.open_uid_registry()  # as the host's user, before the user namespace
     isolation = jail.enter_namespaces(config.device, config.runner_uid)
     base = os.getcwd()
     link, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -135,8 +136,10 @@ def main(fd: int, config: RunnerConfig) -> None:
         jail.set_name("sbx-zygote")
         os.close(fd)
         link.close()
-        Zygote(zygote_end, isolation, config).serve()
+        Zygote(zygote_end, isolation, config, registry).serve()
     zygote_end.close()
+    if registry >= 0:
+        os.close(registry)  # the zygote holds the reservations (a POSIX lock is its owner's alone)
     Warden(socket.socket(fileno=fd), link, pid, isolation, base).serve()
 
 
@@ -448,14 +451,17 @@ def _threads(pid: int) -> int:
 class Zygote:
     """Forks runners on request and reaps them; the warden (the launcher) does everything else."""
 
-    def __init__(self, link: socket.socket, isolation: dict[str, bool], config: RunnerConfig | None = None) -> None:
+    def __init__(
+        self, link: socket.socket, isolation: dict[str, bool], config: RunnerConfig | None = None, registry: int = -1
+    ) -> None:
         self.link = link
         self.isolation = isolation
         self.config = config or RunnerConfig()
         self.environment = dict(os.environ)  # the clean one the pool started us with (jail.process_env)
         self.pid = os.getpid()
         self.live: dict[int, int] = {}  # pid by pidfd
-        self.spawned = 0  # runners forked so far: the next one's uid is ``jail.runner_uid(spawned)``
+        self.registry = registry  # the host's registry of runner uids (``jail.reserve_uid``), -1 without one
+        self.uids: dict[int, int] = {}  # each live runner's uid by its pidfd, reserved until it is reaped
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if isolation["pidns"] else -1
         self.fork = os.fork
 
@@ -507,8 +513,8 @@ class Zygote:
             self._tell(SPAWNED + _SPAWNED.pack(-1, 0))
             return
         job_fd = fds[0]
+        uid, reserved = jail.reserve_uid(self.registry, set(self.uids.values()), self.config.runner_uid)
         fresh_pidns = self.own_pidns >= 0 and jail.unshare(jail.CLONE_NEWPID)
-        self.spawned += 1
         try:
             pid = self.fork()
         except OSError:
@@ -516,8 +522,7 @@ class Zygote:
         if pid == 0:
             code = 70
             try:
-                isolation = {**self.isolation, "pidns": fresh_pidns}
-                uid = jail.runner_uid(self.spawned, self.config.runner_uid)
+                isolation = {**self.isolation, "pidns": fresh_pidns, "uid_reserved": reserved}
                 code = runner(job_fd, os.fsdecode(msg), self.config, isolation, self.pid, uid)
             finally:
                 os._exit(code)
@@ -525,15 +530,18 @@ class Zygote:
             jail.setns(self.own_pidns, jail.CLONE_NEWPID)  # the next child gets a namespace of its own again
         os.close(job_fd)
         if pid < 0:
+            jail.release_uid(self.registry, uid)
             self._tell(SPAWNED + _SPAWNED.pack(-1, 0))
             return
         pidfd = os.pidfd_open(pid)
         self.live[pidfd] = pid
+        self.uids[pidfd] = uid
         self._tell(SPAWNED + _SPAWNED.pack(pid, fresh_pidns), (pidfd,))
 
     def _reap(self, pidfd: int) -> None:
         pid = self.live.pop(pidfd)
         _pid, status, usage = os.wait4(pid, 0)
+        jail.release_uid(self.registry, self.uids.pop(pidfd))  # after the wait: its uid owns nothing now
         os.close(pidfd)
         self._tell(EXITED + _EXITED.pack(pid, status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss))
 

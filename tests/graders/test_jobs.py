@@ -43,6 +43,39 @@ class BrokenRunner:
         raise BrokenPipeError("sandbox child went away")
 
 
+class FlakyRunner:
+    """A pool that fails a different way on every run (a different exception from a different place)."""
+
+    device = "cpu"
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        self.runs += 1
+        if self.runs % 3 == 1:
+            raise BrokenPipeError("sandbox child went away")
+        if self.runs % 3 == 2:
+            raise ConnectionResetError("the fork server hung up")
+        return {}["no such key"]
+
+
+class CrashingRunner(LocalRunner):
+    """The worker's own code raising on one learner's input, as ``ast.parse`` did on 19,000 minus signs
+    (issue 36): every run of that code raises the same way, in the parent, from the same place."""
+
+    def run(self, code: str, *args: Any, **kwargs: Any) -> Any:
+        if "CRASH_THE_PARENT" in code:
+            return self.parse(code)
+        return super().run(code, *args, **kwargs)
+
+    def parse(self, code: str) -> Any:
+        raise RecursionError("maximum recursion depth exceeded during ast construction")
+
+
+PARENT_CRASH = "def solution(x):\n    return x + 1  # CRASH_THE_PARENT\n"
+
+
 def grade(sub: Submission, runner: Any = None) -> Outcome:
     return jobs.process(SUBMISSIONS, sub.pk, runner or LocalRunner(), worker="celery@test")
 
@@ -179,17 +212,59 @@ def test_it_waits_for_a_claim_from_another_host_until_it_is_stale(learner: User,
     assert grade(sub) == Outcome("accepted")
 
 
-def test_it_retries_infrastructure_errors_then_records_internal_error(learner: User, drill: Drill) -> None:
-    sub = queued(learner, drill)
-    first = grade(sub, BrokenRunner())
-    assert first.status == "retry" and first.retry_in is not None
-    sub.refresh_from_db()
-    assert (sub.status, sub.claim_token, sub.attempts) == (Status.QUEUED, "", 1)
-    outcomes = [grade(sub, BrokenRunner()) for _ in range(2)]
-    assert outcomes[-1] == Outcome(Status.INTERNAL_ERROR)
+def test_it_retries_errors_of_ours_that_differ_then_records_internal_error(
+    learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
+) -> None:
+    sub, runner = queued(learner, drill, kind=Submission.Kind.EXAMPLES), FlakyRunner()  # one run per claim
+    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+        first = grade(sub, runner)
+        assert first.status == "retry" and first.retry_in is not None
+        sub.refresh_from_db()
+        assert (sub.status, sub.claim_token, sub.attempts) == (Status.QUEUED, "", 1)
+        assert sub.failure.startswith("BrokenPipeError:")
+        outcomes = [grade(sub, runner) for _ in range(2)]
+    assert outcomes == [Outcome("retry", retry_in=4.0), Outcome(Status.INTERNAL_ERROR)]
     sub.refresh_from_db()
     assert (sub.status, sub.attempts) == (Status.INTERNAL_ERROR, 3)
-    assert "BrokenPipeError" in sub.verdict["message"]
+    reference = caplog.records[-1].getMessage().split("reference ")[1][:8]
+    assert sub.verdict["message"] == jobs.failure_message(reference)
+    assert "KeyError" in caplog.text and "KeyError" not in sub.verdict["message"]
+
+
+def test_a_job_that_fails_the_same_way_twice_is_the_learners_internal_error_with_a_reference(
+    learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Never a retry loop, never a traceback on the learner's page: the traceback is in the log, under the
+    reference the verdict names."""
+    sub, runner = queued(learner, drill, PARENT_CRASH), CrashingRunner()
+    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+        assert grade(sub, runner).status == "retry"
+        assert grade(sub, runner) == Outcome(Status.INTERNAL_ERROR)
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.INTERNAL_ERROR, 2)
+    message = sub.verdict["message"]
+    reference = message.split("(reference ")[1][:8]
+    assert len(reference) == 8 and int(reference, 16) >= 0
+    assert "Traceback" not in message and "RecursionError" not in message and "test_jobs" not in message
+    logged = [r for r in caplog.records if f"reference {reference}" in r.getMessage()]
+    assert len(logged) == 1 and logged[0].exc_info is not None
+    assert logged[0].exc_info[0] is RecursionError and "in parse" in caplog.text  # the traceback, server-side
+    assert grade(queued(learner, drill), runner) == Outcome("accepted")  # other code: the worker grades on
+
+
+def test_the_task_ends_a_job_that_fails_the_same_way_twice_without_a_retry_loop(learner: User, drill: Drill) -> None:
+    """Through the Celery task (eager: a retry runs at once): two runs, then the verdict."""
+    from graders.jobs.tasks import run_job
+
+    sub, runner = queued(learner, drill, PARENT_CRASH), CrashingRunner()
+    with (
+        mock.patch("graders.jobs.tasks.get_pool", return_value=runner),
+        mock.patch.object(runner, "parse", wraps=runner.parse) as parse,
+    ):
+        result = run_job.apply(args=["submission", sub.pk])
+    assert result.get() == Status.INTERNAL_ERROR and parse.call_count == 2
+    sub.refresh_from_db()
+    assert (sub.status, sub.attempts) == (Status.INTERNAL_ERROR, 2) and "reference" in sub.verdict["message"]
 
 
 def test_it_gives_up_on_a_submission_that_keeps_killing_its_grader(learner: User, drill: Drill) -> None:
@@ -212,12 +287,17 @@ def test_it_drops_the_verdict_of_a_grader_that_lost_its_claim(learner: User, dri
     assert sub.status == Status.RUNNING
 
 
-def test_it_records_a_failed_task_as_internal_error(learner: User, drill: Drill) -> None:
+def test_it_records_a_failed_task_as_internal_error(
+    learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
+) -> None:
     sub = queued(learner, drill)
-    assert jobs.fail(SUBMISSIONS, sub.pk, "hard time limit")
-    assert not jobs.fail(SUBMISSIONS, sub.pk, "again")
+    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+        assert jobs.fail(SUBMISSIONS, sub.pk, "the task failed: TimeLimitExceeded: hard time limit")
+        assert not jobs.fail(SUBMISSIONS, sub.pk, "again")
     sub.refresh_from_db()
-    assert (sub.status, sub.verdict["message"]) == (Status.INTERNAL_ERROR, "hard time limit")
+    reference = sub.verdict["message"].split("(reference ")[1][:8]
+    assert (sub.status, sub.verdict["message"]) == (Status.INTERNAL_ERROR, jobs.failure_message(reference))
+    assert f"reference {reference}): the task failed: TimeLimitExceeded" in caplog.text
 
 
 def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:

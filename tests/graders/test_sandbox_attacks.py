@@ -8,6 +8,7 @@ import json
 import math
 import os
 import sys
+import threading
 import types
 import uuid
 from collections.abc import Iterator
@@ -103,19 +104,43 @@ def layers_broken(attack: Attack, pool: SandboxPool) -> contextlib.AbstractConte
 
 
 def run_attack(
-    pool: SandboxPool, attack: Attack, env: Env, cases: list[tuple[Any, ...]] | None = None
+    pool: SandboxPool,
+    attack: Attack,
+    env: Env,
+    cases: list[tuple[Any, ...]] | None = None,
+    other: SandboxPool | None = None,
 ) -> list[RunResult]:
-    """The attack's result, and its follow-up's when it has one (run next, on another runner)."""
+    """The attack's result, and its follow-up's when it has one (run next, on another runner); with a
+    ``beside``, that one runs at the same time on a runner of ``other`` (another pool; without one, as in the
+    GPU suite, another runner of the same pool), its result first."""
     limits = Limits(cpu_seconds=attack.cpu_seconds, wall_seconds=attack.wall_seconds, memory_mb=attack.memory_mb)
     results = []
-    with layers_broken(attack, pool):
+    other = other or pool
+    with layers_broken(attack, pool), layers_broken(attack, other), beside(attack, other, env, limits) as rest:
         for index, code in enumerate(filter(None, (attack.code, attack.follow_up))):
             run_cases = cases if cases is not None and index == 0 else make_cases()
             hidden = hidden_cases() if attack.category == "hidden_data" and index == 0 else None
             results.append(
                 pool.run(substitute(code, env), "solution", run_cases, limits=limits, grad=attack.grad, hidden=hidden)
             )
-    return results
+    return rest + results  # the judged one (the attack's, or its follow-up's) last
+
+
+@contextlib.contextmanager
+def beside(attack: Attack, other: SandboxPool, env: Env, limits: Limits) -> Iterator[list[RunResult]]:
+    """Run the attack's ``beside`` submission on ``other`` in a thread while the block runs; its result is
+    added to the list once the block is done."""
+    found: list[RunResult] = []
+    if not attack.beside:
+        yield found
+        return
+    code = substitute(attack.beside, env)
+    worker = threading.Thread(target=lambda: found.append(other.run(code, "solution", make_cases(), limits=limits)))
+    worker.start()
+    try:
+        yield found
+    finally:
+        worker.join()
 
 
 def is_plain(value: Any) -> bool:
@@ -220,8 +245,10 @@ PARAMS = [
 def test_it_contains_the_attack(
     pool: SandboxPool, unguarded_pool: SandboxPool, env: Env, attack: Attack, learner: Any, drill: Any
 ) -> None:
-    """Raw attacks run with layers 1 and 2 off; every verdict is stored as a submission's (jsonb on PostgreSQL)."""
-    for result in check_contained(unguarded_pool if attack.raw else pool, env, attack):
+    """Raw attacks run with layers 1 and 2 off; every verdict is stored as a submission's (jsonb on PostgreSQL).
+    A submission run beside the attack runs in the other pool."""
+    mine, other = (unguarded_pool, pool) if attack.raw else (pool, unguarded_pool)
+    for result in check_contained(mine, env, attack, other):
         store_verdict(result, learner, drill)
 
 
@@ -260,15 +287,29 @@ def store_verdict(result: RunResult, learner: Any, drill: Any) -> None:
     json.dumps(row.verdict, ensure_ascii=False, allow_nan=False).encode("utf-8")  # and printed, as the CLI does
 
 
-def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResult]:
-    """The attack ends contained on ``pool``; returns its results (and its follow-up's)."""
+def judge_every_record(result: RunResult) -> None:
+    """What the parent does next with a run's behaviour records: the contract judge, with every budget on (a
+    record of 10**400 once made it raise in the worker). Each record stands for the reference's as well."""
+    from graders.drills.contract import judge, judge_type
+    from graders.drills.schema import Contract
+
+    contract = Contract(graph_budget=2.0, memory_budget=2.0, time_budget=2.0)
+    for case in [*result.cases, *result.hidden]:
+        judge(contract, case.behaviour, case.behaviour, ("x",), 1)
+        judge(contract, {"cpu_us": 1, "peak_bytes": 1, "graph_nodes": 1}, case.behaviour, ("x",), 1)
+        judge_type(case.behaviour, case.behaviour)
+
+
+def check_contained(pool: SandboxPool, env: Env, attack: Attack, other: SandboxPool | None = None) -> list[RunResult]:
+    """The attack ends contained on ``pool``; returns its results (and its follow-up's, or the result of the
+    submission beside it, run on ``other``)."""
     cases = make_cases()
     originals = [c[0].clone() for c in cases]
     assert pool.run(CORRECT, "solution", make_cases()).status == "ok"  # the fork server is up
     zygote = pool.fork_server.process
     modules = set(sys.modules)
 
-    results = run_attack(pool, attack, env, cases)
+    results = run_attack(pool, attack, env, cases, other)
 
     for result in results:
         if attack.category == "hidden_data":  # its visible cases may well be right: the leak is what counts
@@ -286,6 +327,8 @@ def check_contained(pool: SandboxPool, env: Env, attack: Attack) -> list[RunResu
         for piece in texts(result):
             piece.encode("utf-8")  # a lone surrogate here crashed the CLI's JSON output
             assert wire.clean_text(piece) == piece, piece  # no NUL (jsonb refuses it) or control character
+    for result in results:
+        judge_every_record(result)
     assert leaked(env) == []
     assert all(torch.equal(c[0], o) for c, o in zip(cases, originals, strict=True)), "the parent's inputs changed"
     if attack.category == "parent_robustness":

@@ -85,6 +85,16 @@ attempt("syncfs", lambda: ipc(lambda: libc.syncfs(0)))
 attempt("io_setup", lambda: ipc(lambda: libc.syscall(206, 8, ctypes.byref(ctypes.c_ulong(0)))))
 attempt("sysinfo", lambda: ipc(lambda: libc.sysinfo(ctypes.create_string_buffer(128))))
 attempt("sethostname", lambda: ipc(lambda: libc.sethostname(b"pwned", 5)))
+# Per-user budgets (issue 36): real-time signals queued with data or by tgkill, POSIX timers, pipe buffers.
+signal.pthread_sigmask(signal.SIG_BLOCK, {40})  # held pending, so each one queued would count
+info = ctypes.create_string_buffer(128)
+attempt("rt_sigqueueinfo", lambda: ipc(lambda: libc.syscall(129, os.getpid(), 40, info)))
+attempt("rt_tgsigqueueinfo", lambda: ipc(lambda: libc.syscall(297, os.getpid(), threading.get_native_id(), 40, info)))
+attempt("tgkill_realtime", lambda: ipc(lambda: libc.syscall(234, os.getpid(), threading.get_native_id(), 40)))
+attempt("timer_create", lambda: ipc(lambda: libc.syscall(222, 1, None, ctypes.byref(ctypes.c_int(0)))))
+attempt("pipe_size", lambda: fcntl.fcntl(os.pipe()[1], 1031, 1 << 20))
+import resource
+report["zero_limits"] = {name: resource.getrlimit(getattr(resource, name)) for name in jail.ZERO_LIMITS}
 report["stdio_is_a_pipe"] = all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (0, 1, 2))
 report["nodename"] = os.uname().nodename
 report["nproc"] = __import__("resource").getrlimit(__import__("resource").RLIMIT_NPROC)[0]
@@ -98,6 +108,8 @@ IPC = ("sysv_shm", "sysv_msg", "sysv_sem", "posix_mq")  # channels between submi
 # A runner's own root stays as the fork server made it: nothing to walk or repair after it.
 OWN_ROOT = ("mkdir_in_own_root", "chmod_own_root", "create_empty_file", "xattr_on_own_root")
 HOST = ("flock_stdin", "fcntl_lock_stdout", "ofd_lock_stderr", "sync", "syncfs", "io_setup", "sysinfo", "sethostname")
+# Per-user budgets a runner shares with host root (through its user namespace) and with other runners.
+BUDGETS = ("rt_sigqueueinfo", "rt_tgsigqueueinfo", "tgkill_realtime", "timer_create", "pipe_size")
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
@@ -134,12 +146,13 @@ def _probe(workdir: str, device: str) -> None:
 
     assert report["seccomp"] is True
     blocked = ("write_file", "socket", "fork", "exec", "chroot_escape", "unshare", "signal_outsider", *IPC, *OWN_ROOT)
-    blocked += HOST
+    blocked += HOST + BUDGETS
     if device == "cpu":
         blocked += ("thread",)  # a CPU runner starts none; a GPU runner a bounded few (RLIMIT_NPROC)
     for name in blocked:
         assert report[name].startswith("blocked"), (name, report[name])
     assert report["signal_itself"].startswith("allowed")
+    assert report["zero_limits"] == {name: [0, 0] for name in jail.ZERO_LIMITS}, report["zero_limits"]
     assert report["signals_confined"] is True
     if report["isolation"]["userns"] or os.geteuid() == 0:  # chroot needs root, in a user namespace or not
         assert report["chroot"] is True
@@ -306,7 +319,7 @@ def solution(x):
 """
 
 
-OWN_UIDS = jail.RUNNER_UID_BASE + 7 * jail.RUNNER_UID_COUNT  # this test's pool only: other pools run beside it
+OWN_UIDS = jail.RUNNER_UID_BASE + jail.RUNNER_UID_COUNT  # a range of this test's own: other pools run beside it
 
 
 def _runner_tasks() -> int:
@@ -388,3 +401,95 @@ def test_a_runner_cannot_raise_its_own_priority_or_reach_another_process() -> No
         result = pool.run(code, "solution", [(0,)])
     assert result.status == "ok", result.message
     assert result.cases[0].value == ([13, "set", 13], 1, 19)  # EACCES both ways up; pid 1 is the runner itself
+
+
+def _holder(registry: str, uid: int) -> subprocess.Popen[bytes]:
+    """Another process (another pool's zygote, say) holding ``uid`` in the registry until it is killed."""
+    code = (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+        "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, int(sys.argv[2]))\n"
+        "print('held', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, registry, str(uid)], stdout=subprocess.PIPE)
+    assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+    return holder
+
+
+def _lock_holder(registry: int, uid: int) -> int:
+    """The pid holding a lock on ``uid``'s byte of the registry, 0 if none (F_GETLK)."""
+    import fcntl
+    import struct
+
+    asked = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, uid, 1, 0)
+    kind, _whence, _start, _length, pid = struct.unpack("hhqqi", fcntl.fcntl(registry, fcntl.F_GETLK, asked))
+    return 0 if kind == fcntl.F_UNLCK else pid
+
+
+def test_a_uid_another_pool_holds_or_this_one_holds_is_never_drawn_again() -> None:
+    base = jail.RUNNER_UID_BASE
+    with tempfile.TemporaryDirectory() as directory:
+        registry = jail.open_uid_registry(directory)
+        assert registry >= 0
+        holder = _holder(os.path.join(directory, jail.RUNNER_UID_REGISTRY), base + 5)
+        try:
+            draws = iter([5, 5, 7, 7, 9])
+            assert jail.reserve_uid(registry, set(), draw=lambda n: next(draws)) == (base + 7, True)
+            assert jail.reserve_uid(registry, {base + 7}, draw=lambda n: next(draws)) == (base + 9, True)
+            assert _lock_holder(registry, base + 5) == holder.pid
+            jail.release_uid(registry, base + 7)
+            assert jail.reserve_uid(registry, {base + 9}, draw=lambda n: 7) == (base + 7, True)
+            assert jail.reserve_uid(registry, set(), draw=lambda n: 5, tries=3) == (base + 5, False)  # all refused
+        finally:
+            holder.kill()
+            holder.communicate()
+        assert jail.reserve_uid(registry, set(), draw=lambda n: 5) == (base + 5, True)  # its holder died
+        os.close(registry)
+    assert jail.reserve_uid(-1, set(), draw=lambda n: 3) == (base + 3, False)  # no registry: random only
+
+
+def test_runners_of_two_pools_have_uids_of_their_own_that_tell_nothing_of_history() -> None:
+    """The first runners of two pools once had the same uid (the n-th runner was ``base + n``); now each
+    live runner's uid is drawn at random and held in the host's registry while the runner lives."""
+    import time
+
+    import torch
+
+    from graders.sandbox import SandboxPool
+
+    code = "import os\n\ndef solution(x):\n    return os.getuid()\n"
+    with SandboxPool(size=3, unguarded=True) as first, SandboxPool(size=3, unguarded=True) as second:
+        first.warm()
+        second.warm()
+        deadline = time.monotonic() + 120
+        while min(len(first._ready), len(second._ready)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        live = [child.ready["uid"] for pool in (first, second) for child in list(pool._ready)]
+        assert all(child.ready["uid_reserved"] is True for pool in (first, second) for child in pool._ready)
+        registry = jail.open_uid_registry()
+        try:
+            holders = {uid: _lock_holder(registry, uid) for uid in live}
+        finally:
+            os.close(registry)
+        ran = [pool.run(code, "solution", [(torch.ones(1),)]) for _ in range(6) for pool in (first, second)]
+    uids = [result.cases[0].value for result in ran] + live
+    if os.geteuid() != 0:
+        pytest.skip("runners keep the worker's uid where nothing can be mapped")
+    assert all(jail.RUNNER_UID_BASE <= uid < jail.RUNNER_UID_BASE + jail.RUNNER_UID_COUNT for uid in uids), uids
+    assert len(set(live)) == len(live) == 6 and all(holders.values()), holders  # reserved while they live
+    assert max(uids) - min(uids) > 1_000_000, uids  # drawn from 268 million, not counted up from the base
+
+
+def test_two_runners_in_two_pools_pass_no_bits_through_the_pending_signal_count() -> None:
+    """The best sender and receiver we have (``tests.graders.attacks.channel``): before issue 36 the receiver
+    held ~96,000 signals of host root's budget and read the sender's bits at ~20 bits/s on this 2-core box;
+    now it can queue none, and what it reads does not depend on what was sent."""
+    from graders.sandbox import SandboxPool
+    from tests.graders.attacks.channel import measure
+
+    with SandboxPool(size=1, unguarded=True) as first, SandboxPool(size=1, unguarded=True) as second:
+        first.warm()
+        second.warm()
+        found = measure(first, second, bits=64, slot_ms=10.0)
+    assert found["held"] == 0 and found["bits_per_second"] == 0.0, found

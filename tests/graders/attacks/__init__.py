@@ -11,8 +11,9 @@ from tests.graders.attacks.hidden import HIDDEN
 from tests.graders.attacks.jailed import JAILED
 from tests.graders.attacks.layer2 import LAYER2
 from tests.graders.attacks.round3 import ROUND3
+from tests.graders.attacks.round4 import ROUND4
 
-ATTACKS: list[Attack] = [*CLASSIC, *LAYER2, *JAILED, *ROUND3, *HIDDEN]
+ATTACKS: list[Attack] = [*CLASSIC, *LAYER2, *JAILED, *ROUND3, *ROUND4, *HIDDEN]
 CATEGORIES: tuple[str, ...] = tuple(dict.fromkeys(a.category for a in ATTACKS))
 
 __all__ = ["ATTACKS", "CATEGORIES", "LAYERS", "Attack", "blocking_layer"]

@@ -20,7 +20,8 @@ def main() -> None:
         env = prepare()
         for attack in ATTACKS:
             try:  # raw attacks with layers 1 and 2 off; a pair is judged by its follow-up
-                results = run_attack(unguarded if attack.raw else pool, attack, env)
+                mine, other = (unguarded, pool) if attack.raw else (pool, unguarded)
+                results = run_attack(mine, attack, env, other=other)
                 last = results[-1]
             except Exception as exc:  # noqa: BLE001 - the parent failed: that is the finding
                 table[attack.category]["parent failed"] += 1

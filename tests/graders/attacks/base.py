@@ -11,7 +11,10 @@ real builtins from its first line); on a guarded pool it is compiled without lay
 by plain introspection before it starts (``RAW_PRELUDE``). Either way it shows what layer 3 and the
 parent (layer 4) stop on their own, through the real pool, fork server and runner. HOST_NAME is replaced
 by the host's name.  A ``follow_up`` is a second submission run right after the first, on
-another runner: the pair gets through if the follow-up finds what the first one left behind.
+another runner: the pair gets through if the follow-up finds what the first one left behind. A ``beside``
+is a second submission run at the same time as the first, on a runner of another pool (another fork server,
+as two grading processes on one host have): the pair gets through if the first learns what the one beside it
+sends.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Attack:
     grad: bool = False
     raw: bool = False  # compiled as plain Python, with the real builtins (layers 1 and 2 assumed broken)
     follow_up: str = ""  # a second submission; the pair gets through if it returns the correct answer
+    beside: str = ""  # a submission run at the same time in another pool; the first's answer judges the pair
 
 
 def fn(body: str, imports: str = "import torch") -> str:
