@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -219,7 +220,11 @@ def remove_member(request: HttpRequest, slug: str, member: object) -> HttpRespon
     except services.TeamError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"{target.user.get_username()} was removed from the team.")
+        messages.success(
+            request,
+            _("%(name)s was removed from the team; the invite link was renewed, so share the new one.")
+            % {"name": target.user.get_username()},
+        )
     return redirect("teams:detail", slug=slug)
 
 
