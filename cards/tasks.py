@@ -1,8 +1,9 @@
-"""Card jobs on the worker: fitting a learner's FSRS parameters, and beat's daily look for fits due.
+"""Card jobs on the scoring worker: fitting a learner's FSRS parameters, and beat's daily look for fits due.
 
 Thin tasks over ``cards.optimising``; the fit imports torch inside ``cards.scheduling.fitting.fit``,
-so only the worker that runs it loads torch. They go to the default ``celery`` queue, which the CPU
-worker consumes (docker-compose.yml).
+so only the worker that runs it loads torch. Every task here is routed to ``settings.SCORING_QUEUE``
+(``CELERY_TASK_ROUTES``), which only the scoring worker consumes: one process at a time, at a low CPU
+priority, never on a grading worker's threads (scripts/supervisord.conf, docker-compose.yml, deploy/k8s).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import functools
 from datetime import datetime
 
 from celery import shared_task
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -28,7 +30,21 @@ def request_optimisation(user: AbstractBaseUser, now: datetime) -> Optimisation 
     return row
 
 
-@shared_task(name="cards.tasks.optimise_parameters")
+def request_fit_now(user: AbstractBaseUser, now: datetime) -> Optimisation | optimising.Refusal:
+    """The settings page's "fit now": a queued fit sent after commit, or why not (active, or cooling down)."""
+    outcome = optimising.request(user, now)
+    if isinstance(outcome, Optimisation):
+        transaction.on_commit(functools.partial(optimise_parameters.delay, outcome.pk))
+    return outcome
+
+
+# Under the scoring worker's prefork pool the soft limit raises inside the fit (recorded as failed), and the
+# hard one kills a fit stuck where the soft one cannot reach; optimising.expire_stale frees its row then.
+@shared_task(
+    name="cards.tasks.optimise_parameters",
+    soft_time_limit=settings.FSRS_FIT_TIME_LIMIT,
+    time_limit=settings.FSRS_FIT_TIME_LIMIT + 30,
+)
 def optimise_parameters(optimisation_id: int) -> str | None:
     row = optimising.run(optimisation_id)
     return None if row is None else row.status
@@ -36,8 +52,12 @@ def optimise_parameters(optimisation_id: int) -> str | None:
 
 @shared_task(name="cards.tasks.optimise_due")
 def optimise_due() -> int:
-    """Daily: a fit for every FSRS learner whose reviews doubled since the last one, or whose last is a month old."""
+    """Daily: a fit for every FSRS learner whose reviews doubled since the last one, or whose last is a month old.
+
+    Fits that can no longer finish are given up first (``optimising.expire_stale``), so a learner whose worker
+    was killed mid-fit is fitted again here too, not only when they press "fit now"."""
     now = timezone.now()
+    optimising.expire_stale(now)
     sent = 0
     for user_id in optimising.candidates():
         if optimising.is_due(user_id, now):

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from cards import charts, extensions, switching, tasks
@@ -185,11 +186,13 @@ def settings_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def optimise(request: HttpRequest) -> HttpResponse:
-    """Fit the learner's FSRS parameters now, on the worker; the settings page shows the outcome."""
-    if tasks.request_optimisation(request.user, timezone.now()) is None:
-        messages.info(request, "A fit of your parameters is already waiting or running.")
+    """Fit the learner's FSRS parameters now, on the scoring worker; the settings page shows the outcome.
+    Refused while a fit is active or cooling down (``cards.optimising.request``), saying until when."""
+    outcome = tasks.request_fit_now(request.user, timezone.now())
+    if isinstance(outcome, Optimisation):
+        messages.success(request, _("Fitting your parameters on the worker; reload this page in a minute."))
     else:
-        messages.success(request, "Fitting your parameters on the worker; reload this page in a minute.")
+        messages.info(request, outcome.message(reviewing.get_profile(request.user).zone))
     return redirect("cards:settings")
 
 

@@ -286,9 +286,13 @@ CELERY_TASK_ACKS_LATE = True
 # Jobs run in threads of the worker process (what `celery worker` runs when no --pool is given). For the
 # worker a job is waiting: on the sandbox's runner, the database, Redis. Prefork passed every message on
 # to a second process and back, ~1.5 ms of CPU and of latency per verdict (docs/performance.md). Celery
-# enforces task time limits only under prefork, so no task has one: every wait in a job has its own
-# deadline (the sandbox's wall limit), and a claim older than GRADER_STALE_AFTER is taken over.
-CELERY_WORKER_POOL = "threads"
+# enforces task time limits only under prefork, so no grading task has one: every wait in a job has its own
+# deadline (the sandbox's wall limit), and a claim older than GRADER_STALE_AFTER is taken over. The scoring
+# worker runs prefork (CELERY_WORKER_POOL=prefork in its environment: `--pool prefork` on the command line
+# cannot override a configured pool, prefork being the option's default), so a fit's time limit holds.
+CELERY_WORKER_POOL = os.getenv("CELERY_WORKER_POOL", "threads")
+if CELERY_WORKER_POOL not in ("threads", "prefork"):
+    raise ImproperlyConfigured(f"CELERY_WORKER_POOL must be threads or prefork, not {CELERY_WORKER_POOL!r}")
 # A cold shutdown (SIGQUIT: how `make run` stops its worker) lets running tasks finish for this many
 # seconds, then cancels the rest, whose acks_late messages go straight back to the queue instead of
 # waiting out the visibility timeout. A warm shutdown (SIGTERM, docker compose) waits for every task.
@@ -332,10 +336,31 @@ CELERY_BEAT_SCHEDULE = {
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
 GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
+# Scoring work (FSRS fits, calibration reports) takes seconds to minutes of CPU per job: it goes to a queue
+# of its own that only the scoring worker consumes (one job at a time, niced; scripts/supervisord.conf,
+# docker-compose.yml, deploy/k8s), so no learner's fit or report ever waits in front of a verdict.
+SCORING_QUEUE = "scoring"
 CELERY_TASK_ROUTES = {
     "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
     "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
+    "cards.tasks.optimise_parameters": {"queue": SCORING_QUEUE},
+    "cards.tasks.optimise_due": {"queue": SCORING_QUEUE},
+    "cards.tasks.calibrate_learner": {"queue": SCORING_QUEUE},
+    "teams.tasks.calibrate_team": {"queue": SCORING_QUEUE},
 }
+# A learner's own "fit now" waits this many seconds after their last fit was asked for (beat's daily fits
+# follow their own rule, cards.optimising.is_due).
+FSRS_FIT_COOLDOWN = envint("FSRS_FIT_COOLDOWN", "3600")
+# A fit's soft time limit in seconds (the scoring worker's prefork pool enforces it): past it the fit is
+# recorded as failed. A fit queued or running longer than FSRS_FIT_STALE_AFTER (its worker was killed, or
+# its message lost) is marked failed, so the learner's next fit can run.
+FSRS_FIT_TIME_LIMIT = envint("FSRS_FIT_TIME_LIMIT", "900")
+FSRS_FIT_STALE_AFTER = envint("FSRS_FIT_STALE_AFTER", "1800")
+if FSRS_FIT_STALE_AFTER <= FSRS_FIT_TIME_LIMIT + 30:
+    raise ImproperlyConfigured(
+        "FSRS_FIT_STALE_AFTER must be longer than FSRS_FIT_TIME_LIMIT + 30 s (the hard limit): "
+        "a fit still running would otherwise be given up"
+    )
 # A RUNNING row claimed longer ago than this has lost its grader: the reaper re-sends it and the next
 # claim takes it over (a late finish of the old claim then changes nothing).
 GRADER_STALE_AFTER = envint("GRADER_STALE_AFTER", "90")
