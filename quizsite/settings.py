@@ -380,6 +380,30 @@ GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
 GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")
 GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
 
+# The shared cache: login throttling, digest confirmation mails, calibration reports and the API's throttles.
+# Every web process and worker must see the same entries, so it is Redis wherever REDIS_URL is set (`make run`,
+# docker compose, Kubernetes); without it (tests, one-off commands) each process keeps its own in memory.
+CACHE_KEY_PREFIX = os.getenv("CACHE_KEY_PREFIX", "quizsite:cache")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CACHE_KEY_PREFIX,
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": CACHE_KEY_PREFIX}}
+
+# Login throttling (quizsite.throttle): failed logins one account may take, and one client address, in a
+# window of LOGIN_FAILURE_WINDOW seconds that opens with the first failure; past either, every login for it
+# is refused until the window ends. The address is REMOTE_ADDR, or with TRUSTED_PROXIES proxies in front of
+# gunicorn (each appending to X-Forwarded-For: a TLS proxy, an ingress) the entry that many from the right.
+LOGIN_FAILURES_PER_ACCOUNT = envint("LOGIN_FAILURES_PER_ACCOUNT", "10")
+LOGIN_FAILURES_PER_ADDRESS = envint("LOGIN_FAILURES_PER_ADDRESS", "30")
+LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", "900")
+TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
+
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 

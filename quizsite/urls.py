@@ -4,10 +4,17 @@ from django.contrib import admin
 from django.urls import include, path
 
 from quizsite.health import healthz
+from quizsite.throttle import LoginView, ThrottledAdminAuthenticationForm
+
+# The admin's login form counts failures like the site's (quizsite.throttle).
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    # Django's login page with failed attempts throttled per account and per address (quizsite.throttle);
+    # listed before django.contrib.auth.urls, whose own "login" it replaces.
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("teams/", include("teams.urls")),
     path("outputs/", include("outputs.urls")),
