@@ -410,6 +410,9 @@ HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 # Mail (the teams digest). The console backend prints instead of sending until a real one is set.
 EMAIL_BACKEND = os.getenv("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "quizsite <noreply@localhost>")
+# Seconds a digest address's confirmation link stays valid (teams.digests): no digest goes to an address
+# that was not confirmed through it.
+DIGEST_CONFIRM_MAX_AGE = envint("DIGEST_CONFIRM_MAX_AGE", "259200")
 
 # LOG_FORMAT=json writes one JSON object per line (for a log shipper); plain is for people.
 LOG_FORMAT = os.getenv("LOG_FORMAT", "plain")

@@ -24,7 +24,7 @@ from django.utils import timezone
 from cards import review
 from cards.models import ReviewLog
 
-from . import activity, boards, services
+from . import activity, boards, digests, services
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .streaks import learner_day
 
@@ -75,15 +75,18 @@ def _due_today(user: AbstractBaseUser, today: date) -> int:
 
 
 def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[str, object]:
-    """What one learner's digest says: cards due, their place in each team this week, their streak."""
+    """What one learner's digest says: cards due, their place in each team this week, their streak.
+
+    Team names and the username are written by users: they pass through ``digests.mail_text`` (the mail is
+    plain text, so that is its escaping) and are never the text of a link."""
     user = pref.user
     teams = []
     for membership in Membership.objects.filter(user=user).select_related("team").order_by("team__name"):
         place = boards.team_rank(membership.team, user.pk, now)
         if place is not None:
-            teams.append({"name": membership.team.name, "rank": place, "suffix": _ordinal(place)})
+            teams.append({"name": digests.mail_text(membership.team.name), "rank": place, "suffix": _ordinal(place)})
     return {
-        "name": user.get_username(),
+        "name": digests.mail_text(user.get_username()),
         "due": _due_today(user, today),
         "teams": teams,
         "streak": _streak(user, today),
@@ -105,7 +108,8 @@ def unsubscribe_url(user_id: int) -> str:
 
 
 def send_daily_digests(now: datetime | None = None) -> int:
-    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time. Returns emails sent.
+    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time, at the address they
+    confirmed (``teams.digests``) and nowhere else. Returns emails sent.
 
     Each learner's mail is independent: a send that fails gives the day back (the next hourly run tries again)
     and never stops the others.
@@ -117,7 +121,7 @@ def send_daily_digests(now: datetime | None = None) -> int:
     for pref in prefs:
         clock = clocks[pref.user_id]
         today = learner_day(now, clock.zone, clock.start_hour)
-        if not pref.user.email or now.astimezone(clock.zone).hour < DIGEST_HOUR:
+        if not digests.mailable(pref) or now.astimezone(clock.zone).hour < DIGEST_HOUR:
             continue
         # Claim the day first: a second run (or a concurrent worker) changes no row and sends nothing.
         if BoardPreference.objects.filter(pk=pref.pk).exclude(last_digest_on=today).update(last_digest_on=today) != 1:

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
-from . import boards, learning_orders, services
+from . import boards, digests, learning_orders, services
 from .forms import DefaultSchedulerForm, LearningOrderForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
@@ -252,14 +252,59 @@ def global_board(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def preferences(request: HttpRequest) -> HttpResponse:
+    """The opt-ins, and the digest address with its state; turning the digest on mails a confirmation link to an
+    address not yet confirmed (``teams.digests``)."""
     pref = BoardPreference.objects.filter(user_id=request.user.pk).first()
     initial = {"global_board": bool(pref and pref.global_board), "daily_digest": bool(pref and pref.daily_digest)}
-    form = PreferenceForm(request.POST or None, initial=initial)
+    form = PreferenceForm(request.POST or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
-        services.set_preferences(request.user, **form.cleaned_data)
-        messages.success(request, "Preferences saved.")
+        pref = services.set_preferences(request.user, **form.cleaned_data)
+        messages.success(request, _("Preferences saved."))
+        if pref.daily_digest and digests.state(request.user, pref) is digests.State.UNCONFIRMED:
+            _ask_to_confirm(request)
         return redirect("teams:preferences")
-    return render(request, "teams/preferences.html", {"form": form})
+    context = {
+        "form": form,
+        "digest_email": getattr(request.user, "email", ""),
+        "digest_state": digests.state(request.user, pref),
+        "digest_on": bool(pref and pref.daily_digest),
+    }
+    return render(request, "teams/preferences.html", context)
+
+
+def _ask_to_confirm(request: HttpRequest) -> None:
+    try:
+        asked = digests.ask_to_confirm(request.user)
+    except digests.DigestError as exc:
+        messages.error(request, str(exc))
+    except OSError:  # smtplib's errors and a refused connection alike
+        messages.error(request, _("The confirmation email could not be sent just now; try again in a few minutes."))
+    else:
+        messages.info(request, asked.message())
+
+
+@login_required
+@require_POST
+def resend_digest_confirmation(request: HttpRequest) -> HttpResponse:
+    if digests.state(request.user, BoardPreference.objects.filter(user_id=request.user.pk).first()) is not (
+        digests.State.CONFIRMED
+    ):
+        _ask_to_confirm(request)
+    return redirect("teams:preferences")
+
+
+@require_http_methods(["GET", "POST"])
+def confirm_digest(request: HttpRequest, token: str) -> HttpResponse:
+    """The confirmation link: GET asks (a mail scanner following links must not confirm anything), POST confirms.
+    No login needed: the link itself, mailed to the address, is the proof of owning it."""
+    try:
+        _user, email = digests.address_of(token)
+    except digests.DigestError as exc:
+        return render(request, "teams/digest_confirm.html", {"error": str(exc)}, status=404)
+    if request.method == "POST":
+        digests.confirm(token)
+        return render(request, "teams/digest_confirm.html", {"email": email, "done": True})
+    return render(request, "teams/digest_confirm.html", {"email": email, "done": False})
 
 
 @csrf_exempt  # the signed token is the credential: a mail client's one-click POST (RFC 8058) carries no CSRF token
