@@ -1,4 +1,5 @@
-"""Card jobs on the scoring worker: fitting a learner's FSRS parameters, and beat's daily look for fits due.
+"""Card jobs on the scoring worker: fitting a learner's FSRS parameters, beat's daily look for fits due, and a
+learner's calibration report.
 
 Thin tasks over ``cards.optimising``; the fit imports torch inside ``cards.scheduling.fitting.fit``,
 so only the worker that runs it loads torch. Every task here is routed to ``settings.SCORING_QUEUE``
@@ -18,8 +19,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from cards import optimising
-from cards.models import Optimisation
+from cards import calibrating, optimising
+from cards.models import Optimisation, Profile
 
 
 def request_optimisation(user: AbstractBaseUser, now: datetime) -> Optimisation | None:
@@ -47,6 +48,8 @@ def request_fit_now(user: AbstractBaseUser, now: datetime) -> Optimisation | opt
 )
 def optimise_parameters(optimisation_id: int) -> str | None:
     row = optimising.run(optimisation_id)
+    if row is not None and row.kept:  # new parameters: the learner's calibration is scored with them
+        want_learner_calibration(row.user_id)
     return None if row is None else row.status
 
 
@@ -63,3 +66,31 @@ def optimise_due() -> int:
         if optimising.is_due(user_id, now):
             sent += request_optimisation(get_user_model().objects.get(pk=user_id), now) is not None
     return sent
+
+
+@shared_task(name="cards.tasks.calibrate_learner")
+def calibrate_learner(user_id: int) -> int:
+    """A learner's calibration report, computed and cached for their page (``cards.calibrating``, step 4)."""
+    profile = Profile.objects.filter(user_id=user_id).first()
+    if profile is None:
+        return 0
+    return calibrating.compute(calibrating.learner_subject(profile)).reviews
+
+
+def want_learner_calibration(user_id: int) -> bool:
+    """Their reviews or their parameters changed: a new report, at most once per window (step 3)."""
+    return calibrating.want(
+        "learner", user_id, lambda countdown: calibrate_learner.apply_async((user_id,), countdown=countdown)
+    )
+
+
+@shared_task(name="cards.tasks.calibrate_learners_due")
+def calibrate_learners_due() -> int:
+    """Nightly: every report missing from the cache for a learner with reviews (a first one, or one dropped)."""
+    computed = 0
+    for profile in Profile.objects.filter(user__review_logs__isnull=False).distinct():
+        subject = calibrating.learner_subject(profile)
+        if not calibrating.is_current(subject):
+            calibrating.compute(subject)
+            computed += 1
+    return computed

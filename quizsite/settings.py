@@ -324,6 +324,9 @@ CELERY_BEAT_SCHEDULE = {
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},
     # FSRS fits for learners whose reviews doubled since their last fit, or whose last is a month old.
     "cards-optimise-due": {"task": "cards.tasks.optimise_due", "schedule": crontab(minute=40, hour=3)},
+    # Calibration reports missing from the cache (reviews want the others: cards.calibrating).
+    "cards-calibrate-learners": {"task": "cards.tasks.calibrate_learners_due", "schedule": crontab(minute=10, hour=4)},
+    "teams-calibrate-teams": {"task": "teams.tasks.calibrate_teams_due", "schedule": crontab(minute=30, hour=4)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
@@ -346,8 +349,13 @@ CELERY_TASK_ROUTES = {
     "cards.tasks.optimise_parameters": {"queue": SCORING_QUEUE},
     "cards.tasks.optimise_due": {"queue": SCORING_QUEUE},
     "cards.tasks.calibrate_learner": {"queue": SCORING_QUEUE},
+    "cards.tasks.calibrate_learners_due": {"queue": SCORING_QUEUE},
     "teams.tasks.calibrate_team": {"queue": SCORING_QUEUE},
+    "teams.tasks.calibrate_teams_due": {"queue": SCORING_QUEUE},
 }
+# Reviews ask the scoring worker for a learner's or a team's new calibration report at most once per this many
+# seconds (cards.calibrating): a team's report costs seconds of CPU; its page shows the last one meanwhile.
+CALIBRATION_REFRESH_AFTER = envint("CALIBRATION_REFRESH_AFTER", "600")
 # A learner's own "fit now" waits this many seconds after their last fit was asked for (beat's daily fits
 # follow their own rule, cards.optimising.is_due).
 FSRS_FIT_COOLDOWN = envint("FSRS_FIT_COOLDOWN", "3600")

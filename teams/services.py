@@ -189,6 +189,11 @@ def claim(touched_id: int) -> bool:
     return TouchedDay.objects.filter(pk=touched_id).delete()[0] == 1
 
 
+def touched_learners(limit: int = TOUCHED_PER_RUN) -> set[int]:
+    """The learners whose marked days the next ``refresh_touched_days`` takes."""
+    return set(TouchedDay.objects.order_by("pk").values_list("user_id", flat=True)[:limit])
+
+
 def refresh_touched_days(limit: int = TOUCHED_PER_RUN) -> int:
     """Recompute the learner days that facts marked (``cards.touched``), oldest first, each exactly once per
     mark: claim and recompute share one transaction. A day that fails stays marked (logged) and the others

@@ -21,7 +21,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from cards import review
+from cards import calibrating, review
+from cards import tasks as card_tasks
 from cards.models import ReviewLog
 
 from . import activity, boards, digests, services
@@ -147,6 +148,47 @@ def _send_digest(pref: BoardPreference, today: date, now: datetime) -> None:
     EmailMessage(subject, body, None, [pref.user.email], headers=headers).send()
 
 
+def team_subject(team: Team) -> calibrating.Subject:
+    """A team's calibration: every member's log, scored with FSRS's default parameters against 0.9."""
+    members = tuple(sorted(team.memberships.values_list("user_id", flat=True)))
+    return calibrating.Subject("team", team.pk, members, None, 0, 0.9)
+
+
+@shared_task(name="teams.tasks.calibrate_team")
+def calibrate_team(team_id: int) -> int:
+    """The team's calibration report, computed and cached for its page on the scoring worker (``SCORING_QUEUE``):
+    seconds of CPU for a large team, never on a grading worker or in a request."""
+    team = Team.objects.filter(pk=team_id).first()
+    return 0 if team is None else calibrating.compute(team_subject(team)).reviews
+
+
+def want_team_calibration(team_id: int) -> bool:
+    return calibrating.want(
+        "team", team_id, lambda countdown: calibrate_team.apply_async((team_id,), countdown=countdown)
+    )
+
+
+def want_calibrations(user_ids: set[int]) -> None:
+    """These learners' logs grew: their reports and their teams' are wanted (``cards.calibrating``, step 3)."""
+    for user_id in sorted(user_ids):
+        card_tasks.want_learner_calibration(user_id)
+    teams = Membership.objects.filter(user_id__in=user_ids).values_list("team_id", flat=True).distinct()
+    for team_id in sorted(teams):
+        want_team_calibration(team_id)
+
+
+@shared_task(name="teams.tasks.calibrate_teams_due")
+def calibrate_teams_due() -> int:
+    """Nightly: every team report missing from the cache (a first one, or one the cache dropped)."""
+    computed = 0
+    for team in Team.objects.all():
+        subject = team_subject(team)
+        if not calibrating.is_current(subject):
+            calibrating.compute(subject)
+            computed += 1
+    return computed
+
+
 @shared_task(name="teams.tasks.rollover_seasons")
 def rollover_seasons_task() -> int:
     return rollover_seasons()
@@ -167,5 +209,10 @@ def rebuild_boards_task() -> dict[str, int]:
 
 @shared_task(name="teams.tasks.refresh_touched_days", ignore_result=True)
 def refresh_touched_days_task() -> int:
-    """Beat's every-second tick: recompute the learner days that facts marked (``cards.touched``)."""
-    return services.refresh_touched_days()
+    """Beat's every-second tick: recompute the learner days that facts marked (``cards.touched``). The reviews
+    behind those marks also change the learners' calibration reports and their teams': those are wanted."""
+    learners = services.touched_learners()
+    done = services.refresh_touched_days()
+    if learners:
+        want_calibrations(learners)
+    return done

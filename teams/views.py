@@ -23,7 +23,7 @@ from .forms import DefaultSchedulerForm, LearningOrderForm, PeriodForm, Preferen
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
-from .tasks import UNSUBSCRIBE_SALT
+from .tasks import UNSUBSCRIBE_SALT, team_subject, want_team_calibration
 
 HISTORY_SEASONS = 8
 
@@ -65,6 +65,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("teams:detail", slug=team.slug)
     if request.method == "POST":
         services.join(team, request.user)
+        want_team_calibration(team.pk)  # the team's report covers its members' reviews
         messages.success(request, f"Welcome to “{team.name}”.")
         return redirect("teams:detail", slug=team.slug)
     return render(request, "teams/join.html", {"team": team, "token": token})
@@ -114,12 +115,13 @@ def stats(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def calibration(request: HttpRequest, slug: str) -> HttpResponse:
-    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats."""
+    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats. Served
+    from the cache; the scoring worker computes the report (``cards.calibrating``)."""
     team = _membership(request, slug).team
-    members = list(team.memberships.values_list("user_id", flat=True))
-    context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
+    shown = calibrating.page(team_subject(team))
     export_url = reverse("teams:revlog_export", args=[team.slug])
-    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s", "export_url": export_url})
+    context = {**(shown.report.context if shown.report else {}), "shown": shown, "export_url": export_url}
+    return render(request, "cards/calibration.html", {**context, "whose": f"{team.name}'s"})
 
 
 @login_required
@@ -143,6 +145,7 @@ def leave(request: HttpRequest, slug: str) -> HttpResponse:
     except services.TeamError as exc:
         messages.error(request, str(exc))
         return redirect("teams:detail", slug=slug)
+    want_team_calibration(membership.team_id)
     messages.success(request, f"You left “{membership.team.name}”.")
     return redirect("teams:index")
 
@@ -220,6 +223,7 @@ def remove_member(request: HttpRequest, slug: str, member: object) -> HttpRespon
     except services.TeamError as exc:
         messages.error(request, str(exc))
     else:
+        want_team_calibration(membership.team_id)
         messages.success(
             request,
             _("%(name)s was removed from the team; the invite link was renewed, so share the new one.")
