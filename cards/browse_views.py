@@ -144,10 +144,11 @@ def revlog_export(request: HttpRequest) -> StreamingHttpResponse:
 @login_required
 @require_GET
 def calibration(request: HttpRequest) -> HttpResponse:
-    """How well SM-2 and FSRS predict this learner's recall, scored on time-split folds of their own log."""
+    """How well SM-2 and FSRS predict this learner's recall, scored on time-split folds of their own log; served
+    from the cache, computed by the scoring worker when reviews change it (``cards.calibrating``)."""
     profile = reviewing.get_profile(request.user)
-    reviews = calibrating.reviews_of([request.user.pk])
-    context = calibrating.context(reviews, profile.fsrs_parameters, float(profile.desired_retention))
+    shown = calibrating.page(calibrating.learner_subject(profile))
+    context = {**(shown.report.context if shown.report else {}), "shown": shown}
     export_url = reverse("cards:revlog_export")
     return render(request, "cards/calibration.html", {**context, "whose": _("your"), "export_url": export_url})
 

@@ -1,27 +1,36 @@
 """Per-learner FSRS optimisation: asking for a fit, deciding when one is due, and running it.
 
-``queue`` runs in the web process (the settings page's button) and in beat's job; ``run`` runs on
-the worker (``cards.tasks.optimise_parameters``), the only place torch is imported, through
-``cards.scheduling.fitting.fit``.
+``request`` and ``queue`` run in the web process (the settings page's button) and in beat's job; ``run``
+runs on the scoring worker (``cards.tasks.optimise_parameters``, on ``settings.SCORING_QUEUE``, which no
+grading worker consumes), the only place torch is imported, through ``cards.scheduling.fitting.fit``.
 
 1. A fit is due when the learner has never had one and has enough reviews, when their scored
    reviews have doubled since the last, or when the last is a month old.
 2. ``queue`` writes a queued row (one active per learner, a named constraint);
-   ``cards.tasks.request_optimisation`` enqueues the task after commit.
+   ``cards.tasks.request_optimisation`` enqueues the task after commit. A learner's own "fit now"
+   (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
+   the scoring worker up to minutes, and a learner pressing the button again gains nothing.
 3. ``run`` claims the row (queued -> running must change one row), fits on the reviews before the
-   time split, keeps the parameters only if the held-out log loss improves, and always records a
-   final status.
+   time split, keeps the parameters only if the held-out log loss improves, and records a final
+   status only while its claim still holds (the claim's ``started_at`` is its token).
+4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
+   hold the one-active constraint for good: ``expire_stale`` marks a row failed once it has been queued
+   or running longer than ``FSRS_FIT_STALE_AFTER``, before a new fit is queued and in beat's daily job.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from cards.calibrating import reviews_of
 from cards.models import Optimisation, Profile
@@ -30,6 +39,12 @@ from cards.scheduling import evaluate, fitting
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
+ACTIVE = (Optimisation.Status.QUEUED, Optimisation.Status.RUNNING)
+FAILED_MESSAGE = "The fit failed; the parameters were left as they were."
+STALE_MESSAGE = (
+    "The fit did not finish (its worker stopped, or it ran past its time limit); the parameters were left "
+    "as they were, and the next fit may run."
+)
 
 
 def learner_reviews(user_id: int) -> list[evaluate.Review]:
@@ -44,7 +59,7 @@ def scored_count(user_id: int) -> int:
 def is_due(user_id: int, now: datetime) -> bool:
     """Step 1."""
     last = Optimisation.objects.filter(user_id=user_id).order_by("-created_at").first()
-    if last is not None and last.status in (Optimisation.Status.QUEUED, Optimisation.Status.RUNNING):
+    if last is not None and last.status in ACTIVE:
         return False
     count = scored_count(user_id)
     if last is None:
@@ -52,9 +67,29 @@ def is_due(user_id: int, now: datetime) -> bool:
     return count >= max(2 * last.reviews, fitting.MIN_REVIEWS) or now - last.created_at >= REFIT_AFTER
 
 
+def expire_stale(now: datetime, user_id: int | None = None) -> int:
+    """Step 4: mark failed every fit queued or running since before ``now - FSRS_FIT_STALE_AFTER``.
+
+    A conditional update: a fit that finishes meanwhile is left alone, and one that finishes after it
+    was given up changes nothing (``run``'s finish is conditional on its claim). Returns the rows marked.
+    """
+    bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
+    stale = Optimisation.objects.filter(
+        Q(status=Optimisation.Status.RUNNING, started_at__lt=bound)
+        | Q(status=Optimisation.Status.QUEUED, created_at__lt=bound)
+    )
+    if user_id is not None:
+        stale = stale.filter(user_id=user_id)
+    expired = stale.update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
+    if expired:
+        logger.warning("gave up %s FSRS fit(s) queued or running since before %s", expired, bound)
+    return expired
+
+
 def queue(user: AbstractBaseUser, now: datetime) -> Optimisation | None:
     """Step 2's row (``cards.tasks.request_optimisation`` enqueues it after commit); None when a fit
     is already waiting or running for this learner."""
+    expire_stale(now, user.pk)
     try:
         with transaction.atomic():
             return Optimisation.objects.create(user=user, created_at=now)
@@ -62,8 +97,49 @@ def queue(user: AbstractBaseUser, now: datetime) -> Optimisation | None:
         return None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a learner's "fit now" queued nothing, and from when a fit may run (None: once the active one ends)."""
+
+    active: bool
+    next_at: datetime | None
+
+    def message(self, zone: Any) -> str:
+        if self.next_at is None:
+            return _("A fit of your parameters is already waiting or running; its outcome shows here when it ends.")
+        local = timezone.localtime(self.next_at, zone)
+        return _(
+            "Your parameters were fitted recently: one fit every %(minutes)d minutes. "
+            "The next may run from %(time)s (%(zone)s)."
+        ) % {"minutes": max(1, settings.FSRS_FIT_COOLDOWN // 60), "time": f"{local:%Y-%m-%d %H:%M}", "zone": str(zone)}
+
+
+def cooldown_ends(user_id: int, now: datetime) -> datetime | None:
+    """When this learner may ask for a fit again: ``FSRS_FIT_COOLDOWN`` after they last asked (any
+    outcome, so a fit that keeps failing is not retried in a loop); None when they may now."""
+    last = Optimisation.objects.filter(user_id=user_id).order_by("-created_at").values_list("created_at", flat=True)
+    asked = last.first()
+    if asked is None:
+        return None
+    ends = asked + timedelta(seconds=settings.FSRS_FIT_COOLDOWN)
+    return ends if ends > now else None
+
+
+def request(user: AbstractBaseUser, now: datetime) -> Optimisation | Refusal:
+    """The learner's own "fit now": step 2 after the cooldown. The caller enqueues the row after commit."""
+    expire_stale(now, user.pk)
+    if Optimisation.objects.filter(user_id=user.pk, status__in=ACTIVE).exists():
+        return Refusal(active=True, next_at=None)
+    next_at = cooldown_ends(user.pk, now)
+    if next_at is not None:
+        return Refusal(active=False, next_at=next_at)
+    row = queue(user, now)
+    return row if row is not None else Refusal(active=True, next_at=None)
+
+
 def run(optimisation_id: int, now: datetime | None = None) -> Optimisation | None:
-    """Step 3. Returns the finished row, or None when another worker claimed it first."""
+    """Step 3. Returns the finished row, or None when another worker claimed it first or it was given up
+    (step 4) before it finished."""
     now = now or timezone.now()
     claimed = Optimisation.objects.filter(pk=optimisation_id, status=Optimisation.Status.QUEUED).update(
         status=Optimisation.Status.RUNNING, started_at=now
@@ -71,17 +147,21 @@ def run(optimisation_id: int, now: datetime | None = None) -> Optimisation | Non
     if claimed != 1:
         return None
     row = Optimisation.objects.select_related("user").get(pk=optimisation_id)
+    profile = get_profile(row.user)
     try:
-        _fit(row, get_profile(row.user))
-    except Exception:
+        outcome = _fit(row, profile)
+    except Exception:  # SoftTimeLimitExceeded too: the fit ran past the task's soft time limit
         logger.exception("FSRS optimisation %s failed", optimisation_id)
-        row.status, row.message = Optimisation.Status.FAILED, "The fit failed; the parameters were left as they were."
+        row.status, row.message = Optimisation.Status.FAILED, FAILED_MESSAGE
+        outcome = None
     row.finished_at = timezone.now()
-    row.save()
+    if not _finish(row, now, profile, outcome):
+        logger.warning("FSRS optimisation %s was given up before it finished; its outcome is dropped", row.pk)
+        return None
     return row
 
 
-def _fit(row: Optimisation, profile: Profile) -> None:
+def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
     reviews = learner_reviews(row.user_id)
     outcome = fitting.optimise(reviews, profile.fsrs_parameters)
     row.reviews = len(fitting.scored_days(reviews))
@@ -89,10 +169,26 @@ def _fit(row: Optimisation, profile: Profile) -> None:
     row.log_loss_before, row.log_loss_after = outcome.loss_before, outcome.loss_after
     row.parameters, row.kept, row.message = outcome.parameters, outcome.keep, outcome.message
     row.status = Optimisation.Status.DONE
-    if outcome.keep:
-        Profile.objects.filter(pk=profile.pk).update(
-            fsrs_parameters=outcome.parameters, fsrs_parameters_version=F("fsrs_parameters_version") + 1
-        )
+    return outcome
+
+
+FINISHED_FIELDS = (
+    "status", "finished_at", "reviews", "test_points", "log_loss_before", "log_loss_after", "parameters", "kept",
+    "message",
+)  # fmt: skip
+
+
+def _finish(row: Optimisation, claimed_at: datetime, profile: Profile, outcome: fitting.Outcome | None) -> bool:
+    """Record the final status, and the kept parameters, only while this run's claim still holds."""
+    with transaction.atomic():
+        mine = Optimisation.objects.filter(pk=row.pk, status=Optimisation.Status.RUNNING, started_at=claimed_at)
+        if mine.update(**{name: getattr(row, name) for name in FINISHED_FIELDS}) != 1:
+            return False
+        if outcome is not None and outcome.keep:
+            Profile.objects.filter(pk=profile.pk).update(
+                fsrs_parameters=outcome.parameters, fsrs_parameters_version=F("fsrs_parameters_version") + 1
+            )
+    return True
 
 
 def candidates() -> list[int]:

@@ -29,7 +29,7 @@ from cards.ingest.corrections import Correction, find_passage
 from cards.ingest.markdown import make_markdown, normalize_newlines, split_front_matter
 from cards.ingest.slugs import heading_anchor
 
-__all__ = ["heading_anchor", "pygments_css", "render_markdown", "render_note"]
+__all__ = ["browser_url", "heading_anchor", "is_remote_url", "pygments_css", "render_markdown", "render_note"]
 
 _FORMATTER = HtmlFormatter(nowrap=True)
 _LANG = re.compile(r"[^\w+-]")
@@ -38,6 +38,11 @@ _LANG = re.compile(r"[^\w+-]")
 _IMG = re.compile(r'<img\b((?:\s+[\w-]+(?:="[^"]*")?)*)\s*/?>')
 _ATTR = re.compile(r'([\w-]+)="([^"]*)"')
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+# What a browser does to a URL before it reads it (the WHATWG URL standard): C0 controls and spaces at
+# either end are stripped, ASCII tabs and newlines anywhere are removed, and on an http(s) page a
+# backslash counts as a slash. ``\\host``, ``/\host`` and `` //host`` all mean ``//host`` to it.
+_URL_EDGES = re.compile(r"^[\x00-\x20]+|[\x00-\x20]+$")
+_URL_TABS_NEWLINES = re.compile(r"[\t\n\r]")
 
 _TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt", "em",
@@ -171,6 +176,20 @@ def _render_math_block(self: Any, tokens: Sequence[Token], idx: int, options: Op
     return f'<div class="math display">\\[{html.escape(tokens[idx].content.strip())}\\]</div>\n'
 
 
+def browser_url(url: str) -> str:
+    """``url`` as a browser on an http(s) page reads it, before resolving it (see ``_URL_EDGES``)."""
+    return _URL_TABS_NEWLINES.sub("", _URL_EDGES.sub("", url)).replace("\\", "/")
+
+
+def is_remote_url(url: str) -> bool:
+    """Whether a browser would fetch ``url`` from another host: it names a scheme or starts with ``//``.
+
+    Judged on the URL as the browser reads it, never on the text as written: ``\\\\evil.example/a.png``
+    has neither a scheme nor ``//`` as written, yet the browser fetches it from evil.example.
+    """
+    return bool(_REMOTE.match(browser_url(url)))
+
+
 def _link_remote_images(cleaned: str) -> str:
     """``<img src="https://...">`` -> a link to the image; local (relative) images stay.
 
@@ -181,10 +200,10 @@ def _link_remote_images(cleaned: str) -> str:
     def replace(match: re.Match[str]) -> str:
         attrs = {name.lower(): html.unescape(value) for name, value in _ATTR.findall(match.group(1))}
         src = attrs.get("src", "")
-        if not src or not _REMOTE.match(src):
+        if not src or not is_remote_url(src):
             return match.group(0)
         label = html.escape(attrs.get("alt") or "图片")
-        href = html.escape(src, quote=True)
+        href = html.escape(browser_url(src), quote=True)
         return f'<a href="{href}" class="remote-image" rel="noopener noreferrer nofollow">[{label}]</a>'
 
     return _IMG.sub(replace, cleaned)

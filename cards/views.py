@@ -15,7 +15,6 @@ from uuid import UUID
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -33,6 +32,7 @@ from cards.models import Card, CardState, Language, Note, Optimisation, Profile,
 from cards.notefixes import corrections_for
 from cards.rendering import render_note
 from cards.scheduling.fitting import MIN_REVIEWS
+from quizsite import throttle
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -124,8 +124,9 @@ def set_language(request: HttpRequest) -> HttpResponse:
     return response
 
 
-class LoginView(auth_views.LoginView):
-    """Django's login page, plus the learner's stored language: a new browser speaks it from the first page."""
+class LoginView(throttle.LoginView):
+    """The login page (failures throttled: ``quizsite.throttle``), plus the learner's stored language: a new
+    browser speaks it from the first page."""
 
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)
@@ -243,11 +244,13 @@ def settings_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def optimise(request: HttpRequest) -> HttpResponse:
-    """Fit the learner's FSRS parameters now, on the worker; the settings page shows the outcome."""
-    if tasks.request_optimisation(request.user, timezone.now()) is None:
-        messages.info(request, _("A fit of your parameters is already waiting or running."))
-    else:
+    """Fit the learner's FSRS parameters now, on the scoring worker; the settings page shows the outcome.
+    Refused while a fit is active or cooling down (``cards.optimising.request``), saying until when."""
+    outcome = tasks.request_fit_now(request.user, timezone.now())
+    if isinstance(outcome, Optimisation):
         messages.success(request, _("Fitting your parameters on the worker; reload this page in a minute."))
+    else:
+        messages.info(request, outcome.message(reviewing.get_profile(request.user).zone))
     return redirect("cards:settings")
 
 

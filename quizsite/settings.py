@@ -295,9 +295,13 @@ CELERY_TASK_ACKS_LATE = True
 # Jobs run in threads of the worker process (what `celery worker` runs when no --pool is given). For the
 # worker a job is waiting: on the sandbox's runner, the database, Redis. Prefork passed every message on
 # to a second process and back, ~1.5 ms of CPU and of latency per verdict (docs/performance.md). Celery
-# enforces task time limits only under prefork, so no task has one: every wait in a job has its own
-# deadline (the sandbox's wall limit), and a claim older than GRADER_STALE_AFTER is taken over.
-CELERY_WORKER_POOL = "threads"
+# enforces task time limits only under prefork, so no grading task has one: every wait in a job has its own
+# deadline (the sandbox's wall limit), and a claim older than GRADER_STALE_AFTER is taken over. The scoring
+# worker runs prefork (CELERY_WORKER_POOL=prefork in its environment: `--pool prefork` on the command line
+# cannot override a configured pool, prefork being the option's default), so a fit's time limit holds.
+CELERY_WORKER_POOL = os.getenv("CELERY_WORKER_POOL", "threads")
+if CELERY_WORKER_POOL not in ("threads", "prefork"):
+    raise ImproperlyConfigured(f"CELERY_WORKER_POOL must be threads or prefork, not {CELERY_WORKER_POOL!r}")
 # A cold shutdown (SIGQUIT: how `make run` stops its worker) lets running tasks finish for this many
 # seconds, then cancels the rest, whose acks_late messages go straight back to the queue instead of
 # waiting out the visibility timeout. A warm shutdown (SIGTERM, docker compose) waits for every task.
@@ -329,6 +333,9 @@ CELERY_BEAT_SCHEDULE = {
     "teams-rebuild-boards": {"task": "teams.tasks.rebuild_boards", "schedule": crontab(minute=20, hour=4)},
     # FSRS fits for learners whose reviews doubled since their last fit, or whose last is a month old.
     "cards-optimise-due": {"task": "cards.tasks.optimise_due", "schedule": crontab(minute=40, hour=3)},
+    # Calibration reports missing from the cache (reviews want the others: cards.calibrating).
+    "cards-calibrate-learners": {"task": "cards.tasks.calibrate_learners_due", "schedule": crontab(minute=10, hour=4)},
+    "teams-calibrate-teams": {"task": "teams.tasks.calibrate_teams_due", "schedule": crontab(minute=30, hour=4)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
@@ -341,10 +348,36 @@ CELERY_BEAT_SCHEDULE = {
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
 GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
+# Scoring work (FSRS fits, calibration reports) takes seconds to minutes of CPU per job: it goes to a queue
+# of its own that only the scoring worker consumes (one job at a time, niced; scripts/supervisord.conf,
+# docker-compose.yml, deploy/k8s), so no learner's fit or report ever waits in front of a verdict.
+SCORING_QUEUE = "scoring"
 CELERY_TASK_ROUTES = {
     "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
     "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
+    "cards.tasks.optimise_parameters": {"queue": SCORING_QUEUE},
+    "cards.tasks.optimise_due": {"queue": SCORING_QUEUE},
+    "cards.tasks.calibrate_learner": {"queue": SCORING_QUEUE},
+    "cards.tasks.calibrate_learners_due": {"queue": SCORING_QUEUE},
+    "teams.tasks.calibrate_team": {"queue": SCORING_QUEUE},
+    "teams.tasks.calibrate_teams_due": {"queue": SCORING_QUEUE},
 }
+# Reviews ask the scoring worker for a learner's or a team's new calibration report at most once per this many
+# seconds (cards.calibrating): a team's report costs seconds of CPU; its page shows the last one meanwhile.
+CALIBRATION_REFRESH_AFTER = envint("CALIBRATION_REFRESH_AFTER", "600")
+# A learner's own "fit now" waits this many seconds after their last fit was asked for (beat's daily fits
+# follow their own rule, cards.optimising.is_due).
+FSRS_FIT_COOLDOWN = envint("FSRS_FIT_COOLDOWN", "3600")
+# A fit's soft time limit in seconds (the scoring worker's prefork pool enforces it): past it the fit is
+# recorded as failed. A fit queued or running longer than FSRS_FIT_STALE_AFTER (its worker was killed, or
+# its message lost) is marked failed, so the learner's next fit can run.
+FSRS_FIT_TIME_LIMIT = envint("FSRS_FIT_TIME_LIMIT", "900")
+FSRS_FIT_STALE_AFTER = envint("FSRS_FIT_STALE_AFTER", "1800")
+if FSRS_FIT_STALE_AFTER <= FSRS_FIT_TIME_LIMIT + 30:
+    raise ImproperlyConfigured(
+        "FSRS_FIT_STALE_AFTER must be longer than FSRS_FIT_TIME_LIMIT + 30 s (the hard limit): "
+        "a fit still running would otherwise be given up"
+    )
 # A RUNNING row claimed longer ago than this has lost its grader: the reaper re-sends it and the next
 # claim takes it over (a late finish of the old claim then changes nothing).
 GRADER_STALE_AFTER = envint("GRADER_STALE_AFTER", "90")
@@ -369,12 +402,39 @@ GRADER_SUBMIT_WAIT_MS = envint("GRADER_SUBMIT_WAIT_MS", "1500")
 GRADER_SUBMIT_WAITERS = envint("GRADER_SUBMIT_WAITERS", "2")
 GRADER_NOTIFY_PREFIX = os.getenv("CELERY_KEY_PREFIX", "") + "quizsite:done:"
 
+# The shared cache: login throttling, digest confirmation mails, calibration reports and the API's throttles.
+# Every web process and worker must see the same entries, so it is Redis wherever REDIS_URL is set (`make run`,
+# docker compose, Kubernetes); without it (tests, one-off commands) each process keeps its own in memory.
+CACHE_KEY_PREFIX = os.getenv("CACHE_KEY_PREFIX", "quizsite:cache")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": CACHE_KEY_PREFIX,
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": CACHE_KEY_PREFIX}}
+
+# Login throttling (quizsite.throttle): failed logins one account may take, and one client address, in a
+# window of LOGIN_FAILURE_WINDOW seconds that opens with the first failure; past either, every login for it
+# is refused until the window ends. The address is REMOTE_ADDR, or with TRUSTED_PROXIES proxies in front of
+# gunicorn (each appending to X-Forwarded-For: a TLS proxy, an ingress) the entry that many from the right.
+LOGIN_FAILURES_PER_ACCOUNT = envint("LOGIN_FAILURES_PER_ACCOUNT", "10")
+LOGIN_FAILURES_PER_ADDRESS = envint("LOGIN_FAILURES_PER_ADDRESS", "30")
+LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", "900")
+TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
+
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 
 # Mail (the teams digest). The console backend prints instead of sending until a real one is set.
 EMAIL_BACKEND = os.getenv("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "quizsite <noreply@localhost>")
+# Seconds a digest address's confirmation link stays valid (teams.digests): no digest goes to an address
+# that was not confirmed through it.
+DIGEST_CONFIRM_MAX_AGE = envint("DIGEST_CONFIRM_MAX_AGE", "259200")
 
 # LOG_FORMAT=json writes one JSON object per line (for a log shipper); plain is for people.
 LOG_FORMAT = os.getenv("LOG_FORMAT", "plain")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
@@ -36,8 +37,28 @@ class RenameForm(forms.Form):
 
 
 class PreferenceForm(forms.Form):
+    """The board and digest opt-ins. The digest needs an address: turning it on without one is refused here,
+    and with one it is mailed a confirmation link first (``teams.digests``)."""
+
     global_board = forms.BooleanField(required=False, label=_("Show me on the global leaderboard"))
-    daily_digest = forms.BooleanField(required=False, label=_("Email me a daily digest"))
+    daily_digest = forms.BooleanField(
+        required=False,
+        label=_("Email me a daily digest"),
+        help_text=_("Sent only to an address you confirmed through the link we mail to it."),
+    )
+
+    def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_daily_digest(self) -> bool:
+        wanted = bool(self.cleaned_data.get("daily_digest"))
+        if wanted and not getattr(self.user, "email", ""):
+            raise ValidationError(
+                _("Add an email address on your settings page first: the digest needs somewhere to go."),
+                code="no_address",
+            )
+        return wanted
 
 
 class PeriodForm(forms.Form):

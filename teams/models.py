@@ -139,6 +139,11 @@ class BoardPreference(models.Model):
     daily_digest = models.BooleanField(default=False, help_text="Email me a short daily digest.")
     global_since = models.DateTimeField(null=True, blank=True, help_text="Tie-break on the global board.")
     last_digest_on = models.DateField(null=True, blank=True, help_text="The learner day of the last digest sent.")
+    confirmed_email = models.EmailField(
+        blank=True,
+        help_text="The address the learner confirmed through the signed link mailed to it (teams.digests); a digest "
+        "goes out only while it is the account's address.",
+    )
 
     class Meta:
         indexes = [

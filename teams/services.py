@@ -128,13 +128,19 @@ def leave(team: Team, user: AbstractBaseUser) -> None:
 
 
 def remove_member(team: Team, actor: Membership, target: Membership) -> None:
-    """An owner removes someone else (owners leave through ``leave``)."""
+    """An owner removes someone else (owners leave through ``leave``).
+
+    The invite link is rotated with the removal: the removed learner still holds the link they joined with
+    (and any link the team page showed them), and would otherwise walk straight back in.
+    """
     if not actor.is_owner:
         raise TeamError(_("Only an owner can remove members."))
     if target.user_id == actor.user_id:
         raise TeamError("Use “Leave team” to remove yourself.")
     with transaction.atomic():
-        Membership.objects.filter(pk=target.pk, team=team).delete()
+        removed = Membership.objects.filter(pk=target.pk, team=team).delete()[0]
+        if removed:
+            rotate_invite(team)
         learning_orders.on_leave(team.order_source, target.user_id)
     boards.drop_user_from_team(team.pk, target.user_id)
 
@@ -182,6 +188,11 @@ def claim(touched_id: int) -> bool:
     a concurrent claim of the same row waits for that transaction, then removes nothing and loses; a
     recompute that dies rolls its claim back, so the day waits for the next run."""
     return TouchedDay.objects.filter(pk=touched_id).delete()[0] == 1
+
+
+def touched_learners(limit: int = TOUCHED_PER_RUN) -> set[int]:
+    """The learners whose marked days the next ``refresh_touched_days`` takes."""
+    return set(TouchedDay.objects.order_by("pk").values_list("user_id", flat=True)[:limit])
 
 
 def refresh_touched_days(limit: int = TOUCHED_PER_RUN) -> int:

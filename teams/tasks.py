@@ -22,10 +22,11 @@ from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import ngettext, pgettext
 
-from cards import review
+from cards import calibrating, review
+from cards import tasks as card_tasks
 from cards.models import Profile, ReviewLog
 
-from . import activity, boards, services
+from . import activity, boards, digests, services
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .streaks import learner_day
 
@@ -80,15 +81,18 @@ def _due_today(user: AbstractBaseUser, today: date) -> int:
 
 
 def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[str, object]:
-    """What one learner's digest says: cards due, their place in each team this week, their streak."""
+    """What one learner's digest says: cards due, their place in each team this week, their streak.
+
+    Team names and the username are written by users: they pass through ``digests.mail_text`` (the mail is
+    plain text, so that is its escaping) and are never the text of a link."""
     user = pref.user
     teams = []
     for membership in Membership.objects.filter(user=user).select_related("team").order_by("team__name"):
         place = boards.team_rank(membership.team, user.pk, now)
         if place is not None:
-            teams.append({"name": membership.team.name, "rank": place, "ordinal": _ordinal(place)})
+            teams.append({"name": digests.mail_text(membership.team.name), "rank": place, "ordinal": _ordinal(place)})
     return {
-        "name": user.get_username(),
+        "name": digests.mail_text(user.get_username()),
         "due": _due_today(user, today),
         "teams": teams,
         "streak": _streak(user, today),
@@ -110,7 +114,8 @@ def unsubscribe_url(user_id: int) -> str:
 
 
 def send_daily_digests(now: datetime | None = None) -> int:
-    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time. Returns emails sent.
+    """Email each opted-in learner once per learner day, after ``DIGEST_HOUR`` local time, at the address they
+    confirmed (``teams.digests``) and nowhere else. Returns emails sent.
 
     Each learner's mail is independent: a send that fails gives the day back (the next hourly run tries again)
     and never stops the others.
@@ -122,7 +127,7 @@ def send_daily_digests(now: datetime | None = None) -> int:
     for pref in prefs:
         clock = clocks[pref.user_id]
         today = learner_day(now, clock.zone, clock.start_hour)
-        if not pref.user.email or now.astimezone(clock.zone).hour < DIGEST_HOUR:
+        if not digests.mailable(pref) or now.astimezone(clock.zone).hour < DIGEST_HOUR:
             continue
         # Claim the day first: a second run (or a concurrent worker) changes no row and sends nothing.
         if BoardPreference.objects.filter(pk=pref.pk).exclude(last_digest_on=today).update(last_digest_on=today) != 1:
@@ -151,6 +156,47 @@ def _send_digest(pref: BoardPreference, today: date, now: datetime) -> None:
     EmailMessage(subject, body, None, [pref.user.email], headers=headers).send()
 
 
+def team_subject(team: Team) -> calibrating.Subject:
+    """A team's calibration: every member's log, scored with FSRS's default parameters against 0.9."""
+    members = tuple(sorted(team.memberships.values_list("user_id", flat=True)))
+    return calibrating.Subject("team", team.pk, members, None, 0, 0.9)
+
+
+@shared_task(name="teams.tasks.calibrate_team")
+def calibrate_team(team_id: int) -> int:
+    """The team's calibration report, computed and cached for its page on the scoring worker (``SCORING_QUEUE``):
+    seconds of CPU for a large team, never on a grading worker or in a request."""
+    team = Team.objects.filter(pk=team_id).first()
+    return 0 if team is None else calibrating.compute(team_subject(team)).reviews
+
+
+def want_team_calibration(team_id: int) -> bool:
+    return calibrating.want(
+        "team", team_id, lambda countdown: calibrate_team.apply_async((team_id,), countdown=countdown)
+    )
+
+
+def want_calibrations(user_ids: set[int]) -> None:
+    """These learners' logs grew: their reports and their teams' are wanted (``cards.calibrating``, step 3)."""
+    for user_id in sorted(user_ids):
+        card_tasks.want_learner_calibration(user_id)
+    teams = Membership.objects.filter(user_id__in=user_ids).values_list("team_id", flat=True).distinct()
+    for team_id in sorted(teams):
+        want_team_calibration(team_id)
+
+
+@shared_task(name="teams.tasks.calibrate_teams_due")
+def calibrate_teams_due() -> int:
+    """Nightly: every team report missing from the cache (a first one, or one the cache dropped)."""
+    computed = 0
+    for team in Team.objects.all():
+        subject = team_subject(team)
+        if not calibrating.is_current(subject):
+            calibrating.compute(subject)
+            computed += 1
+    return computed
+
+
 @shared_task(name="teams.tasks.rollover_seasons")
 def rollover_seasons_task() -> int:
     return rollover_seasons()
@@ -171,5 +217,10 @@ def rebuild_boards_task() -> dict[str, int]:
 
 @shared_task(name="teams.tasks.refresh_touched_days", ignore_result=True)
 def refresh_touched_days_task() -> int:
-    """Beat's every-second tick: recompute the learner days that facts marked (``cards.touched``)."""
-    return services.refresh_touched_days()
+    """Beat's every-second tick: recompute the learner days that facts marked (``cards.touched``). The reviews
+    behind those marks also change the learners' calibration reports and their teams': those are wanted."""
+    learners = services.touched_learners()
+    done = services.refresh_touched_days()
+    if learners:
+        want_calibrations(learners)
+    return done

@@ -19,12 +19,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
-from . import boards, learning_orders, services
+from . import boards, digests, learning_orders, services
 from .forms import DefaultSchedulerForm, LearningOrderForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
-from .tasks import UNSUBSCRIBE_SALT
+from .tasks import UNSUBSCRIBE_SALT, team_subject, want_team_calibration
 
 HISTORY_SEASONS = 8
 
@@ -68,6 +68,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("teams:detail", slug=team.slug)
     if request.method == "POST":
         services.join(team, request.user)
+        want_team_calibration(team.pk)  # the team's report covers its members' reviews
         messages.success(request, _("Welcome to “%(name)s”.") % {"name": team.name})
         return redirect("teams:detail", slug=team.slug)
     return render(request, "teams/join.html", {"team": team, "token": token})
@@ -117,16 +118,13 @@ def stats(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def calibration(request: HttpRequest, slug: str) -> HttpResponse:
-    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats."""
+    """SM-2 and FSRS (default parameters) on the whole team's logs; members only, like the team's stats. Served
+    from the cache; the scoring worker computes the report (``cards.calibrating``)."""
     team = _membership(request, slug).team
-    members = list(team.memberships.values_list("user_id", flat=True))
-    context = calibrating.context(calibrating.reviews_of(members), None, 0.9)
+    shown = calibrating.page(team_subject(team))
     export_url = reverse("teams:revlog_export", args=[team.slug])
-    return render(
-        request,
-        "cards/calibration.html",
-        {**context, "whose": _("%(team)s's") % {"team": team.name}, "export_url": export_url},
-    )
+    context = {**(shown.report.context if shown.report else {}), "shown": shown, "export_url": export_url}
+    return render(request, "cards/calibration.html", {**context, "whose": _("%(team)s's") % {"team": team.name}})
 
 
 @login_required
@@ -150,6 +148,7 @@ def leave(request: HttpRequest, slug: str) -> HttpResponse:
     except services.TeamError as exc:
         messages.error(request, str(exc))
         return redirect("teams:detail", slug=slug)
+    want_team_calibration(membership.team_id)
     messages.success(request, _("You left “%(name)s”.") % {"name": membership.team.name})
     return redirect("teams:index")
 
@@ -243,7 +242,12 @@ def remove_member(request: HttpRequest, slug: str, member: object) -> HttpRespon
     except services.TeamError as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, _("%(name)s was removed from the team.") % {"name": target.user.get_username()})
+        want_team_calibration(membership.team_id)
+        messages.success(
+            request,
+            _("%(name)s was removed from the team; the invite link was renewed, so share the new one.")
+            % {"name": target.user.get_username()},
+        )
     return redirect("teams:detail", slug=slug)
 
 
@@ -271,14 +275,59 @@ def global_board(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def preferences(request: HttpRequest) -> HttpResponse:
+    """The opt-ins, and the digest address with its state; turning the digest on mails a confirmation link to an
+    address not yet confirmed (``teams.digests``)."""
     pref = BoardPreference.objects.filter(user_id=request.user.pk).first()
     initial = {"global_board": bool(pref and pref.global_board), "daily_digest": bool(pref and pref.daily_digest)}
-    form = PreferenceForm(request.POST or None, initial=initial)
+    form = PreferenceForm(request.POST or None, initial=initial, user=request.user)
     if request.method == "POST" and form.is_valid():
-        services.set_preferences(request.user, **form.cleaned_data)
+        pref = services.set_preferences(request.user, **form.cleaned_data)
         messages.success(request, _("Preferences saved."))
+        if pref.daily_digest and digests.state(request.user, pref) is digests.State.UNCONFIRMED:
+            _ask_to_confirm(request)
         return redirect("teams:preferences")
-    return render(request, "teams/preferences.html", {"form": form})
+    context = {
+        "form": form,
+        "digest_email": getattr(request.user, "email", ""),
+        "digest_state": digests.state(request.user, pref),
+        "digest_on": bool(pref and pref.daily_digest),
+    }
+    return render(request, "teams/preferences.html", context)
+
+
+def _ask_to_confirm(request: HttpRequest) -> None:
+    try:
+        asked = digests.ask_to_confirm(request.user)
+    except digests.DigestError as exc:
+        messages.error(request, str(exc))
+    except OSError:  # smtplib's errors and a refused connection alike
+        messages.error(request, _("The confirmation email could not be sent just now; try again in a few minutes."))
+    else:
+        messages.info(request, asked.message())
+
+
+@login_required
+@require_POST
+def resend_digest_confirmation(request: HttpRequest) -> HttpResponse:
+    if digests.state(request.user, BoardPreference.objects.filter(user_id=request.user.pk).first()) is not (
+        digests.State.CONFIRMED
+    ):
+        _ask_to_confirm(request)
+    return redirect("teams:preferences")
+
+
+@require_http_methods(["GET", "POST"])
+def confirm_digest(request: HttpRequest, token: str) -> HttpResponse:
+    """The confirmation link: GET asks (a mail scanner following links must not confirm anything), POST confirms.
+    No login needed: the link itself, mailed to the address, is the proof of owning it."""
+    try:
+        _user, email = digests.address_of(token)
+    except digests.DigestError as exc:
+        return render(request, "teams/digest_confirm.html", {"error": str(exc)}, status=404)
+    if request.method == "POST":
+        digests.confirm(token)
+        return render(request, "teams/digest_confirm.html", {"email": email, "done": True})
+    return render(request, "teams/digest_confirm.html", {"email": email, "done": False})
 
 
 @csrf_exempt  # the signed token is the credential: a mail client's one-click POST (RFC 8058) carries no CSRF token

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-APP_SERVICES = ("migrate", "web", "worker-cpu", "worker-gpu", "beat")
+APP_SERVICES = ("migrate", "web", "worker-cpu", "worker-gpu", "worker-scoring", "beat")
 WORKERS = ("worker-cpu", "worker-gpu")
 
 
@@ -60,7 +60,9 @@ def test_it_fails_the_schema_when_a_service_is_malformed(compose: dict[str, Any]
 
 
 def test_it_defines_the_services(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"db", "redis", "migrate", "web", "worker-cpu", "worker-gpu", "beat"}
+    assert set(compose["services"]) == {
+        "db", "redis", "migrate", "web", "worker-cpu", "worker-gpu", "worker-scoring", "beat"
+    }  # fmt: skip
 
 
 def test_it_routes_each_worker_to_its_grading_queue(compose: dict[str, Any]) -> None:
@@ -69,10 +71,11 @@ def test_it_routes_each_worker_to_its_grading_queue(compose: dict[str, Any]) -> 
     assert queues(services["worker-gpu"]) == {"grade_gpu"}
     assert "celery" in queues(services["worker-cpu"])  # housekeeping tasks (teams, reaper)
     assert services["worker-gpu"]["command"][services["worker-gpu"]["command"].index("--concurrency") + 1] == "1"
+    assert queues(services["worker-scoring"]) == {"scoring"}  # fits and calibration (tests/cards/test_scoring_queue.py)
 
 
 def test_it_has_healthchecks_on_every_long_running_service_but_beat(compose: dict[str, Any]) -> None:
-    for name in ("db", "redis", "web", *WORKERS):
+    for name in ("db", "redis", "web", *WORKERS, "worker-scoring"):
         check = compose["services"][name]["healthcheck"]
         assert check["test"][0] in ("CMD", "CMD-SHELL") and check["retries"] >= 3, name
     assert "/healthz" in (REPO / "docker" / "healthcheck.py").read_text()

@@ -79,13 +79,23 @@ def test_it_restarts_every_program_and_stops_the_worker_with_its_children(
     options = ServerOptions()
     options.realize(args=["-c", str(REPO / "scripts" / "supervisord.conf")])
     programs = {p.name: p for group in options.process_group_configs for p in group.process_configs}
-    assert sorted(programs, key=lambda name: programs[name].priority) == ["broker", "worker", "beat", "web"]
+    assert sorted(programs, key=lambda name: programs[name].priority) == ["broker", "worker", "scoring", "beat", "web"]
     for program in programs.values():
         assert program.autorestart is not False and program.startretries >= 100, program.name
         assert program.killasgroup or program.name == "broker", program.name
         assert not program.autostart, "run.sh starts each program once the broker and the database are ready"
-    assert programs["worker"].stopsignal == signal.SIGQUIT  # Celery's cold shutdown: requeue, do not wait
+    for name in ("worker", "scoring"):
+        assert programs[name].stopsignal == signal.SIGQUIT, name  # Celery's cold shutdown: requeue, do not wait
     assert programs["worker"].command.split()[:4] == ["/venv/bin/celery", "-A", "quizsite", "worker"]
+    assert programs["scoring"].command.split()[:7] == [
+        "nice",
+        "-n",
+        "19",
+        "/venv/bin/celery",
+        "-A",
+        "quizsite",
+        "worker",
+    ]
     assert "--unixsocketperm 700" in programs["broker"].command and "--port 0" in programs["broker"].command
 
 
@@ -118,7 +128,7 @@ def descendants(pid: int) -> list[Seen]:
 @pytest.mark.parametrize("how", ["ctrl-c", "term-group"])
 def test_it_stops_everything_it_started_within_seconds(stack: RunStack, how: str) -> None:
     """Ctrl+C (SIGINT to the foreground process group) or SIGTERM to the group: nothing is left."""
-    for name in ("broker", "worker", "beat", "web"):
+    for name in ("broker", "worker", "scoring", "beat", "web"):
         assert stack.program(name)["statename"] == "RUNNING", name
     worker_tree = descendants(stack.program("worker")["pid"])
     assert len(worker_tree) >= 2, "its sandbox processes (launcher, fork server)"

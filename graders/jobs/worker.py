@@ -192,8 +192,16 @@ def _route(sender: str, instance: Any, **kwargs: Any) -> None:
     route_by_device(instance.app)
 
 
+def scoring_only(queues: list[str]) -> bool:
+    """The scoring worker (FSRS fits and calibration reports, ``SCORING_QUEUE`` alone) grades nothing: it gets
+    no sandbox pool and no grader heartbeat, and sends no reap."""
+    return set(queues) == {settings.SCORING_QUEUE}
+
+
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
+    if scoring_only(consumed_queues()):
+        return
     start_grading(getattr(sender, "hostname", "") or "")
     tasks.reap.apply_async(kwargs={"startup": True}, queue=settings.GRADER_QUEUE_CPU)
 

@@ -3,7 +3,9 @@
 ``submit`` does, in order: 1. the code's size and content; 2. the learner's rate limit; 3. the seed of
 the learner's current review of the drill (so a drill solved through the API rates its card exactly as
 on the page); 4. the ``queued`` row, sent to its queue once the transaction commits. A refusal writes
-nothing.
+nothing. Steps 2 to 4 run in one transaction that first locks the learner (``_lock_learner``): a second
+submit of the same learner waits there and then counts the first one's row, so concurrent submits cannot
+all pass a count that none of them has added to yet.
 
 Why the rate limit counts rows in the database rather than a cache: every web process must agree (the
 default cache is per process) and the rows are written anyway. Both kinds count: "Run examples" also
@@ -17,8 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -101,6 +105,21 @@ def code_problem(code: str, limit: int) -> str | None:
     return None
 
 
+def _lock_learner(user_id: int) -> None:
+    """Hold the learner until this transaction ends, so their submits count and insert one at a time.
+
+    PostgreSQL: the learner's user row ``FOR UPDATE``; a concurrent submit waits for this commit, then its
+    count (a new snapshot under READ COMMITTED) sees this submission. SQLite has no row locks and serialises
+    all writers anyway, but a transaction that reads first and writes after another writer's commit fails
+    ("database is locked") instead of waiting: a write as the first statement takes the write lock at once.
+    """
+    users = get_user_model().objects.filter(pk=user_id)
+    if connection.vendor == "sqlite":
+        users.update(id=F("id"))
+    else:
+        list(users.select_for_update().values_list("pk", flat=True))
+
+
 @dataclass(frozen=True)
 class Refused:
     """Nothing was stored: HTTP ``status`` (400 or 429), a message, and when to retry (429 only)."""
@@ -119,11 +138,12 @@ def submit(
     if problem is not None:
         return Refused(400, problem)
     rule = RateLimit.from_settings()
-    decision = check_rate(user.pk, now, rule)
-    if not decision.allowed:
-        return Refused(429, decision.message(rule), decision.retry_after)
-    session = reviews.current_review(user, drill, now)
     with transaction.atomic():
+        _lock_learner(user.pk)
+        decision = check_rate(user.pk, now, rule)
+        if not decision.allowed:
+            return Refused(429, decision.message(rule), decision.retry_after)
+        session = reviews.current_review(user, drill, now)
         submission = Submission.objects.create(
             user=user,
             drill=drill,

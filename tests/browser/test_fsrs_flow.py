@@ -13,7 +13,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from cards import optimising, review
+from cards import optimising, review, tasks
 from cards.models import Optimisation, Profile, ReviewLog
 from cards.scheduling import evaluate
 from cards.scheduling.fsrs6 import EPOCH
@@ -108,6 +108,7 @@ def test_it_shows_the_calibration_of_a_learners_own_log(page: Any, live_server: 
             )
         )  # fmt: skip
     ReviewLog.objects.bulk_create(rows)
+    tasks.calibrate_learner(learner.pk)  # what the scoring worker does when the page first asks for the report
 
     page.goto(f"{live_server.url}/stats/")
     page.get_by_role("link", name="How well the schedulers predict you").click()

@@ -7,15 +7,20 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from django.test import TestCase
+from django.conf import settings
+from django.core.cache import cache
+from django.test import TestCase, override_settings
 from django.urls import reverse
 
-from cards import charts
+from cards import calibrating, charts, tasks
 from cards.models import ReviewLog
 from cards.scheduling import calibration, evaluate
 from cards.scheduling.fsrs6 import EPOCH
+from cards.touched import touch
+from teams import tasks as team_tasks
 from teams.models import Membership, Team
 from tests.cards.factories import make_card, make_user
+from tests.conftest import published_tasks
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "revlog" / "revlog.csv"
 QUALITY = {1: 1, 2: 3, 3: 4, 4: 5}
@@ -76,29 +81,32 @@ def test_it_draws_a_reliability_diagram_with_the_diagonal() -> None:
     assert "No data yet." in charts.reliability_diagram({"SM-2": []}, chart_id="r", title="t")
 
 
+def load(user: object, reviews: list[evaluate.Review]) -> None:
+    cards: dict[str, object] = {}
+    rows = []
+    for n, review in enumerate(reviews):
+        card = cards.get(review.card_id) or cards.setdefault(review.card_id, make_card())
+        day = EPOCH + timedelta(days=review.day)
+        at = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) + timedelta(seconds=n)
+        rows.append(
+            ReviewLog(
+                user=user, card=card, quality=QUALITY[review.rating], reviewed_at=at, review_day=day,
+                easiness_before=2.5, interval_before=0, repetitions_before=0, easiness_after=2.5,
+                interval_after=1, repetitions_after=1, due_after=day,
+            )
+        )  # fmt: skip
+    ReviewLog.objects.bulk_create(rows)
+
+
 class CalibrationViewTests(TestCase):
     def setUp(self) -> None:
+        cache.clear()
         self.user = make_user(time_zone="UTC")
         self.client.force_login(self.user)
 
-    def load(self, user: object, reviews: list[evaluate.Review]) -> None:
-        cards: dict[str, object] = {}
-        rows = []
-        for n, review in enumerate(reviews):
-            card = cards.get(review.card_id) or cards.setdefault(review.card_id, make_card())
-            day = EPOCH + timedelta(days=review.day)
-            at = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) + timedelta(seconds=n)
-            rows.append(
-                ReviewLog(
-                    user=user, card=card, quality=QUALITY[review.rating], reviewed_at=at, review_day=day,
-                    easiness_before=2.5, interval_before=0, repetitions_before=0, easiness_after=2.5,
-                    interval_after=1, repetitions_after=1, due_after=day,
-                )
-            )  # fmt: skip
-        ReviewLog.objects.bulk_create(rows)
-
     def test_it_shows_the_scores_the_command_gives(self) -> None:
-        self.load(self.user, fixture())
+        load(self.user, fixture())
+        tasks.calibrate_learner(self.user.pk)
         response = self.client.get(reverse("cards:calibration"))
         report = calibration.report(fixture())
         self.assertContains(response, f'data-test-points="{report.test_points}"')
@@ -107,6 +115,7 @@ class CalibrationViewTests(TestCase):
         self.assertNotContains(response, "Not enough data yet")
 
     def test_it_says_not_enough_data_for_a_new_learner(self) -> None:
+        tasks.calibrate_learner(self.user.pk)
         response = self.client.get(reverse("cards:calibration"))
         self.assertContains(response, "Not enough data yet.")
         self.assertContains(response, 'data-test-points="0"')
@@ -116,10 +125,89 @@ class CalibrationViewTests(TestCase):
         team = Team.objects.create(name="T", slug="t-cal123", time_zone="UTC")
         Membership.objects.create(team=team, user=self.user, role=Membership.Role.OWNER)
         Membership.objects.create(team=team, user=member)
-        self.load(member, fixture()[:1200])
-        self.load(self.user, fixture()[1200:])
+        load(member, fixture()[:1200])
+        load(self.user, fixture()[1200:])
+        team_tasks.calibrate_team(team.pk)
         response = self.client.get(reverse("teams:calibration", args=[team.slug]))
         self.assertContains(response, "T&#x27;s recall")
         self.assertContains(response, "data-test-points=")
         self.client.force_login(make_user())
         self.assertEqual(self.client.get(reverse("teams:calibration", args=[team.slug])).status_code, 404)
+
+
+@override_settings(CALIBRATION_REFRESH_AFTER=600)
+class CalibrationCacheTests(TestCase):
+    """Issue 36: the team page cost 3.8-5 s per GET at 140k reviews. No request computes a report: the page serves
+    the cached one, and reviews ask the scoring worker for the next (cards.calibrating)."""
+
+    def setUp(self) -> None:
+        cache.clear()
+        self.user = make_user(time_zone="UTC")
+        self.member = make_user(time_zone="UTC")
+        self.team = Team.objects.create(name="T", slug="t-cache1", time_zone="UTC")
+        Membership.objects.create(team=self.team, user=self.user, role=Membership.Role.OWNER)
+        Membership.objects.create(team=self.team, user=self.member)
+        load(self.member, fixture()[:600])
+        self.client.force_login(self.user)
+        self.url = reverse("teams:calibration", args=[self.team.slug])
+
+    def get(self) -> tuple[str, list[tuple[str, str]]]:
+        with published_tasks() as sent, self.captureOnCommitCallbacks() as callbacks:
+            html = self.client.get(self.url).content.decode()
+        assert callbacks == []
+        return html, [(m.task, m.queue) for m in sent]
+
+    def test_it_computes_and_sends_nothing_in_the_request(self) -> None:
+        html, sent = self.get()
+        assert 'data-calibration="pending"' in html and sent == []
+
+    def test_it_serves_the_report_the_job_cached_in_a_few_queries(self) -> None:
+        team_tasks.calibrate_team(self.team.pk)
+        # Session, user and profile, membership, the members, the ledger's count: no review is read.
+        with self.assertNumQueries(5):
+            html, sent = self.get()
+        assert 'data-calibration="current"' in html and 'data-reviews="600"' in html and sent == []
+
+    def test_it_shows_the_last_report_until_the_job_the_reviews_wanted_has_run(self) -> None:
+        team_tasks.calibrate_team(self.team.pk)
+        load(self.user, fixture()[600:700])
+        touch(self.user.pk, date(2026, 3, 4))  # what the review flow marks with each review
+        html, _ = self.get()
+        assert 'data-calibration="stale"' in html and 'data-reviews="600"' in html
+        assert "catches up within about 12 minutes" in html
+        with published_tasks() as sent:
+            team_tasks.refresh_touched_days_task()  # beat's tick, as a worker runs it
+        wanted = sorted((m.task, m.args[0], m.queue) for m in sent if m.task.endswith(("_learner", "_team")))
+        scoring = settings.SCORING_QUEUE
+        assert wanted == [("cards.tasks.calibrate_learner", self.user.pk, scoring),
+                          ("teams.tasks.calibrate_team", self.team.pk, scoring)]  # fmt: skip
+        team_tasks.calibrate_team(self.team.pk)
+        html, _ = self.get()
+        assert 'data-calibration="current"' in html and 'data-reviews="700"' in html
+
+    def test_it_sends_one_job_per_window_to_run_once_the_window_closed(self) -> None:
+        countdowns: list[int] = []
+        assert calibrating.want("team", self.team.pk, countdowns.append)
+        assert not calibrating.want("team", self.team.pk, countdowns.append)  # within the window: nothing more
+        team_tasks.calibrate_team(self.team.pk)
+        cache.delete(calibrating.wanted_key("team", self.team.pk))  # the window closed
+        assert calibrating.want("team", self.team.pk, countdowns.append)
+        assert countdowns == [0, 600 + calibrating.WANT_MARGIN_SECONDS]  # the first report at once
+
+    def test_it_keys_the_report_by_the_members_and_the_learners_parameters(self) -> None:
+        team_tasks.calibrate_team(self.team.pk)
+        Membership.objects.filter(team=self.team, user=self.member).delete()
+        html, _ = self.get()
+        assert 'data-calibration="stale"' in html  # the member's reviews are no longer the team's
+        self.client.force_login(self.member)
+        tasks.calibrate_learner(self.member.pk)
+        assert 'data-calibration="current"' in self.client.get(reverse("cards:calibration")).content.decode()
+        self.member.profile.fsrs_parameters_version += 1
+        self.member.profile.save(update_fields=["fsrs_parameters_version"])
+        assert 'data-calibration="stale"' in self.client.get(reverse("cards:calibration")).content.decode()
+
+    def test_beats_sweep_computes_only_the_reports_missing(self) -> None:
+        assert team_tasks.calibrate_teams_due() == 1
+        assert team_tasks.calibrate_teams_due() == 0
+        assert tasks.calibrate_learners_due() == 1  # the member: the only learner with reviews
+        assert tasks.calibrate_learners_due() == 0

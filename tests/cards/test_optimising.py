@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from django.test import TestCase
+from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from cards import optimising, tasks
@@ -78,6 +78,78 @@ class DueTests(TestCase):
         )
 
 
+@override_settings(FSRS_FIT_COOLDOWN=3600, FSRS_FIT_STALE_AFTER=1800)
+class CooldownAndStaleTests(TestCase):
+    """A learner's "fit now" waits out a cooldown; a fit whose worker died gives way to the next."""
+
+    def setUp(self) -> None:
+        self.user = make_user(time_zone="Asia/Shanghai", scheduler="fsrs")
+
+    def test_it_refuses_a_second_fit_within_the_cooldown_and_says_from_when(self) -> None:
+        first = optimising.request(self.user, NOW)
+        assert isinstance(first, Optimisation)
+        Optimisation.objects.filter(pk=first.pk).update(status="done", finished_at=NOW + timedelta(minutes=2))
+        again = optimising.request(self.user, NOW + timedelta(minutes=59))
+        assert isinstance(again, optimising.Refusal) and again.next_at == NOW + timedelta(hours=1)
+        # 11:00 UTC is 19:00 in Shanghai: the learner reads their own clock.
+        self.assertIn("The next may run from 2026-03-10 19:00 (Asia/Shanghai)", again.message(self.user.profile.zone))
+        self.assertEqual(Optimisation.objects.filter(user=self.user).count(), 1)
+        assert isinstance(optimising.request(self.user, NOW + timedelta(hours=1)), Optimisation)
+
+    def test_it_counts_the_cooldown_from_a_failed_fit_too(self) -> None:
+        Optimisation.objects.create(user=self.user, created_at=NOW, status="failed")
+        assert isinstance(optimising.request(self.user, NOW + timedelta(minutes=5)), optimising.Refusal)
+
+    def test_it_says_a_fit_is_active_rather_than_cooling_down(self) -> None:
+        optimising.request(self.user, NOW)
+        refusal = optimising.request(self.user, NOW + timedelta(minutes=10))
+        assert isinstance(refusal, optimising.Refusal) and refusal.active and refusal.next_at is None
+
+    def test_it_gives_up_a_fit_whose_worker_died_and_runs_the_next(self) -> None:
+        """Issue 40: a worker killed mid-fit left the row running, and the one-active constraint then refused
+        every later fit of that learner. Given up after FSRS_FIT_STALE_AFTER; the cooldown still counts from
+        when the dead fit was asked for."""
+        dead = Optimisation.objects.create(user=self.user, created_at=NOW, status="running", started_at=NOW)
+        busy = optimising.request(self.user, NOW + timedelta(minutes=29))
+        assert isinstance(busy, optimising.Refusal) and busy.active
+        given_up = NOW + timedelta(minutes=31)
+        cooling = optimising.request(self.user, given_up)
+        assert isinstance(cooling, optimising.Refusal) and cooling.next_at == NOW + timedelta(hours=1)
+        dead.refresh_from_db()
+        self.assertEqual((dead.status, dead.finished_at, dead.message), ("failed", given_up, optimising.STALE_MESSAGE))
+        fresh = optimising.request(self.user, NOW + timedelta(hours=1))
+        assert isinstance(fresh, Optimisation) and fresh.status == "queued"
+
+    def test_it_gives_up_a_fit_whose_message_was_lost(self) -> None:
+        lost = Optimisation.objects.create(user=self.user, created_at=NOW)
+        self.assertEqual(optimising.expire_stale(NOW + timedelta(minutes=29)), 0)
+        self.assertEqual(optimising.expire_stale(NOW + timedelta(minutes=31)), 1)
+        lost.refresh_from_db()
+        self.assertEqual(lost.status, "failed")
+
+    def test_beats_daily_job_frees_a_stale_fit_for_learners_who_never_press_the_button(self) -> None:
+        log_reviews(self.user, cards=130, reviews_each=6)  # 650 scored: due
+        Optimisation.objects.create(user=self.user, created_at=NOW - timedelta(days=3), status="running",
+                                    started_at=NOW - timedelta(days=3))  # fmt: skip
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            self.assertEqual(tasks.optimise_due(), 1)
+        self.assertEqual(len(callbacks), 1)
+        self.assertEqual(Optimisation.objects.get(user=self.user, status="queued").user_id, self.user.pk)
+
+    def test_it_drops_the_outcome_of_a_fit_given_up_while_it_ran(self) -> None:
+        """A fit that outlived its bound and finished after all must not overwrite the row or the profile."""
+        row = Optimisation.objects.create(user=self.user, created_at=NOW)
+        with override_settings(FSRS_FIT_STALE_AFTER=0):
+            # The claim's token is ``started_at``: a run claimed at NOW finds the row given up meanwhile.
+            claimed = Optimisation.objects.filter(pk=row.pk).update(status="running", started_at=NOW)
+            assert claimed == 1 and optimising.expire_stale(NOW + timedelta(seconds=1)) == 1
+        row.refresh_from_db()
+        row.status, row.message = Optimisation.Status.DONE, "late"
+        assert not optimising._finish(row, NOW, self.user.profile, None)
+        row.refresh_from_db()
+        self.assertEqual((row.status, row.message), ("failed", optimising.STALE_MESSAGE))
+
+
 class SettingsOptimisationTests(TestCase):
     def setUp(self) -> None:
         self.user = make_user(time_zone="UTC")
@@ -99,3 +171,12 @@ class SettingsOptimisationTests(TestCase):
         )  # fmt: skip
         response = self.client.get(reverse("cards:settings"))
         self.assertContains(response, "0.6688 -&gt; 0.6550 on 337 reviews; new parameters kept.")
+
+    def test_it_tells_a_learner_pressing_again_when_the_next_fit_may_run(self) -> None:
+        with override_settings(FSRS_FIT_COOLDOWN=3600), self.captureOnCommitCallbacks(execute=False) as callbacks:
+            self.client.post(reverse("cards:optimise"))
+            Optimisation.objects.filter(user=self.user).update(status="done")
+            response = self.client.post(reverse("cards:optimise"), follow=True)
+        self.assertEqual(len(callbacks), 1)
+        self.assertEqual(Optimisation.objects.filter(user=self.user).count(), 1)
+        self.assertContains(response, "one fit every 60 minutes. The next may run from")

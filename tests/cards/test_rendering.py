@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
-from cards.rendering import heading_anchor, pygments_css, render_markdown
+import pytest
+
+from cards.rendering import heading_anchor, is_remote_url, pygments_css, render_markdown
 
 
 def test_it_drops_script_tags_and_their_content() -> None:
@@ -42,6 +45,59 @@ def test_it_turns_remote_images_into_links() -> None:
         in html
     )
     assert 'href="https://raw.githubusercontent.com/x/y.png"' in html
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "\\\\evil.example/a.png",  # \\host: backslashes are slashes to a browser
+        "/\\evil.example/a.png",  # /\\host
+        "\\/evil.example/a.png",
+        " //evil.example/a.png",  # a leading space is stripped
+        "&#9;//evil.example/a.png",  # so is any C0 control
+        "\x01//evil.example/a.png",
+        "/&#9;/evil.example/a.png",  # tabs and newlines inside are removed
+        "/&#10;/evil.example/a.png",
+        "ht&#9;tps://evil.example/a.png",  # ... even inside the scheme
+        "///evil.example/a.png",
+    ],
+)
+def test_it_turns_images_a_browser_would_fetch_from_another_host_into_links(src: str) -> None:
+    """The remote check reads the URL as a browser does (WHATWG URL parsing), not as written."""
+    html = render_markdown(f'<img src="{src}" alt="x">')
+    assert "<img" not in html, html
+    assert 'class="remote-image"' in html and "evil.example/a.png" in html
+
+
+@pytest.mark.parametrize(
+    "src", ["![a](\\\\evil.example/a.png)", "![a](/\\evil.example/a.png)", "![a]( //evil.example/a.png)"]
+)
+def test_it_judges_markdown_images_the_same_way(src: str) -> None:
+    """Markdown's own escapes may turn a backslash into ``%5C`` (a path a browser keeps local) or not: either
+    way no image is fetched from evil.example."""
+    rendered = render_markdown(src)
+    kept = [unescape(value) for value in re.findall(r'<img[^>]*src="([^"]*)"', rendered)]
+    assert not [value for value in kept if is_remote_url(value)], rendered
+
+
+@pytest.mark.parametrize(
+    ("url", "remote"),
+    [
+        ("a.png", False),
+        ("/static/a.png", False),
+        ("img/a%5C.png", False),
+        ("/%5Cevil.example/a.png", False),  # a percent-encoded backslash stays a path
+        ("https://e.example/a.png", True),
+        ("\\\\e.example", True),
+        ("/\\e.example", True),
+        (" //e.example", True),
+        ("\x00\x1f//e.example", True),
+        ("/\t/e.example", True),
+        ("java\nscript:alert(1)", True),
+    ],
+)
+def test_it_reads_a_url_as_a_browser_does(url: str, remote: bool) -> None:
+    assert is_remote_url(url) is remote
 
 
 def test_it_escapes_markup_smuggled_into_an_image_alt_text() -> None:

@@ -216,7 +216,7 @@ def test_it_lists_every_manifest_in_the_kustomization() -> None:
     present = {path.name for path in K8S.glob("*.yaml")} - {"kustomization.yaml"}
     assert listed == present
     images = {image["name"] for image in kustomization["images"]}
-    used = {container(name)["image"] for name in ("web", "beat", "worker-cpu", "worker-gpu")}
+    used = {container(name)["image"] for name in ("web", "beat", "worker-cpu", "worker-gpu", "worker-scoring")}
     assert used <= images
 
 
@@ -264,8 +264,9 @@ def test_it_removes_no_worker_while_its_last_job_may_still_run() -> None:
 
 
 def test_it_names_the_worker_nodes_its_liveness_probes_ping() -> None:
-    for name, node in (("worker-cpu", "cpu"), ("worker-gpu", "gpu")):
+    for name, node in (("worker-cpu", "cpu"), ("worker-gpu", "gpu"), ("worker-scoring", "scoring")):
         command = container(name)["command"]
+        command = command[command.index("worker") :]  # after `nice -n 19` for the scoring worker
         assert command[command.index("-n") + 1] == f"{node}@%h"
         probe = shlex.split(container(name)["livenessProbe"]["exec"]["command"][-1])
         assert probe[probe.index("-d") + 1] == f"{node}@$HOSTNAME"

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection
+from django.db import connection, connections
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from graders.models import Drill, Submission
-from graders.web.submissions import RateLimit, check_rate
+from graders.web.submissions import RateLimit, Refused, check_rate, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -74,3 +77,26 @@ def test_it_reads_one_row_however_large_the_limit(learner: User, drill: Drill) -
         assert check_rate(learner.pk, timezone.now(), RateLimit(limit=1_000_000, window_seconds=60)).allowed
     assert len(queries) == 1
     assert re.search(r"LIMIT 1\b", queries[0]["sql"]), queries[0]["sql"]  # one row, not up to a million
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_lets_no_more_than_the_limit_through_when_submits_race(learner: User, drill: Drill) -> None:
+    """Issue 36: 13 of a burst were accepted against a limit of 10. Each thread has its own connection, and all
+    start their submit at the same moment; the count and the insert must behave as one step per learner."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the race needs concurrent transactions: run against PostgreSQL (DATABASE_URL)")
+    burst, limit = 24, 10
+    start = threading.Barrier(burst)
+
+    def one(_: int) -> bool:
+        try:
+            start.wait()
+            return not isinstance(submit(learner, drill, "def solution(x):\n    return x + 1\n"), Refused)
+        finally:
+            connections.close_all()
+
+    with override_settings(GRADER_RATE_LIMIT=limit, GRADER_RATE_WINDOW=60):
+        with ThreadPoolExecutor(burst) as pool:
+            accepted = sum(pool.map(one, range(burst)))
+    assert accepted == limit
+    assert Submission.objects.filter(user=learner).count() == limit

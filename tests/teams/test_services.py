@@ -86,6 +86,15 @@ class MembershipTests(TeamTestCase):
         services.remove_member(self.team, self.owner_membership, self.member_membership)
         assert list(self.team.memberships.values_list("user_id", flat=True)) == [self.owner.pk]
 
+    def test_it_rotates_the_invite_when_it_removes_a_member(self) -> None:
+        """The removed member kept the link they joined with: it must not let them back in."""
+        token = services.invite_token(self.team)
+        services.remove_member(self.team, self.owner_membership, self.member_membership)
+        with self.assertRaises(services.TeamError):
+            services.team_for_invite(token)
+        self.team.refresh_from_db()
+        assert services.team_for_invite(services.invite_token(self.team)) == self.team
+
     def test_it_refuses_a_removal_by_a_member(self) -> None:
         third = Membership.objects.create(team=self.team, user=make_user())
         with self.assertRaises(services.TeamError):

@@ -12,7 +12,7 @@ from django.test import Client
 
 from cards import review
 from cards.models import CardState
-from teams import services, tasks
+from teams import digests, services, tasks
 from teams.models import BoardPreference, DailyActivity, SeasonResult
 from tests.cards.factories import make_user
 
@@ -47,11 +47,17 @@ class RolloverTests(TeamTestCase):
         assert not SeasonResult.objects.filter(season=MONDAY).exists()
 
 
+def confirmed_digest(user: object, email: str) -> None:
+    """Opt in at ``email`` and confirm it through its signed link, as the learner would."""
+    user.email = email  # type: ignore[attr-defined]
+    user.save(update_fields=["email"])  # type: ignore[attr-defined]
+    services.set_preferences(user, global_board=False, daily_digest=True)  # type: ignore[arg-type]
+    digests.confirm(digests.confirm_token(user.pk, email))  # type: ignore[attr-defined]
+
+
 class DigestTests(TeamTestCase):
     def setUp(self) -> None:
-        self.member.email = "max@example.com"
-        self.member.save(update_fields=["email"])
-        services.set_preferences(self.member, global_board=False, daily_digest=True)
+        confirmed_digest(self.member, "max@example.com")
 
     def test_it_emails_cards_due_and_the_team_place_once_a_day(self) -> None:
         now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
@@ -83,9 +89,7 @@ class DigestTests(TeamTestCase):
 
     def test_a_failed_send_blocks_no_one_and_is_tried_again_next_hour(self) -> None:
         other = make_user("other-digest")
-        other.email = "fail@example.com"
-        other.save(update_fields=["email"])
-        services.set_preferences(other, global_board=False, daily_digest=True)
+        confirmed_digest(other, "fail@example.com")
         now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
         with self.settings(EMAIL_BACKEND="tests.teams.test_tasks.FailingFor"):
             assert tasks.send_daily_digests(now) == 1
@@ -108,6 +112,34 @@ class DigestTests(TeamTestCase):
     def test_it_waits_for_the_learners_morning_in_their_time_zone(self) -> None:
         assert tasks.send_daily_digests(datetime(2026, 3, 4, 7, 59, tzinfo=UTC)) == 0
         assert mail.outbox == []
+
+    def test_it_sends_nothing_to_an_address_never_confirmed(self) -> None:
+        """Issue 36: a learner typed someone else's address and the digest went there."""
+        other = make_user("typed-a-stranger")
+        other.email = "stranger@example.com"
+        other.save(update_fields=["email"])
+        services.set_preferences(other, global_board=False, daily_digest=True)
+        assert tasks.send_daily_digests(datetime(2026, 3, 4, 9, 0, tzinfo=UTC)) == 1
+        assert [m.to for m in mail.outbox] == [["max@example.com"]]
+
+    def test_it_stops_when_the_account_moves_to_an_unconfirmed_address(self) -> None:
+        self.member.email = "someone-else@example.com"
+        self.member.save(update_fields=["email"])
+        assert tasks.send_daily_digests(datetime(2026, 3, 4, 9, 0, tzinfo=UTC)) == 0
+
+    def test_it_defangs_a_team_name_written_to_phish(self) -> None:
+        """A team's name is the owner's free text: in the mail it is one line, and nothing a client would link."""
+        self.team.name = (
+            "Tensor\nYour account is locked: log in at https://evil.example/login \u202eor mail x@evil.example"
+        )
+        self.team.save(update_fields=["name"])
+        DailyActivity.objects.create(user=self.member, day=date(2026, 3, 3), xp=5)
+        tasks.send_daily_digests(datetime(2026, 3, 4, 9, 0, tzinfo=UTC))
+        body = mail.outbox[0].body
+        assert "evil.example" not in body and "https://evil" not in body and "@evil" not in body
+        assert "\u202e" not in body
+        line = next(line for line in body.splitlines() if line.startswith("Your team"))
+        assert "Your account is locked[:] log in at https[:][/][/]evil[.]example[/]login" in line
 
     def test_it_sends_nothing_to_learners_who_did_not_opt_in(self) -> None:
         services.set_preferences(self.member, global_board=True, daily_digest=False)

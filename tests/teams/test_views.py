@@ -120,6 +120,15 @@ class ViewTests(TeamTestCase):
         assert self.client.post(url).status_code == 404
         assert not Membership.objects.filter(team=self.team, user=self.outsider).exists()
 
+    def test_it_keeps_a_removed_member_out_of_the_link_they_joined_with(self) -> None:
+        join_url = reverse("teams:join", args=[services.invite_token(self.team)])
+        self.client.force_login(self.owner)
+        remove_url = reverse("teams:remove_member", args=[self.team.slug, self.member_membership.uuid])
+        self.assertRedirects(self.client.post(remove_url), reverse("teams:detail", args=[self.team.slug]))
+        self.client.force_login(self.member)
+        assert self.client.post(join_url).status_code == 404
+        assert not Membership.objects.filter(team=self.team, user=self.member).exists()
+
     def test_it_shows_the_invite_link_to_members_and_the_rotate_button_to_owners_only(self) -> None:
         self.client.force_login(self.member)
         page = self.client.get(reverse("teams:detail", args=[self.team.slug])).content
