@@ -20,6 +20,7 @@ from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
 from graders.models import Drill, Submission
 from teams import services, tasks
+from teams.models import BoardPreference
 from tests.cards.factories import make_card, make_note
 from tests.graders.conftest import drill_text
 
@@ -240,6 +241,7 @@ def test_it_mails_the_digest_in_the_learners_own_language(learner: User) -> None
     now = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
     for user in (learner, other):
         services.set_preferences(user, global_board=False, daily_digest=True)
+        BoardPreference.objects.filter(user=user).update(confirmed_email=user.email)  # digests go to confirmed ones
         CardState.objects.create(user=user, card=make_card(), due=date(2026, 3, 3), last_reviewed_at=now)
     Profile.objects.filter(user=learner).update(language="zh-hans", time_zone="UTC")
     assert tasks.send_daily_digests(now) == 2

@@ -11,6 +11,7 @@ from django.utils import timezone
 from cards.models import Profile, ReviewLog, TouchedDay
 from cards.touched import touch
 from graders.jobs import lifecycle as jobs
+from graders.jobs import notify
 from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
@@ -160,7 +161,9 @@ class DrillRollupTests(TeamTestCase):
         finished = jobs.Finished(Status.ACCEPTED, {"verdict": {"status": Status.ACCEPTED, "passed": 1, "total": 1}})
         with self.captureOnCommitCallbacks() as callbacks:
             assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
-        assert callbacks == []  # nothing waits for the commit: the mark is a row of the same transaction
+        # Nothing of the fact waits for the commit: the mark is a row of the same transaction. The one callback is
+        # the wake-up for a submit request waiting on the verdict (graders.jobs.notify), which carries no fact.
+        assert [callback.func for callback in callbacks] == [notify._announce]
         sub.refresh_from_db()
         clock = clock_for(self.member.pk)
         today = learner_day(sub.finished_at, clock.zone, clock.start_hour)
