@@ -196,6 +196,17 @@ def sources_from_uploads(files: Sequence[tuple[str, bytes]], qualify: Callable[[
     ``<name>.toml``) beside it its curated cards file. ``qualify`` turns a note's slug into its course's
     (``Course.qualified``). Raises ``NoteFileError`` listing every problem, so one correction fixes them all.
     """
+    sources, errors = uploaded_sources(files, qualify)
+    if errors:
+        raise NoteFileError("\n".join(errors))
+    return sources
+
+
+def uploaded_sources(
+    files: Sequence[tuple[str, bytes]], qualify: Callable[[str], str]
+) -> tuple[list[NoteSource], list[str]]:
+    """``sources_from_uploads`` that returns the good notes beside the problems of the others (a page that
+    reports everything at once checks the good ones further)."""
     notes: dict[str, bytes] = {}
     curated: dict[str, bytes] = {}
     errors: list[str] = []
@@ -221,9 +232,7 @@ def sources_from_uploads(files: Sequence[tuple[str, bytes]], qualify: Callable[[
         if name not in claimed
     ]
     errors += _uploaded_slug_clashes(sources)
-    if errors:
-        raise NoteFileError("\n".join(errors))
-    return sources
+    return sources, errors
 
 
 def _uploaded_source(name: str, data: bytes, curated: dict[str, bytes], qualify: Callable[[str], str]) -> NoteSource:
