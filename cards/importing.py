@@ -301,13 +301,15 @@ def import_notes(
     dry_run: bool = False,
     on_note: Callable[[NoteReport], None] | None = None,
     on_verified: Callable[[str], None] | None = None,
+    parsed: Sequence[ParsedNote] | None = None,
 ) -> list[NoteReport]:
     """Bring the database in line with ``sources``: one transaction per note that changed.
 
     ``course``: the course the notes belong to (``None``: the bundled course); the sources' slugs are already
     the course's (``Course.qualified``). ``on_note`` is called with each note's report as soon as that note is
     done, so a long import can show its progress; ``on_verified`` with each verifier's report line (see
-    ``register_verifier``).
+    ``register_verifier``). ``parsed``: the sources already parsed (``parse_note``, in the same order), by a
+    caller that needed their cards first (the course page's preview); they are not parsed again.
 
     Raises ``NoteFileError`` before anything is written when a curated cards file has mistakes.
 
@@ -316,15 +318,10 @@ def import_notes(
     its transaction with the note row locked, then write with bulk operations; 4. hand the notes
     written to the verifiers.
     """
-    parsed, errors = [], []
-    for source in sources:
-        try:
-            parsed.append((source, parse_note(source.text, source.slug, source.curated, source.curated_path)))
-        except CuratedError as exc:
-            errors.append(str(exc))
+    pairs, errors = _parsed(sources, parsed)
     if errors:
         raise NoteFileError("\n".join(errors))
-    stored = Note.objects.filter(slug__in=[p.slug for _, p in parsed]).select_related("course").defer("content")
+    stored = Note.objects.filter(slug__in=[p.slug for _, p in pairs]).select_related("course").defer("content")
     notes = {n.slug: n for n in stored}
     errors = [
         f"{n.path}: the note {slug!r} belongs to another course" for slug, n in notes.items() if not _ours(n, course)
@@ -334,7 +331,7 @@ def import_notes(
     cards_by_note = _cards_by_note([n.pk for n in notes.values()])
     reports = []
     written: list[ParsedNote] = []
-    for source, note_spec in parsed:
+    for source, note_spec in pairs:
         note = notes.get(note_spec.slug)
         plan = _plan(source, note_spec, note, cards_by_note.get(note.pk, []) if note else [], course)
         if plan.report.writes and not dry_run:
@@ -349,6 +346,23 @@ def import_notes(
         if on_verified is not None and line:
             on_verified(line)
     return reports
+
+
+def _parsed(
+    sources: Sequence[NoteSource], parsed: Sequence[ParsedNote] | None
+) -> tuple[list[tuple[NoteSource, ParsedNote]], list[str]]:
+    """Each source with its parsed note (parsed here unless the caller did), and the curated files' mistakes."""
+    if parsed is not None:
+        if [p.slug for p in parsed] != [s.slug for s in sources]:
+            raise ValueError("parsed notes must be the sources', in the same order")
+        return list(zip(sources, parsed, strict=True)), []
+    pairs, errors = [], []
+    for source in sources:
+        try:
+            pairs.append((source, parse_note(source.text, source.slug, source.curated, source.curated_path)))
+        except CuratedError as exc:
+            errors.append(str(exc))
+    return pairs, errors
 
 
 def _verify(written: list[ParsedNote]) -> list[str]:

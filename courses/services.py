@@ -195,7 +195,7 @@ def preview(team: Team, user: AbstractBaseUser, incoming: Incoming, caps: Caps |
     sources, parsed = checked(course, incoming.files, caps)
     base = reports.base_of(sources)
     try:
-        planned = import_notes(sources, course=course, dry_run=True)
+        planned = import_notes(sources, course=course, dry_run=True, parsed=parsed)
     except NoteFileError as exc:
         raise CourseError(str(exc).splitlines()) from None
     with transaction.atomic():
@@ -322,9 +322,9 @@ def confirm(upload: Upload, user: AbstractBaseUser, caps: Caps | None = None) ->
             verified: list[str] = []
             try:
                 if base != locked.report.get("base"):
-                    planned = import_notes(sources, course=course, dry_run=True)
+                    planned = import_notes(sources, course=course, dry_run=True, parsed=parsed)
                     raise _Replanned(reports.build(sources, planned, parsed, course, skipped, base))
-                done = import_notes(sources, course=course, on_verified=verified.append)
+                done = import_notes(sources, course=course, on_verified=verified.append, parsed=parsed)
             except NoteFileError as exc:
                 raise CourseError(str(exc).splitlines()) from None
             if reports.plan_of(done) != locked.report.get("plan"):

@@ -4,6 +4,7 @@ message that names it, and nothing is kept from a refused zip."""
 from __future__ import annotations
 
 import io
+import random
 import stat
 import zipfile
 
@@ -55,6 +56,16 @@ def test_it_refuses_a_zip_that_unpacks_over_the_cap_by_its_headers() -> None:
 def test_it_refuses_a_zip_bomb_by_its_ratio() -> None:
     bomb = make_zip({"bomb.md": b"\n" * (900 * 1024)})
     refused(bomb, "refused as a possible zip bomb")
+
+
+def test_it_refuses_a_member_that_packs_like_a_bomb_among_others_that_do_not() -> None:
+    noise = random.Random(7).randbytes(100 * 1024)  # does not pack: the zip as a whole packs about 10 times
+    refused(make_zip({"noise.md": noise, "bomb.md": b"\n" * (900 * 1024)}), "bomb.md: packs")
+
+
+def test_it_refuses_a_zip_of_small_members_that_pack_like_a_bomb_together() -> None:
+    members = {f"n{i}.md": b"\n" * (60 * 1024) for i in range(15)}  # each under the floor a member is judged at
+    refused(make_zip(members), "course.zip: packs")
 
 
 def test_it_refuses_a_header_that_lies_about_a_member_size() -> None:

@@ -21,6 +21,15 @@ HOSTILE = """\
 
 张量的形状用 **`x.shape`** 查看。<script>alert(1)</script><img src="x" onerror="alert(2)">
 """
+# A curated card's faces are used as written: raw HTML reaches the renderer, which must strip it.
+HOSTILE_CARDS = """\
+[[card]]
+id = "hostile"
+section = "脚本"
+kind = "qa"
+front = "形状? <img src=x onerror=alert(2)>"
+back = "`x.shape` <script>alert(1)</script>"
+"""
 
 
 class PageTestCase(CourseTestCase):
@@ -116,11 +125,12 @@ class UploadFlowTests(PageTestCase):
         self.assertFalse(Upload.objects.exists())
 
     def test_it_sanitises_the_notes_markdown_on_the_report_and_in_the_cards(self) -> None:
-        self.upload_files(("hostile.md", HOSTILE))
+        self.upload_files(("hostile.md", HOSTILE), ("hostile.toml", HOSTILE_CARDS))
         upload = Upload.objects.get()
+        self.assertIn("onerror", str(upload.report))  # the report keeps the author's Markdown as written
         page = self.client.get(self.url("upload_detail", upload.uuid))
-        self.assertNotContains(page, "<script>alert")
-        self.assertNotContains(page, "onerror")
+        self.assertContains(page, 'data-testid="preview-card"')
+        self.assertNotRegex(page.content.decode(), r"<script>alert|<img[^>]*onerror")  # as text it may show
         self.client.post(self.url("confirm", upload.uuid))
         for card in Card.objects.all():
             self.assertNotIn("<script", card.front_html + card.back_html)
