@@ -7,7 +7,9 @@ import io
 import zipfile
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cards.models import Card, Note
@@ -157,6 +159,17 @@ class UploadFlowTests(PageTestCase):
 
 
 class TeamPageTests(PageTestCase):
+    def test_it_reads_the_course_in_a_fixed_number_of_queries(self) -> None:
+        self.import_notes([("shapes.md", SHAPES)])
+        self.client.force_login(self.member)
+        team_page = reverse("teams:detail", args=[self.team.slug])
+        with CaptureQueriesContext(connection) as small:
+            self.client.get(team_page)
+        self.import_notes([("autograd.md", AUTOGRAD), ("other.md", AUTOGRAD.replace("自动求导", "其他"))])
+        with CaptureQueriesContext(connection) as large:
+            self.assertContains(self.client.get(team_page), 'data-note="other"')
+        self.assertEqual(len(large), len(small))
+
     def test_it_shows_the_course_on_the_team_page_with_upload_and_export_for_editors(self) -> None:
         self.import_notes([("autograd.md", AUTOGRAD)])
         team_page = reverse("teams:detail", args=[self.team.slug])
