@@ -320,13 +320,13 @@ class TeamSerializer(serializers.Serializer):
     slug = serializers.SlugField(source="team.slug")
     name = serializers.CharField(source="team.name")
     time_zone = serializers.CharField(source="team.time_zone")
-    role = serializers.ChoiceField(choices=["owner", "member"], help_text="Your role in the team.")
+    role = serializers.ChoiceField(choices=["owner", "editor", "member"], help_text="Your role in the team.")
     members = serializers.IntegerField(help_text="How many members the team has.")
 
 
 class MemberSerializer(serializers.Serializer):
     username = serializers.CharField()
-    role = serializers.ChoiceField(choices=["owner", "member"])
+    role = serializers.ChoiceField(choices=["owner", "editor", "member"])
     joined_at = serializers.DateTimeField()
 
 
@@ -334,7 +334,7 @@ class TeamDetailSerializer(serializers.Serializer):
     slug = serializers.SlugField()
     name = serializers.CharField()
     time_zone = serializers.CharField()
-    role = serializers.ChoiceField(choices=["owner", "member"], help_text="Your role in the team.")
+    role = serializers.ChoiceField(choices=["owner", "editor", "member"], help_text="Your role in the team.")
     members = serializers.IntegerField(help_text="How many members the team has.")
     season = serializers.DateField(help_text="The Monday the current weekly season started.")
     member_list = MemberSerializer(many=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from api import auth_views, card_views, grader_views, team_views
+from api import auth_views, card_views, course_views, grader_views, team_views
 from api.exceptions import not_found
 
 app_name = "api"
@@ -32,6 +32,21 @@ v1 = [
     path("teams/", team_views.TeamList.as_view(), name="teams"),
     path("teams/<slug:slug>/", team_views.TeamDetail.as_view(), name="team"),
     path("teams/<slug:slug>/leaderboard/", team_views.Leaderboard.as_view(), name="leaderboard"),
+    path("teams/<slug:slug>/course/", course_views.CourseDetail.as_view(), name="course"),
+    path("teams/<slug:slug>/course/notes/", course_views.CourseNoteList.as_view(), name="course-notes"),
+    path("teams/<slug:slug>/course/notes/<slug:note>/", course_views.CourseNoteDetail.as_view(), name="course-note"),
+    path("teams/<slug:slug>/course/drills/", course_views.CourseDrillList.as_view(), name="course-drills"),
+    path("teams/<slug:slug>/course/uploads/", course_views.CourseUploadCreate.as_view(), name="course-uploads"),
+    path(
+        "teams/<slug:slug>/course/uploads/<uuid:upload>/",
+        course_views.CourseUploadDetail.as_view(),
+        name="course-upload",
+    ),
+    path(
+        "teams/<slug:slug>/course/uploads/<uuid:upload>/confirm/",
+        course_views.CourseUploadConfirm.as_view(),
+        name="course-upload-confirm",
+    ),
 ]
 
 urlpatterns = [

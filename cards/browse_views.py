@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 from cards import calibrating, charts, extensions, learning, revlog
 from cards import review as reviewing
 from cards import stats as numbers
-from cards.models import Card, Note, Profile, ReviewLog
+from cards.models import Card, Course, Note, Profile, ReviewLog
 
 CARDS_PER_PAGE = 50
 MAX_QUERY_LENGTH = 200
@@ -57,8 +57,12 @@ def _today(profile: Profile) -> date:
 def decks(request: HttpRequest) -> HttpResponse:
     profile = reviewing.get_profile(request.user)
     rows = numbers.deck_rows(request.user, _today(profile))
+    courses = list(Course.objects.readable_by(request.user))
+    course = next((c for c in courses if c.slug == request.GET.get("course")), None)  # unknown: every deck
     context = {
-        "rows": rows,
+        "rows": [row for row in rows if row["note"].course_id == course.pk] if course else rows,
+        "courses": courses,
+        "course": course,
         "order": learning.learner_order(request.user),
         "order_sections": extensions.order_sections(request.user),
     }

@@ -17,10 +17,11 @@ each changed note has now.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from django.conf import settings
 from django.db import transaction
@@ -31,7 +32,7 @@ from cards.ingest.changes import note_edits
 from cards.ingest.curated import CuratedError, curated_file_path
 from cards.ingest.parser import cut_card_key
 from cards.ingest.sections import PATH_SEPARATOR
-from cards.ingest.slugs import plain_anchor
+from cards.ingest.slugs import NOTE_SLUG_MAX, plain_anchor
 from cards.models import Card, Course, Note, bundled_course
 from cards.rendering import render_markdown
 
@@ -161,15 +162,111 @@ def read_note_file(path: Path, shown: str) -> str | None:
         data = path.read_bytes()
     except OSError as exc:
         raise NoteFileError(f"{shown}: cannot be read ({exc.strerror or exc}).") from exc
+    return decode_note(data, shown)
+
+
+def decode_note(data: bytes, shown: str) -> str | None:
+    """A note's (or cards file's) bytes as text, ``None`` when blank; ``NoteFileError`` naming the line of the
+    first byte that makes it no text note (a file read from disk and an uploaded one are judged alike)."""
+    if len(data) > MAX_NOTE_BYTES:
+        raise NoteFileError(f"{shown}: the file is {len(data)} bytes, over the {MAX_NOTE_BYTES} byte limit for a note.")
     if b"\0" in data:
-        raise NoteFileError(f"{shown}: looks like a binary file (it contains NUL bytes), not a markdown note.")
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise NoteFileError(
+            f"{shown}: looks like a binary file (it contains NUL bytes, the first on line {line}), not a markdown note."
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
         raise NoteFileError(
-            f"{shown}: is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})."
+            f"{shown}: is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line})."
         ) from exc
     return text if text.strip() else None
+
+
+# The slug of a note uploaded through the site: Latin letters, digits, '-' and '_' (it is the note's address).
+UPLOADED_SLUG = re.compile(r"^[a-z0-9_]+(?:-[a-z0-9_]+)*$")
+
+
+def sources_from_uploads(files: Sequence[tuple[str, bytes]], qualify: Callable[[str], str]) -> list[NoteSource]:
+    """Notes uploaded through the site (files, a zip's members, pasted text), checked as files on disk are.
+
+    ``files`` are (name as uploaded, bytes): ``<name>.md`` is a note and ``cards/<name>.toml`` (or
+    ``<name>.toml``) beside it its curated cards file. ``qualify`` turns a note's slug into its course's
+    (``Course.qualified``). Raises ``NoteFileError`` listing every problem, so one correction fixes them all.
+    """
+    sources, errors = uploaded_sources(files, qualify)
+    if errors:
+        raise NoteFileError("\n".join(errors))
+    return sources
+
+
+def uploaded_sources(
+    files: Sequence[tuple[str, bytes]], qualify: Callable[[str], str]
+) -> tuple[list[NoteSource], list[str]]:
+    """``sources_from_uploads`` that returns the good notes beside the problems of the others (a page that
+    reports everything at once checks the good ones further)."""
+    notes: dict[str, bytes] = {}
+    curated: dict[str, bytes] = {}
+    errors: list[str] = []
+    for name, data in files:
+        suffix = PurePosixPath(name).suffix.lower()
+        if suffix in MARKDOWN_SUFFIXES:
+            notes[name] = data
+        elif suffix == ".toml":
+            curated[name] = data
+        else:
+            errors.append(f"{name}: is neither a note (.md) nor a cards file (.toml).")
+    sources: list[NoteSource] = []
+    claimed: set[str] = set()
+    for name, data in notes.items():
+        claimed.update(_cards_names(PurePosixPath(name)))  # a note refused is refused once, not with its cards file
+        try:
+            sources.append(_uploaded_source(name, data, curated, qualify))
+        except NoteFileError as exc:
+            errors.append(str(exc))
+    errors += [
+        f"{name}: a cards file for no note of this upload (name it cards/<note>.toml beside <note>.md)."
+        for name in curated
+        if name not in claimed
+    ]
+    errors += _uploaded_slug_clashes(sources)
+    return sources, errors
+
+
+def _uploaded_source(name: str, data: bytes, curated: dict[str, bytes], qualify: Callable[[str], str]) -> NoteSource:
+    path = PurePosixPath(name)
+    text = decode_note(data, name)
+    if text is None:
+        raise NoteFileError(f"{name}: the file is empty.")
+    slug = note_slug(path.name)
+    if not UPLOADED_SLUG.match(slug):
+        raise NoteFileError(
+            f"{name}: name the file with Latin letters, digits, '-' or '_' (its name becomes the note's address)."
+        )
+    stored = qualify(slug)
+    if len(stored) > NOTE_SLUG_MAX:
+        room = NOTE_SLUG_MAX - (len(stored) - len(slug))
+        raise NoteFileError(f"{name}: the file name is too long: at most {room} characters before .md here.")
+    cards_name = next((c for c in _cards_names(path) if c in curated), "")
+    cards_text = (decode_note(curated[cards_name], cards_name) or "") if cards_name else None
+    return NoteSource(Path(name), path.name, stored, text, cards_text, cards_name)
+
+
+def _cards_names(note: PurePosixPath) -> tuple[str, str]:
+    """Where an uploaded note's curated cards file may be: ``cards/<stem>.toml`` beside it (a course folder's
+    layout), or ``<stem>.toml`` beside it (files picked one by one)."""
+    return str(note.parent / "cards" / f"{note.stem}.toml"), f"{note.parent / note.stem}.toml"
+
+
+def _uploaded_slug_clashes(sources: list[NoteSource]) -> list[str]:
+    by_slug: dict[str, NoteSource] = {}
+    return [
+        f"{source.display_path}: gives the same note name as {by_slug[source.slug].display_path}; rename one."
+        for source in sources
+        if by_slug.setdefault(source.slug, source) is not source
+    ]
 
 
 def _curated_file(note: Path) -> tuple[str | None, str]:
@@ -204,13 +301,15 @@ def import_notes(
     dry_run: bool = False,
     on_note: Callable[[NoteReport], None] | None = None,
     on_verified: Callable[[str], None] | None = None,
+    parsed: Sequence[ParsedNote] | None = None,
 ) -> list[NoteReport]:
     """Bring the database in line with ``sources``: one transaction per note that changed.
 
     ``course``: the course the notes belong to (``None``: the bundled course); the sources' slugs are already
     the course's (``Course.qualified``). ``on_note`` is called with each note's report as soon as that note is
     done, so a long import can show its progress; ``on_verified`` with each verifier's report line (see
-    ``register_verifier``).
+    ``register_verifier``). ``parsed``: the sources already parsed (``parse_note``, in the same order), by a
+    caller that needed their cards first (the course page's preview); they are not parsed again.
 
     Raises ``NoteFileError`` before anything is written when a curated cards file has mistakes.
 
@@ -219,15 +318,10 @@ def import_notes(
     its transaction with the note row locked, then write with bulk operations; 4. hand the notes
     written to the verifiers.
     """
-    parsed, errors = [], []
-    for source in sources:
-        try:
-            parsed.append((source, parse_note(source.text, source.slug, source.curated, source.curated_path)))
-        except CuratedError as exc:
-            errors.append(str(exc))
+    pairs, errors = _parsed(sources, parsed)
     if errors:
         raise NoteFileError("\n".join(errors))
-    stored = Note.objects.filter(slug__in=[p.slug for _, p in parsed]).select_related("course").defer("content")
+    stored = Note.objects.filter(slug__in=[p.slug for _, p in pairs]).select_related("course").defer("content")
     notes = {n.slug: n for n in stored}
     errors = [
         f"{n.path}: the note {slug!r} belongs to another course" for slug, n in notes.items() if not _ours(n, course)
@@ -237,7 +331,7 @@ def import_notes(
     cards_by_note = _cards_by_note([n.pk for n in notes.values()])
     reports = []
     written: list[ParsedNote] = []
-    for source, note_spec in parsed:
+    for source, note_spec in pairs:
         note = notes.get(note_spec.slug)
         plan = _plan(source, note_spec, note, cards_by_note.get(note.pk, []) if note else [], course)
         if plan.report.writes and not dry_run:
@@ -252,6 +346,23 @@ def import_notes(
         if on_verified is not None and line:
             on_verified(line)
     return reports
+
+
+def _parsed(
+    sources: Sequence[NoteSource], parsed: Sequence[ParsedNote] | None
+) -> tuple[list[tuple[NoteSource, ParsedNote]], list[str]]:
+    """Each source with its parsed note (parsed here unless the caller did), and the curated files' mistakes."""
+    if parsed is not None:
+        if [p.slug for p in parsed] != [s.slug for s in sources]:
+            raise ValueError("parsed notes must be the sources', in the same order")
+        return list(zip(sources, parsed, strict=True)), []
+    pairs, errors = [], []
+    for source in sources:
+        try:
+            pairs.append((source, parse_note(source.text, source.slug, source.curated, source.curated_path)))
+        except CuratedError as exc:
+            errors.append(str(exc))
+    return pairs, errors
 
 
 def _verify(written: list[ParsedNote]) -> list[str]:

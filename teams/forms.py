@@ -108,3 +108,12 @@ class LearningOrderForm(forms.Form):
 
     def error_text(self) -> str:
         return " ".join(str(message) for messages in self.errors.values() for message in messages)
+
+
+class RoleForm(forms.Form):
+    """An owner's choice for a member: editor of the team's course, or member."""
+
+    role = forms.ChoiceField(
+        choices=[("editor", _("Editor")), ("member", _("Member"))],
+        error_messages={"invalid_choice": _("A member can be made an editor or a member.")},
+    )

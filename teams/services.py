@@ -157,6 +157,24 @@ def transfer_ownership(team: Team, actor: Membership, target: Membership) -> Non
         Membership.objects.filter(pk=actor.pk).update(role=Membership.Role.MEMBER)
 
 
+def set_role(team: Team, actor: Membership, target: Membership, role: str) -> None:
+    """An owner names a member an editor of the team's course, or makes an editor a member again.
+
+    Owners keep their role here (ownership moves through ``transfer_ownership``); the row is changed only
+    when it is still the team's and not an owner's, so a concurrent transfer is never undone.
+    """
+    if not actor.is_owner:
+        raise TeamError(_("Only an owner can name editors."))
+    if role not in (Membership.Role.EDITOR, Membership.Role.MEMBER):
+        raise TeamError(_("A member can be made an editor or a member, nothing else here."))
+    if target.team_id != team.pk or target.is_owner:
+        raise TeamError(_("Pick a member of this team who is not an owner."))
+    changed = Membership.objects.filter(pk=target.pk, team=team).exclude(role=Membership.Role.OWNER).update(role=role)
+    if not changed:
+        raise TeamError(_("Pick a member of this team who is not an owner."))
+    target.role = role
+
+
 def set_preferences(user: AbstractBaseUser, *, global_board: bool, daily_digest: bool) -> BoardPreference:
     pref, _created = BoardPreference.objects.get_or_create(user=user)
     if global_board and not pref.global_board:

@@ -27,4 +27,5 @@ urlpatterns = [
     path("<slug:slug>/invite/rotate/", views.rotate_invite, name="rotate_invite"),
     path("<slug:slug>/members/<uuid:member>/remove/", views.remove_member, name="remove_member"),
     path("<slug:slug>/members/<uuid:member>/transfer/", views.transfer_ownership, name="transfer_ownership"),
+    path("<slug:slug>/members/<uuid:member>/role/", views.set_role, name="set_role"),
 ]

@@ -19,8 +19,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cards import calibrating, revlog
 from cards.models import ReviewLog, default_time_zone
 
-from . import boards, digests, learning_orders, services
-from .forms import DefaultSchedulerForm, LearningOrderForm, PeriodForm, PreferenceForm, RenameForm, TeamForm
+from . import boards, digests, extensions, learning_orders, services
+from .forms import (
+    DefaultSchedulerForm,
+    LearningOrderForm,
+    PeriodForm,
+    PreferenceForm,
+    RenameForm,
+    RoleForm,
+    TeamForm,
+)
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
@@ -94,6 +102,7 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
         "order_stages": learning_orders.stages_of(team),
         "order_followers": learning_orders.follower_count(team),
         "follows_order": learning_orders.follows(team, request.user),
+        "sections": extensions.team_sections(membership),  # e.g. the team's course (registered by courses)
     }
     return render(request, "teams/detail.html", context)
 
@@ -262,6 +271,30 @@ def transfer_ownership(request: HttpRequest, slug: str, member: object) -> HttpR
         messages.error(request, str(exc))
     else:
         messages.success(request, _("%(name)s now owns the team.") % {"name": target.user.get_username()})
+    return redirect("teams:detail", slug=slug)
+
+
+@login_required
+@require_POST
+def set_role(request: HttpRequest, slug: str, member: object) -> HttpResponse:
+    """An owner names a member an editor of the team's course (who may then upload its notes), or undoes it."""
+    membership = _owner_membership(request, slug)
+    target = _target(membership.team, member)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("A member can be made an editor or a member."))
+        return redirect("teams:detail", slug=slug)
+    try:
+        services.set_role(membership.team, membership, target, form.cleaned_data["role"])
+    except services.TeamError as exc:
+        messages.error(request, str(exc))
+    else:
+        done = (
+            _("%(name)s is now an editor of the team's course.")
+            if target.role == Membership.Role.EDITOR
+            else _("%(name)s is now a member (no longer an editor).")
+        )
+        messages.success(request, done % {"name": target.user.get_username()})
     return redirect("teams:detail", slug=slug)
 
 

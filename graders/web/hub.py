@@ -65,6 +65,7 @@ class HubFilters:
     note: str = ""
     track: str = ""
     query: str = ""
+    course: str = ""  # a course's slug: only its drills (the hub lists only the courses the learner may read)
 
     @classmethod
     def from_query(cls, params: dict[str, str]) -> HubFilters:
@@ -78,11 +79,12 @@ class HubFilters:
             note=params.get("note", "")[:120],
             track=params.get("track", "")[:60],
             query=params.get("q", "").strip()[:QUERY_CHARS],
+            course=params.get("course", "")[:60],
         )
 
     @property
     def active(self) -> bool:
-        return any((self.status, self.tag, self.difficulty, self.note, self.track, self.query))
+        return any((self.status, self.tag, self.difficulty, self.note, self.track, self.query, self.course))
 
     def keeps(self, row: HubRow) -> bool:
         drill = row.drill
@@ -92,6 +94,7 @@ class HubFilters:
             and (not self.difficulty or drill.difficulty == self.difficulty)
             and (not self.note or drill.card.note.slug == self.note)
             and (not self.track or drill.track == self.track)
+            and (not self.course or _course_slug(drill) == self.course)
             and (not self.query or all(word in row.search_text for word in self.query.lower().split()))
         )
 
@@ -104,11 +107,12 @@ class Hub:
     tags: list[str] = field(default_factory=list)
     notes: list[tuple[str, str]] = field(default_factory=list)  # (slug, title)
     tracks: list[str] = field(default_factory=list)
+    courses: list[tuple[str, str]] = field(default_factory=list)  # (slug, title) of the courses with drills here
 
 
 def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
     """Every active drill with the learner's status, in note then card order."""
-    drills = Drill.objects.active().visible_to(user).select_related("card__note")
+    drills = Drill.objects.active().visible_to(user).select_related("card__note__course")
     drills = drills.order_by("card__note__title", "card__position", "pk")
     facts = learner_facts(user)
     rows = []
@@ -134,4 +138,16 @@ def build_hub(user: AbstractBaseUser, today: date, filters: HubFilters) -> Hub:
         tags=sorted({tag for row in rows for tag in row.drill.tags}),
         notes=sorted(notes.items(), key=lambda item: item[1]),
         tracks=sorted({row.drill.track for row in rows if row.drill.track}),
+        courses=_courses(rows),
     )
+
+
+def _course_slug(drill: Drill) -> str:
+    course = drill.card.note.course
+    return course.slug if course is not None else ""
+
+
+def _courses(rows: list[HubRow]) -> list[tuple[str, str]]:
+    """The courses the listed drills come from (read from the rows: no query), the public ones first."""
+    found = {note.course for note in (row.drill.card.note for row in rows) if note.course is not None}
+    return [(course.slug, course.title) for course in sorted(found, key=lambda c: (not c.public, c.title, c.pk))]

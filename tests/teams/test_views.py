@@ -28,6 +28,7 @@ TEAM_URLS = [
     ("rotate_invite", "post", True),
     ("remove_member", "post", True),
     ("transfer_ownership", "post", True),
+    ("set_role", "post", True),
     ("leave", "post", False),
 ]
 
@@ -50,7 +51,7 @@ def _url(name: str, world: dict[str, object]) -> str:
     team = world["team"]
     assert isinstance(team, Team)
     third = team.memberships.get(user__username="third")
-    if name in ("remove_member", "transfer_ownership"):
+    if name in ("remove_member", "transfer_ownership", "set_role"):
         return reverse(f"teams:{name}", args=[team.slug, third.uuid])
     return reverse(f"teams:{name}", args=[team.slug])
 

@@ -108,11 +108,13 @@ def relative_path(path: str) -> str:
         return path
 
 
-def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
-    """One drill and its card, in place: the card keeps its id (and learners their SM-2 state)."""
+def upsert(spec: DrillSpec, note: Note, position: int, report: Report, slug: str = "") -> None:
+    """One drill and its card, in place: the card keeps its id (and learners their SM-2 state). ``slug``: the
+    stored slug (a team course's drill is stored under its course's, ``Course.qualified``); the file's by default."""
+    slug = slug or spec.slug
     definition = Path(spec.path).read_text(encoding="utf-8")
     fields = drill_fields(spec, definition, relative_path(spec.path))
-    existing = Drill.objects.select_related("card").filter(slug=spec.slug).first()
+    existing = Drill.objects.select_related("card").filter(slug=slug).first()
     if existing is not None and existing.active and existing.version == spec.version:
         card = existing.card
         same_card = (
@@ -124,8 +126,8 @@ def upsert(spec: DrillSpec, note: Note, position: int, report: Report) -> None:
         if same_card:
             report.unchanged.append(spec.slug)
             return
-    card, _ = Card.objects.update_or_create(key=card_key(spec.slug), defaults=card_fields(spec, note, position))
-    Drill.objects.update_or_create(slug=spec.slug, defaults={**fields, "card": card})
+    card, _ = Card.objects.update_or_create(key=card_key(slug), defaults=card_fields(spec, note, position))
+    Drill.objects.update_or_create(slug=slug, defaults={**fields, "card": card})
     (report.updated if existing is not None else report.created).append(spec.slug)
 
 
@@ -144,14 +146,21 @@ def missing_headings(specs: dict[str, DrillSpec], notes: dict[str, Note]) -> lis
     ]
 
 
-def import_drills(folder: Path) -> Report:
-    """Steps: 1. load and validate every file  2. find each drill's note  3. upsert  4. retire the rest."""
+def import_drills(folder: Path, course: Course | None = None) -> Report:
+    """Steps: 1. load and validate every file  2. find each drill's note  3. upsert  4. retire the rest.
+
+    ``course``: the course the drills belong to (``None``: the bundled course). A team course's drills are
+    stored under its slugs (``Course.qualified``: unique across courses, so is their card's key) and their
+    ``[source] note`` is a note of that course.
+    """
     try:
         specs = load_drills(folder)
     except DrillError as exc:
         raise CommandError(str(exc)) from None
-    course = bundled_course()
-    notes = {note.slug: note for note in Note.objects.filter(owner__isnull=True).filter(_in_course(course))}
+    course = course or bundled_course()
+    stored = {slug: course.qualified(slug) for slug in specs}
+    rows = Note.objects.filter(owner__isnull=True).filter(_in_course(course))
+    notes = {course.unqualified(note.slug): note for note in rows}
     missing = sorted({spec.source.note for spec in specs.values() if note_slug(spec.source.note) not in notes})
     if missing:
         raise CommandError(f"drills name notes that are not imported (run import_notes first): {', '.join(missing)}")
@@ -161,12 +170,12 @@ def import_drills(folder: Path) -> Report:
         spec = specs[slug]
         note = notes[note_slug(spec.source.note)]
         per_note[note.slug] = per_note.get(note.slug, 0) + 1
-        upsert(spec, note, CARD_POSITION_BASE + per_note[note.slug], report)
+        upsert(spec, note, CARD_POSITION_BASE + per_note[note.slug], report, stored[slug])
     # The expected outputs of every drill's examples, computed by a worker now rather than on a page view
     # (a GET never writes): a drill whose version has its row already queues nothing.
-    for drill in Drill.objects.filter(slug__in=list(specs), active=True):
+    for drill in Drill.objects.filter(slug__in=list(stored.values()), active=True):
         examples.example_outputs(drill)
-    gone = Drill.objects.filter(active=True).of_course(course).exclude(slug__in=list(specs))  # never a team's
+    gone = Drill.objects.filter(active=True).of_course(course).exclude(slug__in=list(stored.values()))  # the course's
     report.retired = sorted(gone.values_list("slug", flat=True))
     report.warnings = missing_headings(specs, notes)
     Card.objects.filter(drill__in=gone).update(active=False)
