@@ -15,7 +15,7 @@ class GradersConfig(AppConfig):
         from cards import extensions
 
         from .jobs import tasks, worker  # noqa: F401
-        from .kinds import examples, verdicts  # noqa: F401
+        from .kinds import checks, examples, verdicts  # noqa: F401
         from .web import stats
 
         # Drill cards on the review page, and the drills' section of the stats page.
