@@ -1,7 +1,20 @@
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401 (the course pages register here)
+from django.urls import path
+
+from . import drill_views
 
 app_name = "courses"
 
-urlpatterns: list = []
+urlpatterns: list = [
+    # A course's drills: drafts, the editor (form or TOML), check, publish (courses/drill_views.py).
+    path("<slug:team>/drills/", drill_views.drill_list, name="drills"),
+    path("<slug:team>/drills/new/", drill_views.drill_new, name="drill_new"),
+    path("<slug:team>/drills/new/toml/", drill_views.drill_new_toml, name="drill_new_toml"),
+    path("<slug:team>/drills/published/<slug:slug>/edit/", drill_views.drill_open, name="drill_open"),
+    path("<slug:team>/drills/<uuid:draft>/", drill_views.drill_edit, name="drill_edit"),
+    path("<slug:team>/drills/<uuid:draft>/toml/", drill_views.drill_toml, name="drill_toml"),
+    path("<slug:team>/drills/<uuid:draft>/check/", drill_views.drill_check, name="drill_check"),
+    path("<slug:team>/drills/<uuid:draft>/check/status/", drill_views.drill_check_status, name="drill_check_status"),
+    path("<slug:team>/drills/<uuid:draft>/publish/", drill_views.drill_publish, name="drill_publish"),
+]
