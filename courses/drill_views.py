@@ -217,9 +217,12 @@ def drill_check(request: HttpRequest, team: str, draft: UUID) -> HttpResponse:
 @login_required
 @require_GET
 def drill_check_status(request: HttpRequest, team: str, draft: UUID) -> HttpResponse:
-    """The check's report (htmx polls it while the check waits or runs)."""
+    """The check's report (htmx polls it while the check waits or runs); once final, the learner's view too."""
     membership, found = _draft(request, team, draft)
-    return render(request, "courses/snippets/drill_check.html", _check_context(membership, found))
+    context = _check_context(membership, found)
+    if not context["polling"]:  # final: the learner's view (the examples' outputs) comes with it, out of band
+        context = {**_editor_context(membership, found), "oob_preview": True}
+    return render(request, "courses/snippets/drill_check.html", context)
 
 
 @login_required
