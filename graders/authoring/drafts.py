@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Sum
+from django.db.models import F, Max, Model, Sum
 
 from cards.ingest.slugs import note_slug
 from cards.models import Card, Course, Note
@@ -97,6 +97,14 @@ def statement_problems(spec: DrillSpec) -> list[str]:
 # ---------------------------------------------------------------------------------------------- drafts
 
 
+def _lock(model: type[Model], pk: int, field: str) -> None:
+    """Lock one row for the rest of the transaction by writing it unchanged (``SET field = field``): a write
+    first, because on SQLite a transaction that read first fails at its first write when another process
+    committed meanwhile ("database is locked", at once: make run's stack met it), while one that writes
+    first waits its turn; on PostgreSQL it is a row lock like ``SELECT ... FOR UPDATE``."""
+    model.objects.filter(pk=pk).update(**{field: F(field)})  # type: ignore[attr-defined]
+
+
 def _text_fits(text: str, caps: Caps) -> None:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > caps.drill_bytes:
@@ -119,7 +127,7 @@ def new_draft(course: Course, author: Any, text: str, caps: Caps | None = None) 
     caps = caps or Caps.from_settings()
     _text_fits(text, caps)
     with transaction.atomic():
-        Course.objects.select_for_update().filter(pk=course.pk).first()  # one count at a time per course
+        _lock(Course, course.pk, "slug")  # one count at a time per course
         if DrillDraft.objects.filter(course=course).count() >= caps.drafts:
             raise Refused(f"The course has {caps.drafts} drafts, its most: publish or delete some first.")
         return DrillDraft.objects.create(course=course, author=author, text=text, slug=_slug_of(text))
@@ -162,7 +170,7 @@ def request_check(draft: DrillDraft, user: Any, now: datetime, caps: Caps | None
     if problems:
         raise Refused(" ".join(problems))
     with transaction.atomic():
-        Course.objects.select_for_update().filter(pk=draft.course_id).first()  # one budget decision at a time
+        _lock(Course, draft.course_id, "slug")  # one budget decision at a time per course
         waiting = DrillCheck.objects.filter(draft=draft, status__in=PENDING, text=draft.text).first()
         if waiting is not None:
             return waiting
@@ -221,7 +229,8 @@ def publish(draft: DrillDraft, user: Any, now: datetime, caps: Caps | None = Non
     3. the revision, numbered after the drill's last  4. the examples' outputs from the check (or a job)."""
     caps = caps or Caps.from_settings()
     with transaction.atomic():
-        draft = DrillDraft.objects.select_for_update().select_related("course").get(pk=draft.pk)
+        _lock(DrillDraft, draft.pk, "slug")
+        draft = DrillDraft.objects.select_related("course").get(pk=draft.pk)
         problems = publish_problems(draft, caps)
         if problems:
             raise Refused(" ".join(problems))

@@ -122,6 +122,19 @@ def test_it_refuses_a_hidden_case_that_never_varies_with_the_seed(runner: LocalR
     text = DRILL.replace('"torch.randn(4, generator=g)"', '"torch.ones(4) + 0 * torch.rand(1, generator=g)"')
     varies = items(check(text, runner), "varies")[0]
     assert not varies["passed"] and "“random”" in varies["message"] and "fixed = true" in varies["message"]
+    assert "the same inputs for 9 seeds" in varies["message"]
+
+
+def test_it_tries_more_seeds_before_refusing_a_case_that_met_itself_by_chance(runner: LocalRunner) -> None:
+    """A case drawn from three shapes is the same for two seeds one time in three: not a case that never varies."""
+    from graders.drills import generate_cases
+
+    text = DRILL.replace('"torch.randn(4, generator=g)"', '"torch.zeros(rng.randint(1, 3))"')
+    drill = parse_drill(text)
+    shapes = {seed: [c.args[0].shape for c in generate_cases(drill, seed) if c.hidden] for seed in range(100)}
+    first = next(seed for seed in range(99) if shapes[seed] == shapes[seed + 1])
+    varies = items(dict(run_check(drill, runner, seeds=(first, first + 1), budget_seconds=60.0)), "varies")[0]
+    assert varies["passed"], varies
 
 
 def test_it_counts_a_hidden_case_that_draws_from_rng_as_varying(runner: LocalRunner) -> None:
