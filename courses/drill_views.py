@@ -240,6 +240,16 @@ def drill_publish(request: HttpRequest, team: str, draft: UUID) -> HttpResponse:
 
 @login_required
 @require_POST
+def drill_delete(request: HttpRequest, team: str, draft: UUID) -> HttpResponse:
+    """Delete a draft (its checks with it); a published drill stays as it is."""
+    membership, found = _draft(request, team, draft)
+    found.delete()
+    messages.success(request, _("Draft deleted."))
+    return redirect("courses:drills", team=membership.team.slug)
+
+
+@login_required
+@require_POST
 def drill_open(request: HttpRequest, team: str, slug: str) -> HttpResponse:
     """A draft of one of the course's published drills, to change and publish again."""
     membership = _editor(request, team)

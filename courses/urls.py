@@ -17,4 +17,5 @@ urlpatterns: list = [
     path("<slug:team>/drills/<uuid:draft>/check/", drill_views.drill_check, name="drill_check"),
     path("<slug:team>/drills/<uuid:draft>/check/status/", drill_views.drill_check_status, name="drill_check_status"),
     path("<slug:team>/drills/<uuid:draft>/publish/", drill_views.drill_publish, name="drill_publish"),
+    path("<slug:team>/drills/<uuid:draft>/delete/", drill_views.drill_delete, name="drill_delete"),
 ]

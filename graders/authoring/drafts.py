@@ -25,6 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max, Model, Sum
+from django.utils.translation import gettext as _
 
 from cards.ingest.slugs import note_slug
 from cards.models import Card, Course, Note
@@ -80,13 +81,16 @@ def size_problems(spec: DrillSpec, caps: Caps) -> list[str]:
     problems = []
     cases = sum(case.repeat for case in spec.examples + spec.hidden)
     if cases > caps.cases:
-        problems.append(f"The drill has {cases} cases (repeats counted); a course's drill may have {caps.cases}.")
+        message = _("The drill has %(cases)d cases (repeats counted); a course's drill may have %(most)d.")
+        problems.append(message % {"cases": cases, "most": caps.cases})
     solutions = len(spec.wrong) + len(spec.alternatives)
     if solutions > caps.solutions:
-        problems.append(f"The drill has {solutions} wrong and alternative solutions; at most {caps.solutions}.")
+        message = _("The drill has %(count)d wrong and alternative solutions; at most %(most)d.")
+        problems.append(message % {"count": solutions, "most": caps.solutions})
     for name in ("cpu_seconds", "wall_seconds", "memory_mb"):
         if getattr(spec.limits, name) > getattr(MAX_LIMITS, name):
-            problems.append(f"limits.{name} may be at most {getattr(MAX_LIMITS, name):g} in a course's drill.")
+            message = _("limits.%(name)s may be at most %(most)g in a course's drill.")
+            problems.append(message % {"name": name, "most": getattr(MAX_LIMITS, name)})
     return problems
 
 
@@ -108,9 +112,10 @@ def _lock(model: type[Model], pk: int, field: str) -> None:
 def _text_fits(text: str, caps: Caps) -> None:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > caps.drill_bytes:
-        raise Refused(f"The drill file is {size} bytes; a course's drill file may have {caps.drill_bytes}.")
+        message = _("The drill file is %(size)d bytes; a course's drill file may have %(most)d.")
+        raise Refused(message % {"size": size, "most": caps.drill_bytes})
     if "\x00" in text:
-        raise Refused("The drill file holds a NUL character.")
+        raise Refused(_("The drill file holds a NUL character."))
 
 
 def _slug_of(text: str) -> str:
@@ -129,7 +134,7 @@ def new_draft(course: Course, author: Any, text: str, caps: Caps | None = None) 
     with transaction.atomic():
         _lock(Course, course.pk, "slug")  # one count at a time per course
         if DrillDraft.objects.filter(course=course).count() >= caps.drafts:
-            raise Refused(f"The course has {caps.drafts} drafts, its most: publish or delete some first.")
+            raise Refused(_("The course has %(most)d drafts, its most: delete some first.") % {"most": caps.drafts})
         return DrillDraft.objects.create(course=course, author=author, text=text, slug=_slug_of(text))
 
 
@@ -145,7 +150,7 @@ def draft_for_drill(course: Course, drill: Drill, author: Any) -> DrillDraft:
     """A draft holding the published text of one of the course's drills (the newest such draft when one exists
     with that very text), to change and publish again."""
     if drill.card.note.course_id != course.pk:
-        raise Refused("That drill is not one of this course's.")
+        raise Refused(_("That drill is not one of this course's."))
     same = DrillDraft.objects.filter(course=course, text=drill.definition).order_by("-updated_at").first()
     return same or new_draft(course, author, drill.definition)
 
@@ -165,7 +170,7 @@ def request_check(draft: DrillDraft, user: Any, now: datetime, caps: Caps | None
     try:
         spec = parse(draft.text)
     except DrillError as exc:
-        raise Refused(f"Fix the drill file first: {exc}") from None
+        raise Refused(_("Fix the drill file first: %(error)s") % {"error": exc}) from None
     problems = size_problems(spec, caps)
     if problems:
         raise Refused(" ".join(problems))
@@ -185,13 +190,15 @@ def request_check(draft: DrillDraft, user: Any, now: datetime, caps: Caps | None
 def _within_budget(course_id: int, now: datetime, caps: Caps) -> None:
     recent = DrillCheck.objects.filter(course_id=course_id, queued_at__gt=now - timedelta(hours=1))
     if recent.count() >= caps.checks_per_hour:
-        raise Refused(f"This course asked for {caps.checks_per_hour} checks in the last hour, its most: try later.")
+        message = _("This course asked for %(most)d checks in the last hour, its most: try later.")
+        raise Refused(message % {"most": caps.checks_per_hour})
     spent = (recent.aggregate(total=Sum("sandbox_ms"))["total"] or 0) / 1000
     if spent >= caps.check_seconds_per_hour:
-        raise Refused(
-            f"This course's checks used {spent:.0f} s of sandbox time in the last hour, its most "
-            f"({caps.check_seconds_per_hour} s): try later."
+        message = _(
+            "This course's checks used %(spent).0f s of sandbox time in the last hour, its most (%(most)d s): "
+            "try later."
         )
+        raise Refused(message % {"spent": spent, "most": caps.check_seconds_per_hour})
 
 
 # -------------------------------------------------------------------------------------------- publish
@@ -201,20 +208,21 @@ def publish_problems(draft: DrillDraft, caps: Caps | None = None) -> list[str]:
     """Why the draft cannot be published now (empty: it can). Read only: the page asks before offering it."""
     caps = caps or Caps.from_settings()
     if draft.course.is_bundled:
-        return ["The bundled course is published from the repository, never through the site."]
+        return [_("The bundled course is published from the repository, never through the site.")]
     try:
         spec = parse(draft.text)
     except DrillError as exc:
-        return [f"The drill file has an error: {exc}"]
+        return [_("The drill file has an error: %(error)s") % {"error": exc}]
     problems = size_problems(spec, caps) + statement_problems(spec)
     if not draft.checked:
-        problems.append("Check this text first: only a text whose last check passed is published.")
+        problems.append(_("Check this text first: only a text whose last check passed is published."))
     elif not draft.passed:
-        problems.append("The last check of this text failed: fix what it found and check again.")
+        problems.append(_("The last check of this text failed: fix what it found and check again."))
     if _note(draft.course, spec) is None:
-        problems.append(f"The course has no note {spec.source.note!r} ([source] note): add that note first.")
+        message = _("The course has no note %(note)s ([source] note): add that note first.")
+        problems.append(message % {"note": repr(spec.source.note)})
     if len(draft.course.qualified(spec.slug)) > SLUG_MAX:
-        problems.append(f"The slug {spec.slug!r} is too long.")
+        problems.append(_("The slug %(slug)s is too long.") % {"slug": repr(spec.slug)})
     return problems
 
 
@@ -254,16 +262,16 @@ def _upsert(course: Course, spec: DrillSpec, text: str, caps: Caps) -> Drill:
     card = Card.objects.select_related("note").filter(key=card_key(stored)).first()
     for found in (existing.card if existing is not None else None, card):
         if found is not None and found.note.course_id != course.pk:
-            raise Refused("That slug belongs to another course.")  # never: the slug carries the course's
+            raise Refused(_("That slug belongs to another course."))  # never: the slug carries the course's
     if existing is not None and existing.active and existing.version == spec.version:
-        raise Refused("This text is already the published version.")
+        raise Refused(_("This text is already the published version."))
     if existing is None and Drill.objects.of_course(course).filter(active=True).count() >= caps.drills:
-        raise Refused(f"The course has {caps.drills} drills, its most.")
+        raise Refused(_("The course has %(most)d drills, its most.") % {"most": caps.drills})
     kept = card is not None and card.note_id == note.pk
     position = card.position if card is not None and kept else _next_position(note)
-    card, _ = Card.objects.update_or_create(key=card_key(stored), defaults=card_fields(spec, note, position))
+    card, _created = Card.objects.update_or_create(key=card_key(stored), defaults=card_fields(spec, note, position))
     source_path = str(PurePosixPath("drills") / PurePosixPath(spec.source.note).stem / f"{spec.slug}.toml")
-    drill, _ = Drill.objects.update_or_create(
+    drill, _created = Drill.objects.update_or_create(
         slug=stored, defaults={**drill_fields(spec, text, source_path), "card": card}
     )
     return drill

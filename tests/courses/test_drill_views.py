@@ -112,9 +112,8 @@ class AccessTests(CourseDrillTestCase):
 
     def test_it_refuses_every_post_to_members_and_outsiders_and_writes_nothing(self) -> None:
         draft = self.draft()
-        posts = [
-            self.url(name, draft=draft.uuid) for name in ("drill_edit", "drill_toml", "drill_check", "drill_publish")
-        ]
+        names = ("drill_edit", "drill_toml", "drill_check", "drill_publish", "drill_delete")
+        posts = [self.url(name, draft=draft.uuid) for name in names]
         posts += [self.url("drill_new"), self.url("drill_new_toml")]
         for user, status in ((self.member, 403), (self.outsider, 404)):
             client = self.client_for(user)
@@ -131,6 +130,8 @@ class AccessTests(CourseDrillTestCase):
             self.assertEqual(client.get(self.url(name, draft=theirs.uuid)).status_code, 404)
         self.assertEqual(client.post(self.url("drill_publish", draft=theirs.uuid)).status_code, 404)
         self.assertEqual(client.post(self.url("drill_check", draft=theirs.uuid)).status_code, 404)
+        self.assertEqual(client.post(self.url("drill_delete", draft=theirs.uuid)).status_code, 404)
+        self.assertTrue(DrillDraft.objects.filter(pk=theirs.pk).exists())
 
     def test_a_get_never_makes_the_course(self) -> None:
         team = services.create_team(self.owner, "New team", "UTC")
@@ -190,6 +191,13 @@ class EditorTests(CourseDrillTestCase):
         self.assertIn("返回不与参数共享内存的新结果", page)
         self.assertIn("solution(torch.tensor([1.0, 2.0]))", page)
         self.assertIn("Write <code>solution(x)</code>", page)
+
+    def test_it_deletes_a_draft_and_its_checks(self) -> None:
+        draft = self.draft()
+        drafts.request_check(draft, self.editor, _now())
+        response = self.client_for(self.editor).post(self.url("drill_delete", draft=draft.uuid))
+        self.assertRedirects(response, self.url("drills"))
+        self.assertEqual((DrillDraft.objects.count(), DrillCheck.objects.count()), (0, 0))
 
     def test_it_names_the_error_of_a_drill_file_it_saved(self) -> None:
         draft = self.draft(DOUBLE.replace('entry_point = "solution"', 'entry_point = "main"'))
