@@ -101,20 +101,40 @@ def _now() -> Any:
     return timezone.now()
 
 
+# Every drill page of a course and how the access tests below reach it (GET pages, then POST-only ones).
+DRILL_GETS = ("drills", "drill_new", "drill_new_toml", "drill_edit", "drill_toml", "drill_check_status")
+DRILL_POSTS = (
+    "drill_edit",
+    "drill_toml",
+    "drill_check",
+    "drill_publish",
+    "drill_delete",
+    "drill_new",
+    "drill_new_toml",
+)
+DRILL_OTHERS = ("drill_open",)  # by a published drill's slug: tests/courses/test_drill_publish.py
+
+
+def test_every_drill_url_of_a_course_is_in_the_access_tests() -> None:
+    from courses import urls
+
+    drill_urls = {p.name for p in urls.urlpatterns if "drills/" in str(p.pattern)}
+    assert drill_urls == set(DRILL_GETS) | set(DRILL_POSTS) | set(DRILL_OTHERS)
+
+
 class AccessTests(CourseDrillTestCase):
     def test_it_opens_every_page_to_the_owner_and_editors_only(self) -> None:
         draft = self.draft()
-        pages = [self.url("drills"), self.url("drill_new"), self.url("drill_new_toml")]
-        pages += [self.url(name, draft=draft.uuid) for name in ("drill_edit", "drill_toml", "drill_check_status")]
+        pages = [self.url(name) for name in DRILL_GETS[:3]]
+        pages += [self.url(name, draft=draft.uuid) for name in DRILL_GETS[3:]]
         for user, status in ((self.owner, 200), (self.editor, 200), (self.member, 403), (self.outsider, 404)):
             client = self.client_for(user)
             self.assertEqual([client.get(page).status_code for page in pages], [status] * len(pages), user)
 
     def test_it_refuses_every_post_to_members_and_outsiders_and_writes_nothing(self) -> None:
         draft = self.draft()
-        names = ("drill_edit", "drill_toml", "drill_check", "drill_publish", "drill_delete")
-        posts = [self.url(name, draft=draft.uuid) for name in names]
-        posts += [self.url("drill_new"), self.url("drill_new_toml")]
+        posts = [self.url(name, draft=draft.uuid) for name in DRILL_POSTS[:5]]
+        posts += [self.url(name) for name in DRILL_POSTS[5:]]
         for user, status in ((self.member, 403), (self.outsider, 404)):
             client = self.client_for(user)
             self.assertEqual([client.post(p, {"text": "x"}).status_code for p in posts], [status] * len(posts))
