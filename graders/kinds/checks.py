@@ -28,7 +28,7 @@ CHECK_PATH = "drill.toml"  # the name a check's messages give the drill file
 class CheckKind:
     name: ClassVar[str] = "drill_check"
     model: ClassVar[type[DrillCheck]] = DrillCheck
-    related: ClassVar[tuple[str, ...]] = ()
+    related: ClassVar[tuple[str, ...]] = ("course",)  # the reaper reads rows with it (select_related)
 
     def queue(self, job: DrillCheck) -> str:
         """The CPU queue, whatever the drill's device: a check judges the drill, and a CPU grader always runs."""

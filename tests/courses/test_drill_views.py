@@ -243,6 +243,13 @@ class CheckTests(CourseDrillTestCase):
         client.post(self.url("drill_check", draft=draft.uuid))
         self.assertEqual(DrillCheck.objects.count(), 1)  # the same text waiting: no second check
 
+    def test_the_reaper_sends_a_lost_check_again(self) -> None:
+        from datetime import timedelta
+
+        asked = drafts.request_check(self.draft(), self.editor, _now() - timedelta(minutes=5))
+        self.assertEqual(lifecycle.lost(CHECKS, _now()), [asked])
+        self.assertEqual(CHECKS.queue(asked), "grade_cpu")
+
     def test_it_refuses_to_check_a_drill_file_with_an_error(self) -> None:
         draft = self.draft(DOUBLE.replace('"torch.randn(4, generator=g)"', "\"open('/etc/passwd')\""))
         response = self.client_for(self.editor).post(self.url("drill_check", draft=draft.uuid), follow=True)
