@@ -1,4 +1,5 @@
-"""Drills, the work graded against them (submissions, example outputs) and the graders' heartbeats.
+"""Drills, the work graded against them (submissions, example outputs) and the graders' heartbeats; a course's
+drills as its editors write them (drafts, their checks, the published revisions).
 
 Sandbox work shares one lifecycle (``Job``, driven by ``graders.jobs.lifecycle``): every move is a conditional
 ``update()`` that must change exactly one row, so two workers that both received the same message
@@ -303,3 +304,105 @@ class DrillExamples(Job):
 
     def __str__(self) -> str:
         return f"examples of {self.drill_id} at {self.drill_version[:12]}"
+
+
+class DrillDraft(models.Model):
+    """A drill a course's editor is writing: its drill-file text, kept between requests, and its last check.
+
+    Learners never see a draft and nothing grades against it; publishing (``graders.authoring.drafts.publish``)
+    turns a checked text into the course's ``Drill``. ``checked_text`` and ``check_report`` are the last
+    finished check's (exactly the text it ran on, and what happened), written in that check's finishing
+    transaction: a draft may be published only while they are a passing check of exactly ``text``.
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False, help_text="The public id.")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="drill_drafts")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+", help_text="Who saved it last."
+    )
+    slug = models.CharField(max_length=120, blank=True, help_text="The text's slug when it last parsed (for lists).")
+    text = models.TextField(help_text="The drill file's TOML, as the editor last saved it.")
+    checked_text = models.TextField(blank=True, help_text="Exactly the text the last finished check ran on.")
+    check_report = models.JSONField(null=True, blank=True, help_text="The last finished check's report.")
+    last_check = models.ForeignKey("DrillCheck", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            # A course's drafts, newest first (the drills page): WHERE course = ? ORDER BY updated_at DESC.
+            models.Index(fields=["course", "-updated_at"], name="drilldraft_course_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"draft {self.slug or self.uuid} of {self.course_id}"
+
+    @property
+    def checked(self) -> bool:
+        """The last finished check ran on exactly the current text."""
+        return self.check_report is not None and self.checked_text == self.text
+
+    @property
+    def passed(self) -> bool:
+        """... and everything in it passed: what publishing asks for."""
+        return self.checked and bool((self.check_report or {}).get("passed"))
+
+
+class DrillCheck(Job):
+    """One "Check" of a draft's text, run by a worker (``graders.kinds.checks``): the reference on every case
+    for two seeds, each known-wrong solution and each alternative, through the sandbox like any submission.
+
+    ``text`` is the draft's text when the check was asked for, so a later edit never mixes into its report;
+    ``sandbox_ms`` is how long it held a sandbox runner, what a course's hourly budget counts.
+    """
+
+    draft = models.ForeignKey(DrillDraft, on_delete=models.CASCADE, related_name="checks")
+    course = models.ForeignKey(Course, on_delete=models.CASCADE, related_name="+")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    text = models.TextField()
+    status = models.CharField(
+        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
+    )
+    report = models.JSONField(null=True, blank=True, help_text="What each item of the check did (CheckReport).")
+    sandbox_ms = models.PositiveIntegerField(default=0, help_text="Time the check held a sandbox runner.")
+
+    class Meta:
+        constraints = [*job_constraints("drillcheck", JOB_DONE)]
+        indexes = [
+            # The reaper: pending rows by status and claim age.
+            models.Index(
+                fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="drillcheck_pending_idx"
+            ),
+            # A course's checks in the last hour (the budget): WHERE course = ? AND queued_at > ?.
+            models.Index(fields=["course", "queued_at"], name="drillcheck_course_idx"),
+            # A draft's latest check (the editor page): WHERE draft = ? ORDER BY queued_at DESC.
+            models.Index(fields=["draft", "-queued_at"], name="drillcheck_draft_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"check {self.pk} of draft {self.draft_id}: {self.status}"
+
+
+class DrillRevision(models.Model):
+    """One published text of a course's drill, kept for good: a submission's ``drill_version`` names the text
+    it was graded against (``version`` here), and a revision can always show it. ``number`` counts them."""
+
+    drill = models.ForeignKey(Drill, on_delete=models.PROTECT, related_name="revisions")
+    number = models.PositiveIntegerField(help_text="1 for the first published text, then 2, 3...")
+    version = models.CharField(max_length=64, help_text="The text's hash, as Drill.version and drill_version.")
+    definition = models.TextField(help_text="The drill file's text as published.")
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    published_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["drill", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["drill", "number"], name="drillrevision_drill_number_unique"),
+        ]
+        indexes = [
+            # The text a submission was graded against: WHERE drill = ? AND version = ?.
+            models.Index(fields=["drill", "version"], name="drillrevision_version_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.drill_id} revision {self.number}"

@@ -443,6 +443,19 @@ COURSE_MAX_CARDS = envpositive("COURSE_MAX_CARDS", "3000")
 COURSE_UPLOADS_PER_HOUR = envpositive("COURSE_UPLOADS_PER_HOUR", "30")
 COURSE_UPLOAD_TTL_MINUTES = envpositive("COURSE_UPLOAD_TTL_MINUTES", "60")
 
+# A course's drills written through the site (graders.authoring): an author is trusted no more than a learner,
+# so every size and count is capped per course, and "Check" (the sandbox runs of a draft) has a budget.
+COURSE_MAX_DRILLS = envint("COURSE_MAX_DRILLS", "200")  # published drills per course
+COURSE_MAX_DRILL_DRAFTS = envint("COURSE_MAX_DRILL_DRAFTS", "100")  # drafts per course
+COURSE_MAX_DRILL_BYTES = envint("COURSE_MAX_DRILL_BYTES", "65536")  # one drill file's text
+COURSE_MAX_CASES = envint("COURSE_MAX_CASES", "40")  # examples plus hidden cases (repeats counted) per drill
+COURSE_MAX_SOLUTIONS = envint("COURSE_MAX_SOLUTIONS", "12")  # known-wrong solutions plus alternatives per drill
+COURSE_CHECKS_PER_HOUR = envint("COURSE_CHECKS_PER_HOUR", "30")  # checks asked for per course
+COURSE_CHECK_SECONDS_PER_HOUR = envint("COURSE_CHECK_SECONDS_PER_HOUR", "600")  # sandbox seconds per course
+# One check stops once it held a sandbox runner this long (each item is then "not run"); well under
+# GRADER_STALE_AFTER, so a long check is never taken for a lost one.
+COURSE_CHECK_SECONDS = envint("COURSE_CHECK_SECONDS", "45")
+
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 

@@ -93,6 +93,23 @@ class DrillLimits:
     memory_mb: int = 1024
 
 
+# What a known-wrong solution may expect its verdict to be: a rejection the learner can cause, never
+# "accepted" (that is an alternative) nor "internal_error" (ours, never the code's).
+EXPECTABLE = ("wrong_answer", "runtime_error", "rejected", "time_limit", "memory_limit", "output_limit")
+
+
+@dataclass(frozen=True)
+class Solution:
+    """An author's check, kept in the drill file: a known-wrong solution (``[[wrong]]``: the verdict class it
+    must get, ``expect``, and words its message must contain, ``says``) or an ``[[alternative]]`` (accepted).
+    The grader never reads them; "Check" on a course's drill page (``graders.authoring``) runs them."""
+
+    code: str
+    why: str = ""
+    expect: str = "accepted"
+    says: str = ""
+
+
 @dataclass(frozen=True)
 class Source:
     """The note section the drill comes from (note file name + heading text)."""
@@ -113,6 +130,8 @@ class Drill:
     source: Source
     examples: tuple[CaseSpec, ...]
     hidden: tuple[CaseSpec, ...]
+    wrong: tuple[Solution, ...] = ()  # the author's known-wrong solutions (``Solution``)
+    alternatives: tuple[Solution, ...] = ()  # the author's other right solutions
     compare: CompareRule = field(default_factory=CompareRule)
     constraints: Constraints = field(default_factory=Constraints)
     limits: DrillLimits = field(default_factory=DrillLimits)
@@ -327,6 +346,36 @@ def _metadata(top: _Reader) -> tuple[str, tuple[str, ...], str, int]:
     return difficulty, tuple(tag.lower() for tag in tags), track, position
 
 
+def _prompts(top: _Reader) -> tuple[str, str]:
+    """The statement in Chinese and in English: a course may write one language only, never neither."""
+    zh, en = top.get("prompt_zh", str, ""), top.get("prompt_en", str, "")
+    if not zh.strip() and not en.strip():
+        raise top.fail("prompt_en", "is required (or prompt_zh): the statement in at least one language")
+    return zh, en
+
+
+def _solutions(top: _Reader, name: str) -> tuple[Solution, ...]:
+    """``[[wrong]]`` or ``[[alternative]]`` tables: code, why (required for a wrong one), and for
+    a wrong one the verdict class it expects (``EXPECTABLE``) and optional words its message must contain."""
+    wrong = name == "wrong"
+    found = []
+    for i, item in enumerate(top.get(name, list, [])):
+        if not isinstance(item, dict):
+            raise top.fail(f"{name}[{i}]", "must be a table")
+        sub = _Reader(top.path, item, f"{name}[{i}].")
+        sub.check_known({"code", "why", "expect", "says"} if wrong else {"code", "why"})
+        code = sub.text("code")  # not parsed here: a wrong solution may be wrong in any way, a syntax error too
+        why = sub.text("why") if wrong else sub.get("why", str, "")
+        if not wrong:
+            found.append(Solution(code, why))
+            continue
+        expect = sub.get("expect", str, required=True)
+        if expect not in EXPECTABLE:
+            raise sub.fail("expect", f"must be one of {', '.join(EXPECTABLE)}, not {expect!r}")
+        found.append(Solution(code, why, expect, sub.get("says", str, "")))
+    return tuple(found)
+
+
 def parse_drill(text: str, path: str = "<drill>") -> Drill:
     """Parse and validate one drill file's text; ``version`` is a hash of exactly this text."""
     try:
@@ -338,6 +387,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
         {"slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter", "reference", "device"}
         | {"source", "examples", "hidden", "compare", "constraints", "limits", "contract"}
         | {"difficulty", "tags", "track", "position"}
+        | {"wrong", "alternative"}  # the author's checks (``Solution``)
     )
     slug, entry = top.text("slug"), top.text("entry_point")
     if not all(part.isalnum() for part in slug.split("-")) or slug != slug.lower():
@@ -357,6 +407,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
     difficulty, tags, track, position = _metadata(top)
     source = top.table("source")
     source.check_known({"note", "heading"})
+    prompts = _prompts(top)
     examples, hidden = _case_specs(top, "examples", False), _case_specs(top, "hidden", True)
     if not examples or not hidden:
         raise top.fail("examples" if not examples else "hidden", "needs at least one case")
@@ -366,14 +417,16 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
     return Drill(
         slug=slug,
         title=top.text("title"),
-        prompt_zh=top.text("prompt_zh"),
-        prompt_en=top.text("prompt_en"),
+        prompt_zh=prompts[0],
+        prompt_en=prompts[1],
         entry_point=entry,
         starter=top.text("starter"),
         reference=top.text("reference"),
         source=Source(source.text("note"), source.text("heading")),
         examples=examples,
         hidden=hidden,
+        wrong=_solutions(top, "wrong"),
+        alternatives=_solutions(top, "alternative"),
         compare=_compare(top),
         constraints=_constraints(top),
         limits=_limits(top),

@@ -3,5 +3,7 @@
 ``verdicts``: a submission is graded against the stored drill, its verdict recorded and, for an accepted
 attempt, the drill card rated in the same transaction. ``examples``: a drill's example outputs, asked for by
 the web and the import command (a row sent after commit), computed by a worker from the reference.
+``checks``: "Check" of a course's drill draft (the reference, the known-wrong solutions, the alternatives),
+its report written onto the draft.
 The lifecycle around both is ``graders.jobs``'; each kind registers itself by name (``GradersConfig.ready``).
 """
