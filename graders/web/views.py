@@ -158,8 +158,8 @@ def drill_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     """The review page links drill cards by card uuid (no extra query there); this finds the drill."""
-    drill = get_object_or_404(Drill, card__uuid=card_uuid, active=True)
-    return redirect("graders:drill", slug=drill.slug)
+    drill = get_object_or_404(Drill.objects.visible_to(request.user), card__uuid=card_uuid, active=True)
+    return redirect("graders:drill", slug=drill.slug)  # another course's drill: 404 here, its slug never shown
 
 
 @login_required

@@ -141,6 +141,8 @@ class DrillAccessTests(CourseAccessTestCase):
         self.assertEqual(self.client.get(url).status_code, 200)
         self.client.force_login(self.outsider)
         self.assertEqual(self.client.get(url).status_code, 404)
+        by_card = self.client.get(reverse("graders:for_card", args=[self.drill.card.uuid]))
+        self.assertEqual(by_card.status_code, 404)  # not a redirect that names the drill
         response = self.client.post(reverse("graders:submit", args=[self.drill.slug]), {"code": "x", "kind": "submit"})
         self.assertEqual(response.status_code, 404)
         self.assertFalse(Submission.objects.exists())
