@@ -282,6 +282,11 @@ def baseline(stored: list[tuple[Any, list[str]]], n: int, parallel: int) -> tupl
         def run(self, code: str, entry_point: str, cases: Any, **kwargs: Any) -> Any:
             return run_once(code, entry_point, cases, **kwargs)
 
+        def make_cases(self, specs: Any, **kwargs: Any) -> Any:
+            from graders.drills.local import LocalRunner
+
+            return LocalRunner().make_cases(specs, **kwargs)  # the bundled drills' cases, made once per seed
+
     specs = [(d.spec, codes) for d, codes in stored]
     jobs = [(spec, code) for spec, codes in specs for code in codes][:n]
     for spec in {spec.slug: spec for spec, _ in jobs}.values():

@@ -3,27 +3,19 @@
 Each case gets its own generators, seeded from (seed, case name, repetition), so adding or
 reordering cases in a drill file never changes the inputs of the other cases, and every
 learner graded with one seed sees exactly the inputs the cached reference outputs were made from.
+
+The expressions are a drill author's code, and drills come from teams: they are evaluated by a runner
+(``Runner.make_cases``, ``graders.sandbox.casemaker``), in the jail under the drill's limits, and come back
+as plain values. This module only derives the seeds and names the cases.
 """
 
 from __future__ import annotations
 
-import builtins
-import functools
 import hashlib
-import math
-import random
 from dataclasses import dataclass
-from typing import Any
-
-import torch
+from typing import Any, Protocol
 
 from graders.drills.schema import CaseSpec, Drill, DrillError
-
-_BUILTINS: dict[str, Any] = {
-    name: getattr(builtins, name)
-    for name in ("range", "len", "list", "tuple", "dict", "int", "float", "bool", "min", "max", "abs", "sum")
-    + ("sorted", "zip", "__import__")  # torch imports lazily inside some calls; expressions cannot name it
-}
 
 
 @dataclass(frozen=True)
@@ -33,51 +25,74 @@ class Case:
     hidden: bool
 
 
+class CaseMaker(Protocol):
+    """What evaluates case specs: the sandbox pool (in a runner) or ``LocalRunner`` (trusted drills, tests)."""
+
+    def make_cases(self, specs: list[tuple[Any, ...]], *, limits: Any = None, background: bool = False) -> Any: ...
+
+
 def _case_seed(seed: int, name: str, index: int) -> int:
     digest = hashlib.sha256(f"{seed}/{name}/{index}".encode()).digest()
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled(expr: str) -> Any:
-    """An expression compiled once: a fresh seed's cases are made in batches, and compiling was most of it."""
-    return compile(expr, "<case>", "eval")
 
 
 def _name(spec: CaseSpec, index: int) -> str:
     return spec.name if spec.repeat == 1 else f"{spec.name}-{index + 1}"
 
 
-def _expand(drill: Drill, spec: CaseSpec, seed: int, index: int, device: str) -> Case:
-    case_seed = _case_seed(seed, spec.name, index)
-    namespace: dict[str, Any] = {
-        "__builtins__": _BUILTINS,
-        "torch": torch,
-        "math": math,
-        "g": torch.Generator().manual_seed(case_seed),
-        "rng": random.Random(case_seed),
-        "device": device,
-    }
-    name = _name(spec, index)
-    try:
-        for key, expr in spec.let:
-            namespace[key] = eval(_compiled(expr), namespace)  # noqa: S307 - team-written, checked at load time
-        args = tuple(eval(_compiled(expr), namespace) for expr in spec.args)  # noqa: S307
-    except Exception as exc:
-        raise DrillError(f"{drill.path}: case '{name}': {type(exc).__name__}: {exc}") from exc
-    return Case(name, args, spec.hidden)
+def make_cases(
+    drill: Drill,
+    runner: CaseMaker,
+    instances: list[tuple[int, CaseSpec, int]],
+    *,
+    device: str = "cpu",
+    limits: Any = None,
+    background: bool = False,
+) -> list[Case]:
+    """The cases for ``(seed, spec, repetition)`` instances, evaluated in one runner job.
+
+    Raises DrillError naming the first case whose expressions failed (the drill's fault, never a learner's).
+    """
+    specs = [
+        (_case_seed(seed, spec.name, index), [list(pair) for pair in spec.let], list(spec.args), device)
+        for seed, spec, index in instances
+    ]
+    if not specs:
+        return []
+    result = runner.make_cases(specs, limits=limits, background=background)
+    if result.status != "ok" or len(result.cases) != len(specs):
+        raise DrillError(f"{drill.path}: its cases could not be made ({result.status}: {result.message})")
+    cases = []
+    for (_seed, spec, index), outcome in zip(instances, result.cases, strict=True):
+        name = _name(spec, index)
+        if not outcome.ok or not isinstance(outcome.value, tuple):
+            raise DrillError(f"{drill.path}: case '{name}': {outcome.error or 'not a tuple of arguments'}")
+        cases.append(Case(name, outcome.value, spec.hidden))
+    return cases
 
 
-def generate_cases(drill: Drill, seed: int, visible_only: bool = False, *, device: str = "cpu") -> list[Case]:
+def instances(specs: tuple[CaseSpec, ...], seed: int) -> list[tuple[int, CaseSpec, int]]:
+    """Each spec's repetitions for ``seed``, in order."""
+    return [(seed, spec, i) for spec in specs for i in range(spec.repeat)]
+
+
+def generate_cases(
+    drill: Drill, seed: int, visible_only: bool = False, *, runner: CaseMaker, device: str = "cpu", **options: Any
+) -> list[Case]:
     """The drill's fixed examples, then (unless ``visible_only``) its hidden cases for ``seed``.
 
     ``device`` is the string the case expressions see as ``device``; tensors are always created
     on the CPU by the expressions, so the inputs do not depend on where grading happens.
     """
     specs = drill.examples if visible_only else drill.examples + drill.hidden
-    return [_expand(drill, spec, seed, i, device) for spec in specs for i in range(spec.repeat)]
+    return make_cases(drill, runner, instances(specs, seed), device=device, **options)
 
 
-def hidden_cases(drill: Drill, seed: int, *, device: str = "cpu") -> list[Case]:
-    """Only the hidden cases for ``seed`` (the examples are the same for every seed: made once, elsewhere)."""
-    return [_expand(drill, spec, seed, i, device) for spec in drill.hidden for i in range(spec.repeat)]
+def hidden_cases(
+    drill: Drill, seeds: list[int], *, runner: CaseMaker, device: str = "cpu", **options: Any
+) -> list[list[Case]]:
+    """Only the hidden cases, for each of ``seeds`` (one runner job for all: the reservoir's batches)."""
+    every = [inst for seed in seeds for inst in instances(drill.hidden, seed)]
+    made = make_cases(drill, runner, every, device=device, **options)
+    per = sum(spec.repeat for spec in drill.hidden)
+    return [made[i * per : (i + 1) * per] for i in range(len(seeds))]

@@ -34,6 +34,10 @@ class Runner(Protocol):
 
     device: str
 
+    def make_cases(self, specs: list[tuple[Any, ...]], *, limits: Any = None, background: bool = False) -> RunResult:
+        """A drill's case specs evaluated (``graders.sandbox.casemaker``): one result case per spec."""
+        ...
+
     def run(
         self,
         code: str,
@@ -200,7 +204,9 @@ class SeedReservoir:
             size = self._sizes[key] = min(self.batch, self._sizes[key] * 2) if key in self._sizes else self.first
         seeds = [self.new_seed() for _ in range(size)]
         device = runner_device(drill, runner)
-        per_seed = [hidden_cases(drill, seed, device=device) for seed in seeds]
+        per_seed = hidden_cases(
+            drill, seeds, runner=runner, device=device, limits=sandbox_limits(drill.limits), background=background
+        )
         every = [case for cases in per_seed for case in cases]
         outcomes = _run_reference(drill, runner, every, [case.args for case in every], [], background=background)
         made: list[tuple[int, Expected]] = []
@@ -253,7 +259,8 @@ def _reference(
     cached = cache.get(key)
     if cached is not None:
         return cached
-    cases = generate_cases(drill, seed, visible_only, device=runner_device(drill, runner))
+    device = runner_device(drill, runner)
+    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, limits=sandbox_limits(drill.limits))
     shown = [case for case in cases if not case.hidden]
     secret = [case for case in cases if case.hidden]
     shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]

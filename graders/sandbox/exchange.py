@@ -48,6 +48,7 @@ class Job:
     reference: bool = False
     background: bool = False  # nobody waits for it: its runner yields the CPU to the learners' (nice 19)
     go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
+    make_cases: bool = False  # the cases are a drill's case specs, evaluated by ``casemaker`` (no code runs)
 
 
 class Child:
@@ -146,6 +147,7 @@ def run_job(
         "count_graph": run.count_graph,
         "reference": run.reference,
         "background": run.background,
+        "make_cases": run.make_cases,
         "cpu_seconds": limits.cpu_seconds,
         "memory_mb": limits.memory_mb,
         "output_bytes": limits.output_bytes,

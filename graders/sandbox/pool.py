@@ -143,6 +143,20 @@ class SandboxPool:
             return RunResult(
                 status="rejected", message=str(exc), device=self._device_name(), wall_ms=elapsed_ms(started)
             )
+        job = Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
+        job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on)
+        return self._dispatch(job, started, timeout)
+
+    def make_cases(
+        self, specs: list[tuple[Any, ...]], *, limits: Limits | None = None, background: bool = False
+    ) -> RunResult:
+        """A drill's case specs evaluated in a runner (``casemaker``), one result case per spec: an author's
+        expressions are code, so they run in the jail under the drill's limits, never in this process."""
+        job = Job("", marshal.dumps(None), "", specs, limits or self.limits, False, [], reference=True)
+        return self._dispatch(dataclasses.replace(job, background=background, make_cases=True), time.monotonic())
+
+    def _dispatch(self, job: Job, started: float, timeout: float | None = None) -> RunResult:
+        """The job on a warm runner; a second runner only when the first one's zygote died under it."""
         with self.busy():
             for _attempt in range(2):
                 try:
@@ -157,8 +171,6 @@ class SandboxPool:
                         status="internal_error", message=message, device="cuda", wall_ms=elapsed_ms(started)
                     )
                 try:
-                    job = Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
-                    job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on)
                     result = run_job(child, job, started, self._packed_cases, self._device_name())
                 finally:
                     child.close()

@@ -72,7 +72,8 @@ class _Encoder:
         if isinstance(value, np.ndarray):
             value = torch.from_numpy(np.array(value, copy=True))
         if isinstance(value, torch.Tensor):
-            return {"T": self._add_tensor(value)}
+            view = _view_of_storage(value)
+            return {"T": self._add_tensor(value)} if view is None else {"V": [self._add_tensor(view[0]), *view[1:]]}
         if isinstance(value, torch.dtype):
             return {"dt": str(value).removeprefix("torch.")}
         if isinstance(value, list | tuple):  # torch.Size is a tuple
@@ -146,6 +147,33 @@ def _dense_order(tensor: Any) -> list[int] | None:
         return None
     order = sorted(range(tensor.dim()), key=lambda d: (-tensor.stride(d), d))
     return order if tensor.permute(order).is_contiguous() else None
+
+
+VIEW_STORAGE_BYTES = 1 << 16  # a slice's whole storage crosses the wire up to this size (or twice its own bytes)
+
+
+def _view_of_storage(tensor: Any) -> tuple[Any, list[int], list[int], int] | None:
+    """For a slice of a small storage (``x[::2]``, ``m[2]``): the storage as a flat tensor, and the slice's
+    shape, strides and offset in it, so what a drill asks about a view (``untyped_storage()``, ``stride()``,
+    ``storage_offset()``) holds on the other side; None for a tensor that owns its storage (the usual case),
+    a permuted view (``_dense_order``), or a slice of a storage too large to send whole (sent as a copy)."""
+    import torch
+
+    if type(tensor) is not torch.Tensor or tensor.layout != torch.strided or not tensor.is_cpu:
+        return None
+    if tensor.is_conj() or tensor.is_neg() or str(tensor.dtype).removeprefix("torch.") not in DTYPES:
+        return None
+    storage = tensor.untyped_storage()
+    size = storage.nbytes()
+    if tensor.storage_offset() == 0 and size == tensor.nbytes:
+        return None
+    if size % tensor.element_size() or size > max(VIEW_STORAGE_BYTES, 2 * tensor.nbytes):
+        return None
+    if tensor.numel() > size // tensor.element_size():  # an ``expand``ed view repeats elements: sent as a copy
+        return None
+    with torch._C.DisableTorchFunction():
+        flat = torch.empty(0, dtype=tensor.dtype).set_(storage, 0, (size // tensor.element_size(),), (1,))
+    return flat, list(tensor.shape), list(tensor.stride()), int(tensor.storage_offset())
 
 
 def pack(header: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
@@ -244,6 +272,8 @@ class _Decoder:
             if not isinstance(order, list) or sorted(order) != list(range(len(order))) or len(order) != len(arg[1]):
                 raise WireError("malformed tensor order")
             return self._tensor(*arg[:4]).permute([order.index(d) for d in range(len(order))])
+        if tag == "V" and isinstance(arg, list) and len(arg) == 4 and isinstance(arg[0], list) and len(arg[0]) == 4:
+            return self._view(self._tensor(*arg[0]), *arg[1:])
         if tag == "dt" and isinstance(arg, str):
             return _dtype(arg)
         if tag in ("l", "t") and isinstance(arg, list):
@@ -285,6 +315,24 @@ class _Decoder:
         if dtype_name == "bool" and raw.translate(None, b"\x00\x01"):
             raise WireError("a bool tensor holds bytes other than 0 and 1")  # undefined behaviour in ATen
         return torch.frombuffer(raw, dtype=dtype).reshape(shape)
+
+    @staticmethod
+    def _view(flat: Any, shape: Any, strides: Any, offset: Any) -> Any:
+        """A slice of a decoded flat storage: torch checks it stays inside; no more elements than the storage."""
+        import torch
+
+        if flat.dim() != 1 or not isinstance(shape, list) or not isinstance(strides, list):
+            raise WireError("malformed tensor view")
+        if len(shape) != len(strides) or len(shape) > MAX_DEPTH * 2:
+            raise WireError("malformed tensor view")
+        if not all(type(n) is int and n >= 0 for n in (*shape, *strides, offset)):
+            raise WireError("malformed tensor view")
+        if math.prod(shape) > max(flat.numel(), 1):
+            raise WireError("a tensor view with more elements than its storage")
+        try:
+            return torch.as_strided(flat, shape, strides, offset)
+        except RuntimeError:
+            raise WireError("a tensor view outside its storage") from None
 
 
 def _float(text: Any) -> float:

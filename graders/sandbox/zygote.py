@@ -163,7 +163,7 @@ def prepare(device: str, guarded: bool = True) -> int:
     import numpy.polynomial  # noqa: F401
     import torch
 
-    from graders.sandbox import child, policy, proxies  # noqa: F401
+    from graders.sandbox import casemaker, child, policy, proxies  # noqa: F401
 
     torch.set_num_threads(1)
     _MODULES.update(proxies.build_modules())
@@ -790,6 +790,14 @@ def _run(
     loaded: child.Loaded | None = None
     result: dict[str, Any] = {"status": "runtime_error", "message": "the pool sent no code object"}
     out_values: dict[str, Any] = {}
+    if header.get("make_cases"):  # a drill's case expressions (``casemaker``): no learner code, no hidden phase
+        from graders.sandbox import casemaker
+
+        result, out_values = _guarded(lambda: casemaker.make(visible), sink)
+        result.update(stdout="", device=device, kind="result")
+        facts(result)
+        _send_result(sock, result, out_values)
+        return
     if isinstance(code, types.CodeType):
         found, _ = _guarded(lambda: (child.load(header, _MODULES, sink, code), {}), sink)
         if isinstance(found, child.Loaded):

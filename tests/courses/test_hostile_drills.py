@@ -4,18 +4,15 @@
   and their sandbox seconds);
 - an editor writes only their own course: never the bundled course, never another team's (whose drafts are
   404 for them, tests/courses/test_drill_views.py), whatever slug or note their drill file names;
-- a drill's case expressions run only in the sandbox: one that reads a file, imports, sleeps or escapes is
-  refused when the file is read, and one that allocates or loops gets a failed check with a clear message
+- a drill's case expressions run only in the sandbox (``graders.sandbox.casemaker``, in a runner's jail under
+  the drill's limits): one that names a file, an import or a private attribute is refused when the file is read,
+  and one that allocates, loops or reaches for a file through torch gets a failed check with a clear message
   through a real worker, which goes on checking afterwards.
 
-The case expressions ran in the grading worker until they moved into the sandbox (h2's branch, issue 35 item 3):
-the two attacks only the sandbox can stop (``torch.from_file`` reads a file, an endless loop) are marked to fail
-until then, and judge that design once it is in (``SANDBOXED_CASES``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from datetime import timedelta
 from typing import Any
@@ -31,12 +28,6 @@ from teams import services
 from tests.cards.factories import make_note, make_user
 from tests.conftest import Workers
 from tests.courses.test_drill_views import DOUBLE, NOTE, CourseDrillTestCase
-
-# The case expressions run in the sandbox once graders.sandbox.casemaker exists (h2's branch).
-SANDBOXED_CASES = importlib.util.find_spec("graders.sandbox.casemaker") is not None
-ONLY_THE_SANDBOX_STOPS_IT = pytest.mark.xfail(
-    not SANDBOXED_CASES, reason="case expressions still run in the worker (h2 moves them into the sandbox)", run=False
-)
 
 
 def with_example(expression: str) -> str:
@@ -198,11 +189,8 @@ HOSTILE = [
         "torch.from_file('/etc/passwd', size=8, dtype=torch.uint8)",
         ("hostile", "from_file"),
         id="reads-a-file",
-        marks=ONLY_THE_SANDBOX_STOPS_IT,
     ),
-    pytest.param(
-        "torch.tensor([float(sum(range(10**12)))])", ("hostile", "time"), id="loops", marks=ONLY_THE_SANDBOX_STOPS_IT
-    ),
+    pytest.param("torch.tensor([float(sum(range(10**12)))])", ("hostile", "time"), id="loops"),
 ]
 
 
@@ -228,3 +216,14 @@ def test_the_worker_goes_on_checking_after_hostile_drills(check_worker: Workers)
     check = checked_on_worker(DOUBLE)
     assert check.report is not None and check.report["passed"], check.report
     assert check_worker.current.process.poll() is None
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.django_db(transaction=True)
+def test_a_case_expression_writes_no_file_of_the_host(check_worker: Workers, tmp_path: Any) -> None:
+    """Judged on what it achieved: the file the expression saves is nowhere on the host afterwards."""
+    target = tmp_path / "written-by-a-case"
+    checked_on_worker(with_example(f"torch.save(torch.ones(1), {str(target)!r})"))
+    assert not target.exists()

@@ -131,7 +131,8 @@ def test_it_tries_more_seeds_before_refusing_a_case_that_met_itself_by_chance(ru
 
     text = DRILL.replace('"torch.randn(4, generator=g)"', '"torch.zeros(rng.randint(1, 3))"')
     drill = parse_drill(text)
-    shapes = {seed: [c.args[0].shape for c in generate_cases(drill, seed) if c.hidden] for seed in range(100)}
+    made = {seed: generate_cases(drill, seed, runner=runner) for seed in range(100)}
+    shapes = {seed: [c.args[0].shape for c in cases if c.hidden] for seed, cases in made.items()}
     first = next(seed for seed in range(99) if shapes[seed] == shapes[seed + 1])
     varies = items(dict(run_check(drill, runner, seeds=(first, first + 1), budget_seconds=60.0)), "varies")[0]
     assert varies["passed"], varies

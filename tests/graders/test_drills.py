@@ -22,6 +22,8 @@ from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import parse_drill
 
+LOCAL = LocalRunner()  # the bundled drills are trusted: their case expressions may run in this process
+
 SOLUTIONS = Path(__file__).parent / "solutions"
 NOTES = DRILLS_DIR.parent
 DRILLS = load_drills(DRILLS_DIR)
@@ -166,22 +168,22 @@ def _all_same(first: list[Case], second: list[Case]) -> bool:
 @pytest.mark.parametrize("slug", sorted(DRILLS))
 def test_it_generates_the_same_cases_bit_for_bit_for_a_seed(slug: str) -> None:
     drill = DRILLS[slug]
-    assert _all_same(generate_cases(drill, 3), generate_cases(drill, 3))
-    assert not _all_same(generate_cases(drill, 3), generate_cases(drill, 4))
+    assert _all_same(generate_cases(drill, 3, runner=LOCAL), generate_cases(drill, 3, runner=LOCAL))
+    assert not _all_same(generate_cases(drill, 3, runner=LOCAL), generate_cases(drill, 4, runner=LOCAL))
 
 
 def test_it_draws_new_shapes_for_new_seeds() -> None:
     drill = DRILLS["reverse-1d"]
-    lengths = {len(generate_cases(drill, seed)[2].args[0]) for seed in range(20)}
+    lengths = {len(generate_cases(drill, seed, runner=LOCAL)[2].args[0]) for seed in range(20)}
     assert len(lengths) > 5
 
 
 def test_it_shows_only_the_examples_when_visible_only() -> None:
     drill = DRILLS["numpy-repeat"]
-    visible = generate_cases(drill, 0, visible_only=True)
+    visible = generate_cases(drill, 0, visible_only=True, runner=LOCAL)
     assert [c.name for c in visible] == ["note-example", "floats-three-times"]
     assert not any(c.hidden for c in visible)
-    everything = generate_cases(drill, 0)
+    everything = generate_cases(drill, 0, runner=LOCAL)
     assert [c.name for c in everything[2:6]] == ["random-1", "random-2", "random-3", "random-4"]
     assert all(c.hidden for c in everything[2:])
 
@@ -192,15 +194,15 @@ def test_it_keeps_other_cases_when_a_case_is_added() -> None:
     extra = parse_drill(
         text.replace("[[hidden]]", '[[hidden]]\nname = "new"\nargs = ["torch.ones(3)"]\n\n[[hidden]]', 1)
     )
-    before = {c.name: c for c in generate_cases(drill, 5)}
-    after = {c.name: c for c in generate_cases(extra, 5)}
+    before = {c.name: c for c in generate_cases(drill, 5, runner=LOCAL)}
+    after = {c.name: c for c in generate_cases(extra, 5, runner=LOCAL)}
     assert all(_same(before[name].args, after[name].args) for name in before)
 
 
 def test_it_gives_cuda_drills_the_device_string() -> None:
     drill = DRILLS["to-device-and-back"]
-    assert {c.args[1] for c in generate_cases(drill, 0, device="cuda")} == {"cuda"}
-    assert {c.args[1] for c in generate_cases(drill, 0)} == {"cpu"}
+    assert {c.args[1] for c in generate_cases(drill, 0, device="cuda", runner=LOCAL)} == {"cuda"}
+    assert {c.args[1] for c in generate_cases(drill, 0, runner=LOCAL)} == {"cpu"}
 
 
 # ------------------------------------------------------------------------------------ schema errors
@@ -261,7 +263,7 @@ def test_it_reads_difficulty_tags_and_track() -> None:
 def test_it_refuses_a_case_expression_that_fails_with_its_name(tmp_path: Path) -> None:
     drill = parse_drill(GOOD.replace('args = ["torch.zeros(0)"]', 'args = ["torch.zeros(-1)"]'), "d.toml")
     with pytest.raises(DrillError, match="d.toml: case 'empty': RuntimeError"):
-        generate_cases(drill, 0)
+        generate_cases(drill, 0, runner=LOCAL)
 
 
 def test_it_refuses_duplicate_slugs_and_misnamed_files(tmp_path: Path) -> None:

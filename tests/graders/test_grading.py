@@ -357,7 +357,7 @@ def test_it_runs_only_the_examples_when_visible_only(runner: LocalRunner) -> Non
     assert (verdict["total"], verdict["hidden_total"]) == (2, 0)
 
 
-class EchoRunner:
+class EchoRunner(LocalRunner):
     """A stand-in GPU pool: every case "returns" its last argument; the cases it saw are kept."""
 
     def __init__(self, device: str) -> None:
@@ -394,6 +394,9 @@ def test_every_submission_of_a_day_gets_the_same_cases_object(runner: LocalRunne
         def run(self, code: str, entry_point: str, cases: Any, **kwargs: Any) -> Any:
             seen.append(cases)
             return runner.run(code, entry_point, cases, **kwargs)
+
+        def make_cases(self, specs: Any, **kwargs: Any) -> Any:
+            return runner.make_cases(specs, **kwargs)
 
     cache = ReferenceCache()
     for seed in (1, 1, 2):

@@ -51,7 +51,7 @@ def test_it_draws_new_hidden_cases_when_the_drill_comes_due_again(learner: User,
     second = reviews.current_review(learner, drill).review
     assert second != first and second.seed != first.seed
     spec = load_drill(REPO / "notes" / "drills" / "pytorch-basics" / "softmax-dim.toml")
-    old, new = generate_cases(spec, first.seed), generate_cases(spec, second.seed)
+    old, new = (generate_cases(spec, review.seed, runner=LocalRunner()) for review in (first, second))
     hidden_old = [case.args[0] for case in old if case.hidden]
     hidden_new = [case.args[0] for case in new if case.hidden]
     assert [case.args[0].tolist() for case in old if not case.hidden] == [

@@ -808,3 +808,37 @@ def test_its_processes_say_their_role_in_ps() -> None:
 def _name(pid: int) -> str:
     with open(f"/proc/{pid}/comm") as comm:
         return comm.read().strip()
+
+
+# ------------------------------------------------------------------------------ case expressions (casemaker)
+
+
+def test_a_runner_makes_every_bundled_drills_cases_bit_for_bit_as_trusted_code_would(pool: SandboxPool) -> None:
+    """Case expressions run in a runner (teams author drills); the inputs are the ones they always were."""
+    from graders.drills import DRILLS_DIR, generate_cases, load_drills
+    from graders.drills.local import LocalRunner
+
+    local = LocalRunner()
+    for drill in load_drills(DRILLS_DIR).values():
+        jailed = generate_cases(drill, 7, runner=pool)
+        trusted = generate_cases(drill, 7, runner=local)
+        assert [c.name for c in jailed] == [c.name for c in trusted], drill.slug
+        for a, b in zip(jailed, trusted, strict=True):
+            assert repr(a.args) == repr(b.args), (drill.slug, a.name)
+            for x, y in zip(a.args, b.args, strict=True):
+                if isinstance(x, torch.Tensor):
+                    assert x.dtype == y.dtype and x.stride() == y.stride() and torch.equal(x, y), (drill.slug, a.name)
+
+
+def test_a_hostile_case_expression_ends_as_a_case_error_inside_the_runner(pool: SandboxPool) -> None:
+    """What an author's expression reaches is the jail's: no host file, no time past the limit."""
+    specs = [
+        (1, [], ["torch.from_file('/etc/hostname', size=4, dtype=torch.uint8)"], "cpu"),
+        (2, [], ["torch.ones(2)"], "cpu"),
+    ]
+    result = pool.make_cases(specs)
+    assert result.status == "ok", result.message
+    assert not result.cases[0].ok and "RuntimeError" in str(result.cases[0].error)
+    assert result.cases[1].ok and torch.equal(result.cases[1].value[0], torch.ones(2))
+    looping = pool.make_cases([(1, [], ["sum(range(10**12))"], "cpu")], limits=Limits(cpu_seconds=0.5))
+    assert looping.status == "time_limit"

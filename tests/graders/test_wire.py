@@ -36,7 +36,8 @@ def test_views_conjugates_negatives_and_grad_tensors_come_back_as_plain_values()
     base = torch.arange(24.0).reshape(4, 6)
     z = torch.complex(torch.randn(3), torch.randn(3))
     leaf = torch.ones(2, requires_grad=True)
-    values = [base[::2, 1::3], z.conj(), torch._neg_view(base), leaf * 2, base.expand(2, 4, 6)]
+    big = torch.arange(100_000.0)
+    values = [big[::4], z.conj(), torch._neg_view(base), leaf * 2, base.expand(2, 4, 6)]
     for value in values:
         back = round_trip(value)
         expected = value.detach().resolve_conj().resolve_neg().contiguous()
@@ -53,6 +54,34 @@ def test_a_transposed_or_permuted_view_crosses_as_a_view() -> None:
         head = json.dumps({"values": {"v": {"T": ["float32", [2, 2], 0, 16, order]}}}).encode()
         with pytest.raises(wire.WireError, match="malformed tensor order"):
             wire.unpack(struct.pack("<I", len(head)) + head + bytes(64))
+
+
+def test_a_slice_of_a_small_storage_crosses_with_its_storage() -> None:
+    """A drill about views (tensor-nbytes: "count x's own elements, not the storage") must get a view."""
+    base = torch.arange(24.0).reshape(4, 6)
+    for value in (torch.arange(10.0)[::2], base[2], base[::2, 1::3], base[1:, 2]):
+        back = round_trip(value)
+        assert isinstance(back, torch.Tensor) and same(back, value)
+        assert back.stride() == value.stride() and back.storage_offset() == value.storage_offset()
+        assert back.untyped_storage().nbytes() == value.untyped_storage().nbytes()
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        [[5], [3], 0],  # past the storage's end
+        [[2], [1], 9],
+        [[3], [-1], 2],  # negative stride
+        [[2**40], [0], 0],  # more elements than the storage holds
+        [[2, 2], [1], 0],  # strides and shape disagree
+        [[2], [1], True],
+        "x",
+    ],
+)
+def test_forged_views_are_refused(view: object) -> None:
+    node = {"V": [["float32", [10], 0, 40], *view]} if isinstance(view, list) else {"V": view}
+    with pytest.raises(wire.WireError):
+        wire.unpack(forged(node, bytes(64)))
 
 
 def test_views_whose_size_one_dims_have_other_strides_come_back() -> None:
