@@ -190,7 +190,7 @@ def _varies(spec: Drill, runner: Any, seeds: tuple[int, int], cache: Any, timer:
     """Step 3: each hidden case's inputs for the two seeds (from the cache the reference filled); a case that
     met itself is tried on more seeds (one reference run each, only then)."""
     first = _hidden_inputs(spec, runner, seeds[0], cache)
-    candidates = [case for case in spec.hidden if not getattr(case, "fixed", False)]
+    candidates = [case for case in spec.hidden if not case.fixed]
     tried = 1
     for seed in [seeds[1], *(seeds[1] + 1 + k for k in range(MORE_SEEDS))]:
         if not candidates or (tried > 1 and timer.over()):

@@ -100,7 +100,9 @@ class LocalRunner:
             warnings.simplefilter("ignore")
             lines = code.splitlines()
             results = [self._case(fn, args, grad, count_graph, lines, not reference) for args in cases]
-            visible = RunResult("ok", results, device=self.device)
+            # The visible phase's timings, like the sandbox's: the hidden phase's are never shown.
+            wall_ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
+            visible = RunResult("ok", results, device=self.device, cpu_ms=cpu_ms, wall_ms=wall_ms)
             if not hidden or (go_on is not None and not go_on(visible)):
                 hidden = []
             # The sandbox calls its first hidden case again after the others; here, trusted code, right away.
@@ -108,10 +110,7 @@ class LocalRunner:
                 self._case(fn, args, grad, count_graph, lines, index == 0 and not reference)
                 for index, args in enumerate(hidden)
             ]
-        wall_ms = (time.perf_counter() - started) * 1000
-        cpu_ms = (time.process_time() - cpu_started) * 1000
-        hidden_status = "ok" if hidden else ""
-        return dataclasses.replace(visible, cpu_ms=cpu_ms, wall_ms=wall_ms, hidden=secret, hidden_status=hidden_status)
+        return dataclasses.replace(visible, hidden=secret, hidden_status="ok" if hidden else "")
 
     def make_cases(self, specs: list[tuple[Any, ...]], *, limits: object = None, background: bool = False) -> RunResult:
         """A drill's case specs evaluated here (the pool evaluates them in a runner): trusted drills only."""

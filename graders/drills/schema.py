@@ -32,13 +32,18 @@ class DrillError(ValueError):
 
 @dataclass(frozen=True)
 class CaseSpec:
-    """One fixed example or one hidden generator (expanded ``repeat`` times)."""
+    """One fixed example or one hidden generator (expanded ``repeat`` times).
+
+    ``fixed``: a hidden case whose inputs are the same for every seed on purpose (an edge case, an empty
+    tensor), so a learner may learn its pass/fail; an unmarked hidden case must draw from ``g`` or ``rng``.
+    """
 
     name: str
     args: tuple[str, ...]
     let: tuple[tuple[str, str], ...] = ()
     repeat: int = 1
     hidden: bool = False
+    fixed: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,8 +212,11 @@ class _Reader:
             raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
 
 
-def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[str] = frozenset()) -> None:
-    """Case expressions run in the grading process, so they get a tiny vocabulary and no dunders."""
+def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Case expressions run in the grading process, so they get a tiny vocabulary and no dunders.
+
+    Returns the free names the expression reads (those a comprehension binds are its own).
+    """
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
@@ -228,6 +236,11 @@ def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[st
             raise reader.fail(name, f"uses the unknown name {node.id!r}")
         if isinstance(node, ast.Lambda | ast.NamedExpr):
             raise reader.fail(name, "must be a plain expression (no lambda, no ':=')")
+    return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)) - bound
+
+
+# The names through which a case's inputs can differ from one seed to the next (``graders.drills.cases``).
+SEEDED = frozenset({"g", "rng"})
 
 
 def _case_specs(reader: _Reader, name: str, hidden: bool) -> tuple[CaseSpec, ...]:
@@ -237,24 +250,37 @@ def _case_specs(reader: _Reader, name: str, hidden: bool) -> tuple[CaseSpec, ...
         if not isinstance(item, dict):
             raise reader.fail(f"{name}[{i}]", "must be a table")
         sub = _Reader(reader.path, item, f"{name}[{i}].")
-        sub.check_known({"name", "args", "let", "repeat"})
+        sub.check_known({"name", "args", "let", "repeat", "fixed"})
         case_name = sub.text("name")
         args = sub.get("args", list, required=True)
         let = sub.get("let", dict, {})
         repeat = sub.get("repeat", int, 1)
         if repeat < 1 or (not hidden and repeat != 1):
             raise sub.fail("repeat", "must be 1 for examples and >= 1 for hidden cases")
+        fixed = sub.get("fixed", bool, False)
+        if fixed and not hidden:
+            raise sub.fail("fixed", "is for hidden cases only (an example is the same for every seed anyway)")
         known: frozenset[str] = frozenset()
+        seeded = SEEDED  # the names whose value changes with the seed: g, rng and the ``let`` names drawn from them
         for key, expr in let.items():
             if not key.isidentifier() or key.startswith("_") or key in CASE_NAMES or not isinstance(expr, str):
                 raise sub.fail(f"let.{key}", 'must be <new name> = "<expression>"')
-            _check_expression(sub, f"let.{key}", expr, known)
+            if _check_expression(sub, f"let.{key}", expr, known) & seeded:
+                seeded |= {key}
             known |= {key}
+        varies = False
         for j, expr in enumerate(args):
             if not isinstance(expr, str):
                 raise sub.fail(f"args[{j}]", "must be a string expression")
-            _check_expression(sub, f"args[{j}]", expr, known)
-        specs.append(CaseSpec(case_name, tuple(args), tuple(let.items()), repeat, hidden))
+            varies |= bool(_check_expression(sub, f"args[{j}]", expr, known) & seeded)
+        if hidden and not fixed and not varies:
+            raise sub.fail(
+                "args",
+                f"the hidden case {case_name!r} draws nothing from g or rng (not even through a let name), so its "
+                "inputs are the same for every seed and a learner would learn its answer from its verdicts: draw "
+                "them from g or rng, or mark an edge case whose pass/fail a learner may learn with fixed = true",
+            )
+        specs.append(CaseSpec(case_name, tuple(args), tuple(let.items()), repeat, hidden, fixed))
     return tuple(specs)
 
 

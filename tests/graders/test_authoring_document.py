@@ -23,7 +23,7 @@ from graders.authoring.document import (
     read_document,
     write_drill,
 )
-from graders.drills import DRILLS_DIR, parse_drill
+from graders.drills import DRILLS_DIR, DrillError, parse_drill
 from graders.drills.schema import COMPARE_MODES, DEVICES, DIFFICULTIES, EXPECTABLE, RESULT_GRAD, RESULT_KINDS
 
 BUNDLED = sorted(DRILLS_DIR.rglob("*.toml"))
@@ -123,6 +123,18 @@ def test_it_leaves_defaults_out_and_keeps_the_bundled_order() -> None:
                                      'difficulty = "medium"']  # fmt: skip
     assert "[compare]" not in text and "repeat" not in text and "fixed" not in text and "prompt_zh" not in text
     assert text.index("[source]") < text.index("[[hidden]]")
+
+
+def test_the_fixed_flag_the_form_writes_is_the_one_the_loader_reads() -> None:
+    document = read_document((DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(encoding="utf-8"))
+    empty = next(case for case in document["hidden"] if case["name"] == "empty")
+    assert empty["fixed"] is True and empty["args"] == ["torch.zeros(0)"]
+    text = write_drill(document)
+    assert 'name = "empty"\nfixed = true\n' in text
+    assert [case.fixed for case in parse_drill(text).hidden if case.name == "empty"] == [True]
+    empty["fixed"] = False
+    with pytest.raises(DrillError, match="the hidden case 'empty' draws nothing from g or rng"):
+        parse_drill(write_drill(document))
 
 
 @pytest.mark.parametrize(

@@ -192,7 +192,7 @@ def test_it_keeps_other_cases_when_a_case_is_added() -> None:
     drill = DRILLS["reverse-1d"]
     text = Path(drill.path).read_text(encoding="utf-8")
     extra = parse_drill(
-        text.replace("[[hidden]]", '[[hidden]]\nname = "new"\nargs = ["torch.ones(3)"]\n\n[[hidden]]', 1)
+        text.replace("[[hidden]]", '[[hidden]]\nname = "new"\nfixed = true\nargs = ["torch.ones(3)"]\n\n[[hidden]]', 1)
     )
     before = {c.name: c for c in generate_cases(drill, 5, runner=LOCAL)}
     after = {c.name: c for c in generate_cases(extra, 5, runner=LOCAL)}
@@ -226,7 +226,7 @@ GOOD = "".join(
         (('device = "cpu"', 'device = "tpu"'), "'device'"),
         (('entry_point = "solution"', 'entry_point = "main"'), "'reference'"),
         (
-            ('name = "empty"\nargs = ["torch.zeros(0)"]', 'name = "empty"\nargs = ["open(\'x\')"]'),
+            ('name = "empty"\nfixed = true\nargs = ["torch.zeros(0)"]', 'name = "empty"\nargs = ["open(\'x\')"]'),
             "unknown name 'open'",
         ),
         (('args = ["torch.zeros(0)"]', 'args = ["torch.zeros(0).__class__"]'), "private attribute"),
@@ -249,6 +249,59 @@ def test_it_names_the_file_and_field_of_a_broken_drill(change: tuple[str, str], 
         parse_drill(GOOD.replace(old, new, 1), "notes/drills/x/reverse-1d.toml")
     assert str(caught.value).startswith("notes/drills/x/reverse-1d.toml: ")
     assert field in str(caught.value)
+
+
+EMPTY = 'name = "empty"\nfixed = true\nargs = ["torch.zeros(0)"]'
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        'name = "empty"\nargs = ["torch.zeros(0)"]',
+        'name = "empty"\nlet = { n = "3" }\nargs = ["torch.zeros(n)"]',
+        'name = "empty"\nargs = ["[torch.zeros(g) for g in range(3)]"]',  # this g is the comprehension's own
+    ],
+)
+def test_it_refuses_a_hidden_case_that_is_the_same_for_every_seed_unless_marked_fixed(case: str) -> None:
+    with pytest.raises(DrillError) as caught:
+        parse_drill(GOOD.replace(EMPTY, case), "d.toml")
+    message = str(caught.value)
+    assert message.startswith("d.toml: field 'hidden[1].args': the hidden case 'empty' draws nothing from g or rng")
+    assert "fixed = true" in message
+    marked = parse_drill(GOOD.replace(EMPTY, case.replace("\nargs", "\nfixed = true\nargs")))
+    assert marked.hidden[1].name == "empty" and marked.hidden[1].fixed
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        'name = "empty"\nargs = ["torch.zeros(rng.randint(0, 2))"]',
+        'name = "empty"\nlet = { n = "rng.randint(0, 2)", m = "n * 0" }\nargs = ["torch.zeros(m)"]',
+        'name = "empty"\nlet = { x = "torch.rand(2, generator=g)" }\nargs = ["x[:0]"]',
+    ],
+)
+def test_it_accepts_a_hidden_case_drawn_from_g_or_rng_through_its_let_names(case: str) -> None:
+    drill = parse_drill(GOOD.replace(EMPTY, case))
+    assert drill.hidden[1].name == "empty" and not drill.hidden[1].fixed
+
+
+def test_it_allows_fixed_on_hidden_cases_only() -> None:
+    example = GOOD.index("[[examples]]\nname = ")
+    text = GOOD[:example] + GOOD[example:].replace("\nargs", "\nfixed = true\nargs", 1)
+    with pytest.raises(DrillError, match=r"field 'examples\[0\]\.fixed': is for hidden cases only"):
+        parse_drill(text)
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_every_bundled_hidden_case_is_marked_fixed_or_varies_with_the_seed(slug: str) -> None:
+    """A learner sees a hidden case's pass/fail on every attempt: one that never changes is learnt bit by bit."""
+    drill = DRILLS[slug]
+    made = {seed: {c.name: c.args for c in generate_cases(drill, seed) if c.hidden} for seed in (1, 2, 3)}
+    for spec in drill.hidden:
+        names = [spec.name] if spec.repeat == 1 else [f"{spec.name}-{i + 1}" for i in range(spec.repeat)]
+        same = [all(_same(made[1][n], made[seed][n]) for n in names) for seed in (2, 3)]
+        # Drawn from a few shapes, a case may meet itself for one other seed; for both, it never varies.
+        assert same == [True, True] if spec.fixed else not all(same), f"{slug}: hidden case {spec.name!r}"
 
 
 def test_it_reads_difficulty_tags_and_track() -> None:

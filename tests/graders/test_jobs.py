@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from typing import Any
 from unittest import mock
 
 import pytest
 from django.contrib.auth.models import User
+from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from cards.models import TouchedDay
 from graders.drills.local import LocalRunner
@@ -157,6 +160,38 @@ def test_it_grades_an_accepted_submission(learner: User, drill: Drill) -> None:
     assert (sub.verdict["passed"], sub.verdict["total"], sub.verdict["hidden_total"]) == (4, 4, 3)
     assert (sub.worker, sub.device, sub.attempts) == ("celery@test", "cpu", 1)
     assert sub.queued_at <= sub.claimed_at <= sub.finished_at and sub.grading_ms is not None
+
+
+# Right on every case, and busy for SLEEP seconds on each call with a 2-D input: the hidden cases only (the example
+# is 1-D), as a submission that signals a hidden input's bits through how long its hidden phase takes.
+SLEEP = 0.25
+SLEEPS_IN_HIDDEN = f"""import time
+
+def solution(x):
+    if x.dim() != 1:
+        end = time.perf_counter() + {SLEEP}
+        while time.perf_counter() < end:
+            pass
+    return x + 1
+"""
+
+
+def test_it_serves_the_visible_phases_timings_whatever_the_hidden_phase_takes(learner: User, drill: Drill) -> None:
+    """The hidden phase's duration is the submission's to choose: served, it says more than a bit per case."""
+    client = APIClient()
+    client.force_authenticate(learner)
+    served, took = {}, {}
+    for code in (RIGHT, SLEEPS_IN_HIDDEN):
+        sub = queued(learner, drill, code)
+        started = time.perf_counter()
+        assert grade(sub) == Outcome("accepted")
+        took[code] = time.perf_counter() - started
+        data = client.get(reverse("api:submission", args=[sub.uuid])).json()
+        assert (data["verdict"]["hidden_total"], data["verdict"]["hidden_passed"]) == (3, 3)  # the hidden phase ran
+        served[code] = {"grading_ms": data["grading_ms"], **{k: data["verdict"][k] for k in ("cpu_ms", "wall_ms")}}
+    assert took[SLEEPS_IN_HIDDEN] - took[RIGHT] >= 3 * SLEEP  # each hidden case (and the first one's repeat) slept
+    for field, plain in served[RIGHT].items():
+        assert abs(served[SLEEPS_IN_HIDDEN][field] - plain) < SLEEP * 1000, (field, served)
 
 
 def test_it_records_the_learners_mistakes_as_verdicts(learner: User, drill: Drill) -> None:

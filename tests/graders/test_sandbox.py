@@ -139,6 +139,16 @@ def test_hidden_cases_stay_in_the_parent_when_the_grader_stops_at_the_visible_ph
     assert result.hidden_status == "" and len(asked) == 2  # asked about the error too: the grader decides
 
 
+def test_its_timings_are_the_visible_phases_however_long_the_hidden_phase_takes(pool: SandboxPool) -> None:
+    """A hidden phase made slow on chosen inputs is not in the CPU and wall time the verdict shows."""
+    busy = "def solution(x):\n    for i in range(10_000_000 if x > 100 else 0):\n        pass\n    return x\n"
+    started = time.monotonic()
+    result = pool.run(busy, "solution", [(3,)], hidden=[(424242,)], limits=Limits(cpu_seconds=20, wall_seconds=20))
+    took_ms = (time.monotonic() - started) * 1000
+    assert result.hidden_status == "ok" and took_ms > 300, took_ms  # the hidden case ran (twice) and took its time
+    assert result.wall_ms < took_ms / 4 and result.cpu_ms < took_ms / 4, (result, took_ms)
+
+
 # The round-3 paths by which hidden inputs came back without any escape; each now ends as one bit per case.
 LEAKS = {
     "a tuple whose __len__ raises with the input, in the last encode": (
