@@ -148,7 +148,8 @@ class SeedReservoir:
     every seed), a fresh seed costs a fraction of a runner. A drill version's batches grow with its use, from
     ``first`` seeds to ``batch`` (doubling each time): each batch takes a warm runner from the learners' pool,
     so a busy drill wants few large batches, and a drill attempted twice a day should not pay for 64 seeds
-    (each worker process keeps its own reservoir). A seed whose cases never left the grader (an example
+    (each worker process keeps its own reservoir). A batch is one runner's job under the drill's limits, so
+    it is planned to fit a share of them and halved when it does not (``_make``). A seed whose cases never left the grader (an example
     failed first) is handed back, unseen, for the next attempt.
     """
 
@@ -158,6 +159,8 @@ class SeedReservoir:
         self.batch, self.new_seed, self.background, self.first = batch, new_seed, background, min(first, batch)
         self._ready: dict[tuple[str, str], collections.deque[tuple[int, Expected]]] = {}
         self._sizes: dict[tuple[str, str], int] = {}  # the size of each key's last batch
+        self._seed_ms: dict[tuple[str, str], float] = {}  # the reference's CPU per seed in that batch
+        self._ceilings: dict[tuple[str, str], int] = {}  # half the smallest batch that failed on a limit
         self._filling: set[tuple[str, str]] = set()  # keys whose next batch is being made
         self._lock = threading.Lock()
 
@@ -200,21 +203,55 @@ class SeedReservoir:
     def _make(
         self, key: tuple[str, str], drill: Drill, runner: Runner, *, background: bool = False
     ) -> list[tuple[int, Expected]]:
+        """A batch of fresh seeds with their references, sized to fit one runner's limits: a batch that still
+        fails on a limit is made again at half the size, down to one seed, so one learner's resubmissions of a
+        heavy drill never leave it (or anyone's attempt at it) failing; only a single seed's failure is the
+        drill's own (a ReferenceFailure for this attempt, the next one tries again)."""
+        size = self._next_size(key, drill)
+        while True:
+            try:
+                made, cpu_ms = self._batch(drill, runner, size, background)
+            except (ReferenceFailure, DrillError):
+                with self._lock:  # this size is past the runner's limits: never again for this drill version
+                    self._seed_ms.pop(key, None)
+                    self._sizes[key] = self._ceilings[key] = max(1, size // 2)
+                if size == 1:
+                    raise
+                size = max(1, size // 2)
+                continue
+            with self._lock:
+                self._sizes[key], self._seed_ms[key] = size, cpu_ms / size
+            return made
+
+    def _next_size(self, key: tuple[str, str], drill: Drill) -> int:
+        """Double the last batch (``first`` for a new key) up to ``batch``, never past half a batch that failed,
+        nor past what fits in ``BATCH_SHARE`` of the drill's CPU limit at the CPU a seed took last time."""
         with self._lock:
-            size = self._sizes[key] = min(self.batch, self._sizes[key] * 2) if key in self._sizes else self.first
+            last, per_seed = self._sizes.get(key), self._seed_ms.get(key)
+            ceiling = self._ceilings.get(key, self.batch)
+        size = min(ceiling, self.first if last is None else min(self.batch, last * 2))
+        if per_seed:
+            size = min(size, max(1, int(BATCH_SHARE * drill.limits.cpu_seconds * 1000 / per_seed)))
+        return size
+
+    def _batch(
+        self, drill: Drill, runner: Runner, size: int, background: bool
+    ) -> tuple[list[tuple[int, Expected]], float]:
+        """``size`` fresh seeds' hidden cases (one runner job) and references (one more): the batch and its CPU."""
         seeds = [self.new_seed() for _ in range(size)]
         device = runner_device(drill, runner)
         per_seed = hidden_cases(
             drill, seeds, runner=runner, device=device, limits=sandbox_limits(drill.limits), background=background
         )
         every = [case for cases in per_seed for case in cases]
-        outcomes = _run_reference(drill, runner, every, [case.args for case in every], [], background=background)
+        result = _run_reference(drill, runner, every, [case.args for case in every], [], background=background)
+        outcomes = result.cases + result.hidden
         made: list[tuple[int, Expected]] = []
         for seed, cases in zip(seeds, per_seed, strict=True):
             mine, outcomes = outcomes[: len(cases)], outcomes[len(cases) :]
             entry = Expected(cases, [o.value for o in mine], [o.behaviour for o in mine], [c.args for c in cases])
             made.append((seed, entry))
-        return made
+        return made, result.cpu_ms
 
 
 def _reservoir_key(drill: Drill, runner: Runner) -> tuple[str, str]:
@@ -222,6 +259,7 @@ def _reservoir_key(drill: Drill, runner: Runner) -> tuple[str, str]:
 
 
 DEFAULT_RESERVOIR = SeedReservoir()
+BATCH_SHARE = 0.25  # of a drill's CPU limit, the most a batch of references is planned to take
 
 
 def runner_device(drill: Drill, runner: Runner) -> str:
@@ -264,7 +302,8 @@ def _reference(
     shown = [case for case in cases if not case.hidden]
     secret = [case for case in cases if case.hidden]
     shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]
-    outcomes = _run_reference(drill, runner, cases, shown_args, secret_args)
+    ran = _run_reference(drill, runner, cases, shown_args, secret_args)
+    outcomes = ran.cases + ran.hidden
     values, records = [o.value for o in outcomes], [o.behaviour for o in outcomes]
     n = len(shown)
     visible = Expected(shown, values[:n], records[:n], shown_args)
@@ -281,8 +320,8 @@ def _run_reference(
     hidden: list[tuple[Any, ...]],
     *,
     background: bool = False,
-) -> list[Any]:
-    """The reference's outcome for each case (visible, then hidden), or ReferenceFailure: ours to fix."""
+) -> RunResult:
+    """The reference's run, each case (visible, then hidden) run cleanly, or ReferenceFailure: ours to fix."""
     result = runner.run(
         drill.reference,
         drill.entry_point,
@@ -301,7 +340,7 @@ def _run_reference(
     for case, outcome in zip(cases, outcomes, strict=True):
         if not outcome.ok:
             raise ReferenceFailure(f"{drill.slug}: the reference failed case {case.name}: {outcome.error}")
-    return outcomes
+    return result
 
 
 def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from dataclasses import dataclass, field, replace
@@ -521,3 +522,47 @@ def test_a_drills_seed_batches_grow_with_its_use() -> None:
             grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)["seed"]
         )
     assert batches == [2, 4, 8, 8] and len(set(seeds)) == len(seeds) == 17  # 22 made, 17 taken
+
+
+def test_a_batch_past_a_runners_limits_is_made_again_at_half_the_size_and_no_attempt_fails() -> None:
+    """Issue 36: batches grew to 64 seeds in one runner until every attempt of a heavy drill was internal_error."""
+    batches: list[tuple[int, str]] = []
+
+    class Limited(LocalRunner):
+        """A runner whose limits hold the reference for three seeds' hidden cases at most (eight each)."""
+
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            if kwargs.get("reference") and len(cases) > 2:
+                status = "time_limit" if len(cases) > 3 * 8 else "ok"
+                batches.append((len(cases) // 8, status))
+                if status != "ok":
+                    return RealRunResult("time_limit", message="time limit: over 2 s of CPU")
+            return super().run(code, entry_point, cases, **kwargs)
+
+    reservoir, runner, cache = SeedReservoir(batch=16, first=8, background=False), Limited(), ReferenceCache()
+    verdicts = [
+        grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache) for _ in range(12)
+    ]
+    assert {v["status"] for v in verdicts} == {"accepted"}
+    assert len({v["seed"] for v in verdicts}) == 12
+    assert batches[:3] == [(8, "time_limit"), (4, "time_limit"), (2, "ok")]
+    assert all(size <= 2 for size, _ in batches[3:])  # never again past half the batch that failed
+
+
+def test_a_batch_is_sized_to_a_share_of_the_drills_cpu_limit() -> None:
+    """A reference that takes a quarter of the limit per seed gets batches of one, however busy the drill."""
+    sizes: list[int] = []
+
+    class Heavy(LocalRunner):
+        def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
+            result = super().run(code, entry_point, cases, **kwargs)
+            if kwargs.get("reference") and len(cases) > 2:
+                sizes.append(len(cases) // 8)
+                per_seed = REVERSE.limits.cpu_seconds * 1000 * 0.25
+                return dataclasses.replace(result, cpu_ms=per_seed * (len(cases) // 8))
+            return result
+
+    reservoir, runner, cache = SeedReservoir(batch=16, first=4, background=False), Heavy(), ReferenceCache()
+    for _ in range(10):
+        grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)
+    assert sizes[0] == 4 and set(sizes[1:]) == {1}
