@@ -339,3 +339,57 @@ def check_contained(pool: SandboxPool, env: Env, attack: Attack, other: SandboxP
     survived = pool.fork_server.process is zygote and zygote is not None and zygote.poll() is None
     assert survived, "the fork server did not survive"
     return results
+
+
+# ----------------------------------------------------------------------- hostile authors (case expressions)
+#
+# A team's editor writes a drill's case expressions, and they run in a runner (``graders.sandbox.casemaker``)
+# with real torch and no layer 1 or 2. The loader's vocabulary check is a speed bump here as layer 2 is for
+# submissions: each raw jail attack is replayed as an author who got past it, one expression that runs the
+# attack with the real builtins and calls its ``solution`` on x. Judged as the submissions are: the attack got
+# through if the case's value is x * 2 (its hostile step worked), and nothing may be left on the host or leak.
+AUTHORED = [a for a in ATTACKS if a.raw and not a.follow_up and not a.beside and a.category != "hidden_data"]
+
+
+def as_case_expression(code: str) -> str:
+    """``code`` run by an expression with the real builtins; the case's argument is ``solution(x)``."""
+    return (
+        "(lambda G: __import__('builtins').exec(SOURCE, G) or G['solution'](torch.arange(4.0)))"
+        "({'__builtins__': __import__('builtins'), '__name__': 'case'})"
+    ).replace("SOURCE", repr(code))
+
+
+@pytest.mark.parametrize("attack", AUTHORED, ids=[f"author-{a.category}-{a.name}" for a in AUTHORED])
+def test_a_hostile_authors_case_expression_is_contained(pool: SandboxPool, env: Env, attack: Attack) -> None:
+    zygote = pool.fork_server.process
+    limits = Limits(cpu_seconds=attack.cpu_seconds, wall_seconds=attack.wall_seconds, memory_mb=attack.memory_mb)
+    expression = as_case_expression(substitute(attack.code, env))
+    result = pool.make_cases([(1, [], [expression], "cpu")], limits=limits)
+    assert result.status != "internal_error", result
+    got = result.cases[0].value if result.status == "ok" and result.cases and result.cases[0].ok else None
+    assert not (
+        isinstance(got, tuple) and len(got) == 1 and isinstance(got[0], torch.Tensor) and torch.equal(
+            got[0], torch.arange(4.0) * 2)
+    ), f"the attack got through: {result}"  # fmt: skip
+    text = repr(result)
+    for secret in (env.canary_text, os.environ.get("SECRET_KEY", "unset-secret"), "root:x:0:0"):
+        assert secret not in text
+    assert leaked(env) == []
+    after = pool.make_cases([(1, [], ["torch.arange(4.0)"], "cpu")])
+    assert after.status == "ok" and torch.equal(after.cases[0].value[0], torch.arange(4.0))
+    assert pool.fork_server.process is zygote and zygote is not None and zygote.poll() is None
+
+
+@pytest.mark.filterwarnings("ignore")  # the attack leaves its file open, as an attack would
+def test_the_authored_replay_gets_through_where_nothing_contains_it() -> None:
+    """The replay's own check: run in this process (no jail), an attack that reads a file returns x * 2."""
+    from graders.drills.local import LocalRunner
+
+    env = prepare()
+    try:
+        reader = next(a for a in AUTHORED if a.name == "read_canary")
+        result = LocalRunner().make_cases([(1, [], [as_case_expression(substitute(reader.code, env))], "cpu")])
+        assert result.cases[0].ok and torch.equal(result.cases[0].value[0], torch.arange(4.0) * 2), result
+    finally:
+        os.unlink(env.canary_file)
+        os.environ.pop(env.canary_env, None)
