@@ -4,7 +4,7 @@ Each case gets its own generators, seeded from (seed, case name, repetition), so
 reordering cases in a drill file never changes the inputs of the other cases, and every
 learner graded with one seed sees exactly the inputs the cached reference outputs were made from.
 
-The expressions are a drill author's code, and drills come from teams: they are evaluated by a runner
+The expressions are a drill author's code, and any course may author drills: they are evaluated by a runner
 (``Runner.make_cases``, ``graders.sandbox.casemaker``), in the jail under the drill's limits, and come back
 as plain values. This module only derives the seeds and names the cases.
 """

@@ -1,6 +1,6 @@
 """A drill's case expressions, evaluated inside a runner: an author's expressions are code, and code runs in the jail.
 
-Drills come from teams (authored in the browser), so an expression like ``torch.from_file(...)`` or a
+Any course authors drills in the browser, so an expression like ``torch.from_file(...)`` or a
 ``sum(range(10**12))`` is an attack like any submission. The loader's vocabulary check
 (``graders.drills.schema``) keeps honest mistakes out; this module is what makes the rest harmless: the
 pool runs it in a runner under the drill's limits, and the parent gets back only plain values through
