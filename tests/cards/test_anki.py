@@ -5,8 +5,10 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import sqlite3
 import tempfile
+import time
 import zipfile
 from datetime import date
 from decimal import Decimal
@@ -322,6 +324,46 @@ class ImportTests(TestCase):
         with self.assertRaises(Exception):  # noqa: B017 - the database's IntegrityError, whatever the backend
             anki.save_deck(parsed, source_name="d.csv", content_hash="0" * 64)
         assert (Note.objects.count(), Card.objects.count()) == before
+
+
+class HostileTextTests(TestCase):
+    """Every pattern over an uploaded field runs in time linear in the field (issue 36, item 7)."""
+
+    def setUp(self) -> None:
+        self.folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def cloze_package(self, fields: list[str]) -> bytes:
+        folder = Path(tempfile.mkdtemp(dir=self.folder))
+        path = make_collection(folder, [(7, "", f) for f in fields], models=json.dumps({"7": {"type": 1}}))
+        return zip_members({"collection.anki2": path.read_bytes()})
+
+    def test_it_reads_a_note_of_repeated_cloze_openings_at_once(self) -> None:
+        small = self.cloze_package(["{{c1::" * 98])
+        assert len(small) < 1000  # the 589-byte upload of the report, give or take the test's schema
+        big = ["{{c1::" * (anki.MAX_FIELD_BYTES // 6), "{{c1::" * 10_000 + "}}", "{{c1::a::" * 7000 + "\x1fb"]
+        started = time.monotonic()
+        small_deck = anki.read_upload("small.apkg", small)
+        big_deck = anki.read_upload("big.apkg", self.cloze_package(big))  # 190 KB of fields
+        assert time.monotonic() - started < 1.0  # the old regex took hours on the first field alone
+        assert small_deck.cards[0].front == "{{c1::" * 98  # no deletion closes: the text as it is
+        assert big_deck.cards[1].front.startswith("[{{c1::{{c1::") and len(big_deck.cards) == 3
+
+    def test_it_reads_clozes_as_the_regex_it_replaces_did(self) -> None:
+        old = re.compile(r"\{\{c\d+::(.*?)(?:::(.*?))?\}\}", re.DOTALL)
+        pieces = ["{{c1::", "{{c22::", "}}", "::", ":", "}", "{", "a", "c1"]
+        rng = random.Random(7)
+        for _ in range(5000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+            expected = old.sub(lambda m: f"<{m.group(1)}|{m.group(2) or ''}>", text)
+            assert anki._replace_clozes(text, lambda answer, hint: f"<{answer}|{hint}>") == expected, text
+
+    def test_it_strips_sound_tags_from_a_field_of_unclosed_ones_at_once(self) -> None:
+        path = make_collection(self.folder, [(1, "", "q" + "[sound:" * 9000 + "\x1fa")] * 20)
+        started = time.monotonic()
+        stored = zip_members({"collection.anki2": path.read_bytes()}, zipfile.ZIP_STORED)  # no bomb check
+        deck = anki.read_upload("d.apkg", stored)
+        assert time.monotonic() - started < 1.0  # a scan from each opening to the end took 4 s
+        assert len(deck.cards) == 20 and deck.cards[0].front == "q" + "[sound:" * 9000
 
 
 class ImportViewTests(TestCase):
