@@ -6,7 +6,9 @@ typesets with MathJax), tags from the card and its heading path, and, when asked
 state as Anki review-card fields (interval, due day, ease factor, repetitions, lapses).
 
 Imports read files from strangers, so every step assumes hostility:
-1. size caps on the upload, on the archive's members (declared sizes checked before anything is
+1. budgets (``ANKI_IMPORT_*`` settings): the upload's bytes, the cards one import makes, the seconds its
+   reading takes, the bytes its cards would store, and a learner's private cards across all imports;
+   size caps on the upload, on the archive's members (declared sizes checked before anything is
    extracted, then enforced again while copying, because a header can lie) and on every field;
 2. only the collection file is extracted, into a private temporary folder removed afterwards;
 3. the SQLite file is opened read-only, with ``trusted_schema`` off and a time budget, and its
@@ -37,6 +39,8 @@ from typing import Any
 
 import genanki
 import nh3
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -45,14 +49,17 @@ from cards.ingest.slugs import slugify
 from cards.models import Card, CardState, Note
 from cards.rendering import pygments_css, render_markdown
 
-# Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more.
-MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+# Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more. The budgets a
+# deployment tunes are settings: ANKI_IMPORT_MAX_BYTES, ANKI_IMPORT_MAX_CARDS, ANKI_IMPORT_TIME_BUDGET and
+# ANKI_PRIVATE_CARDS_QUOTA.
 MAX_MEMBERS = 20_000
 MAX_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
 MAX_COLLECTION_BYTES = 128 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200
 MAX_NOTES = 20_000
 MAX_FIELD_BYTES = 64 * 1024
+# The cards an import makes may store (both faces, text and HTML) this many times the upload cap.
+STORED_PER_UPLOAD_BYTE = 4
 SQLITE_TIME_BUDGET_S = 10.0
 
 # Anki counts a review card's due day from the collection's creation time (``col.crt``); genanki's
@@ -266,6 +273,7 @@ class ParsedDeck:
     cards: list[ImportedCard] = field(default_factory=list)
     skipped: int = 0  # no front
     drills: int = 0  # quizsite drill cards: never imported as questions
+    stored_bytes: int = 0  # what the cards would store: both faces, text and HTML
 
     def summary(self) -> str:
         """What was left out, in words a learner can act on ("" when nothing was)."""
@@ -284,25 +292,57 @@ class ParsedDeck:
         return _("; ").join(parts)
 
 
+class _Budget:
+    """What reading one upload may cost: cards, bytes they would store, and seconds (``ANKI_IMPORT_*``)."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + settings.ANKI_IMPORT_TIME_BUDGET
+        self.max_cards = settings.ANKI_IMPORT_MAX_CARDS
+        self.max_stored = STORED_PER_UPLOAD_BYTE * settings.ANKI_IMPORT_MAX_BYTES
+
+    def add(self, parsed: ParsedDeck, card: ImportedCard) -> None:
+        """Take ``card`` into ``parsed``, or refuse the whole file once it is over any budget."""
+        parsed.cards.append(card)
+        parsed.stored_bytes += sum(
+            len(face.encode()) for face in (card.front, card.back, card.front_html, card.back_html)
+        )
+        if len(parsed.cards) > self.max_cards:
+            raise AnkiImportError(
+                _("The file has more than %(limit)d cards, the most one import may make; split it.")
+                % {"limit": self.max_cards}
+            )
+        if parsed.stored_bytes > self.max_stored:
+            raise AnkiImportError(
+                _("The cards would take more than %(limit)d bytes once rendered, the most one import may store.")
+                % {"limit": self.max_stored}
+            )
+        if time.monotonic() > self.deadline:
+            raise AnkiImportError(
+                _("Reading the file took more than %(seconds)d seconds after %(n)d cards; split it into smaller files.")
+                % {"seconds": settings.ANKI_IMPORT_TIME_BUDGET, "n": len(parsed.cards)}
+            )
+
+
 def read_upload(name: str, data: bytes) -> ParsedDeck:
     """An ``.apkg`` (a zip archive) or a CSV of front/back pairs, parsed and sanitised; nothing written."""
-    if len(data) > MAX_UPLOAD_BYTES:
+    if len(data) > settings.ANKI_IMPORT_MAX_BYTES:
         raise AnkiImportError(
             _("The file is %(size)d bytes, over the %(limit)d byte limit.")
-            % {"size": len(data), "limit": MAX_UPLOAD_BYTES}
+            % {"size": len(data), "limit": settings.ANKI_IMPORT_MAX_BYTES}
         )
     if not data.strip():
         raise AnkiImportError(_("The file is empty."))
     default_title = Path(name).stem[:200] or _("Imported deck")
+    budget = _Budget()
     if data[:4] == b"PK\x03\x04" or name.lower().endswith((".apkg", ".colpkg", ".zip")):
-        return read_apkg(data, default_title)
-    return read_csv(data, default_title)
+        return read_apkg(data, default_title, budget)
+    return read_csv(data, default_title, budget)
 
 
-def read_apkg(data: bytes, default_title: str) -> ParsedDeck:
+def read_apkg(data: bytes, default_title: str, budget: _Budget) -> ParsedDeck:
     with tempfile.TemporaryDirectory(prefix="quizsite-anki-") as folder:
         db_path = _extract_collection(data, Path(folder))
-        return _read_collection(db_path, default_title)
+        return _read_collection(db_path, default_title, budget)
 
 
 def _extract_collection(data: bytes, folder: Path) -> Path:
@@ -385,7 +425,7 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
+def _read_collection(db_path: Path, default_title: str, budget: _Budget) -> ParsedDeck:
     conn = _open_readonly(db_path)
     try:
         _check_schema(conn)
@@ -410,7 +450,7 @@ def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
             if card is None:
                 parsed.skipped += 1
             else:
-                parsed.cards.append(card)
+                budget.add(parsed, card)
         return parsed
     except sqlite3.DatabaseError as exc:
         raise AnkiImportError(_("The package's collection cannot be read (%(error)s).") % {"error": exc}) from None
@@ -533,7 +573,7 @@ def _text(cleaned_html: str) -> str:
 _HEADERS = {("front", "back"), ("question", "answer"), ("正面", "背面"), ("问题", "答案")}
 
 
-def read_csv(data: bytes, default_title: str) -> ParsedDeck:
+def read_csv(data: bytes, default_title: str, budget: _Budget) -> ParsedDeck:
     """Rows of ``front,back[,tags]`` (comma, tab or semicolon separated; markdown allowed in both faces)."""
     if b"\x00" in data:
         raise AnkiImportError(_("This is not a CSV file: it contains NUL bytes (a binary file?)."))
@@ -561,9 +601,7 @@ def read_csv(data: bytes, default_title: str) -> ParsedDeck:
             if card is None:
                 parsed.skipped += 1
             else:
-                parsed.cards.append(card)
-            if len(parsed.cards) > MAX_NOTES:
-                raise AnkiImportError(_("The CSV file has more than %(limit)d rows.") % {"limit": MAX_NOTES})
+                budget.add(parsed, card)
     except csv.Error as exc:
         raise AnkiImportError(
             _("The CSV file is malformed near line %(line)d: %(error)s.") % {"line": reader.line_num, "error": exc}
@@ -595,6 +633,8 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
     # ASCII only: the deck page's URL takes a ``slug`` path converter, which has no CJK.
     base = f"anki-{_NON_ASCII_SLUG.sub('', slugify(title, 80)).strip('-') or 'deck'}"
     with transaction.atomic():
+        if owner is not None:
+            _check_quota(owner, len(parsed.cards))
         slug = base if not Note.objects.filter(slug=base).exists() else f"{base}-{secrets.token_hex(3)}"
         note = Note.objects.create(
             slug=slug,
@@ -608,6 +648,22 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
             [_card_row(note, index, card) for index, card in enumerate(parsed.cards)], batch_size=500
         )
     return note
+
+
+def _check_quota(owner: Any, adding: int) -> None:
+    """A learner's private cards stay within ``ANKI_PRIVATE_CARDS_QUOTA``; their row is locked, so two imports
+    at once are counted one after the other."""
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+    owned = Card.objects.filter(note__owner=owner).count()
+    quota = settings.ANKI_PRIVATE_CARDS_QUOTA
+    if owned + adding > quota:
+        raise AnkiImportError(
+            _(
+                "You have %(owned)d private cards and this file holds %(adding)d: together over the %(quota)d "
+                "private cards one learner may keep. Nothing was imported."
+            )
+            % {"owned": owned, "adding": adding, "quota": quota}
+        )
 
 
 def _card_row(note: Note, index: int, card: ImportedCard) -> Card:

@@ -434,6 +434,13 @@ LOGIN_FAILURES_PER_ADDRESS = envint("LOGIN_FAILURES_PER_ADDRESS", "30")
 LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", "900")
 TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
 
+# A learner's Anki or CSV import (cards.anki): bytes one upload may hold, cards one import may make, seconds
+# its reading may take on the web thread, and private cards one learner may own across all their imports.
+ANKI_IMPORT_MAX_BYTES = envpositive("ANKI_IMPORT_MAX_BYTES", str(8 * 1024 * 1024))
+ANKI_IMPORT_MAX_CARDS = envpositive("ANKI_IMPORT_MAX_CARDS", "5000")
+ANKI_IMPORT_TIME_BUDGET = envpositive("ANKI_IMPORT_TIME_BUDGET", "20")
+ANKI_PRIVATE_CARDS_QUOTA = envpositive("ANKI_PRIVATE_CARDS_QUOTA", "20000")
+
 # A team's own course (the courses app): caps per team, each refusal naming its cap. Bytes one upload of notes
 # may hold (a zip counted unpacked), notes and active cards a course may have, uploads a team may preview an
 # hour, and how long a previewed upload waits for its confirmation.

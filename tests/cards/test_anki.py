@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 import re
@@ -13,13 +14,14 @@ import zipfile
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import TestCase
+from django.test import TestCase, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -462,3 +464,51 @@ class ImportViewTests(TestCase):
             with self.assertRaisesMessage(CommandError, "Nothing was imported"):
                 call_command("import_anki", str(path), verbosity=0)
         assert Note.objects.get().title == "From CLI"
+
+
+class ImportBudgetTests(TestCase):
+    """What one import, and one learner's imports together, may cost (``ANKI_IMPORT_*`` settings)."""
+
+    def setUp(self) -> None:
+        self.learner = make_user()
+        self.client.force_login(self.learner)
+
+    def post(self, data: bytes, name: str = "cards.csv") -> Any:
+        upload = SimpleUploadedFile(name, data)
+        return self.client.post(reverse("cards:anki_import"), {"file": upload})
+
+    def assert_refused(self, data: bytes, message: str) -> None:
+        before = (Note.objects.count(), Card.objects.count())
+        response = self.post(data)
+        assert response.status_code == 400
+        self.assertContains(response, message, status_code=400)
+        assert (Note.objects.count(), Card.objects.count()) == before
+
+    @override_settings(ANKI_IMPORT_MAX_BYTES=100)
+    def test_it_refuses_an_upload_over_the_byte_cap(self) -> None:
+        self.assert_refused(b"q,a\n" * 30, "120 bytes, over the 100 byte limit")
+
+    @override_settings(ANKI_IMPORT_MAX_CARDS=2)
+    def test_it_refuses_a_file_of_more_cards_than_one_import_may_make(self) -> None:
+        self.assert_refused(b"q1,a1\nq2,a2\nq3,a3\n", "more than 2 cards, the most one import may make")
+        assert self.post(b"q1,a1\nq2,a2\n").status_code == 302
+
+    @override_settings(ANKI_IMPORT_MAX_BYTES=4000)
+    def test_it_refuses_cards_that_would_store_many_times_the_upload(self) -> None:
+        rows = ('q,"' + "$a$ " * 250 + '"\n').encode() * 2  # 2 KB of math that renders ten times larger
+        self.assert_refused(rows, "more than 16000 bytes once rendered")
+
+    @override_settings(ANKI_IMPORT_TIME_BUDGET=5)
+    def test_it_stops_reading_a_file_past_the_time_budget(self) -> None:
+        clock = itertools.count(start=1000, step=2)  # each card read "takes" two seconds
+        with mock.patch("cards.anki.time.monotonic", side_effect=lambda: next(clock)):
+            self.assert_refused(b"q1,a1\nq2,a2\nq3,a3\nq4,a4\n", "took more than 5 seconds after 3 cards")
+
+    @override_settings(ANKI_PRIVATE_CARDS_QUOTA=3)
+    def test_it_keeps_a_learners_private_cards_within_the_quota(self) -> None:
+        assert self.post(b"q1,a1\nq2,a2\n").status_code == 302
+        self.assert_refused(b"q3,a3\nq4,a4\n", "You have 2 private cards and this file holds 2")
+        make_card(note=make_note(owner=make_user()))  # another learner's and shared cards do not count
+        make_card()
+        assert self.post(b"q3,a3\n").status_code == 302
+        assert Card.objects.filter(note__owner=self.learner).count() == 3
