@@ -315,7 +315,14 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
     duration = max(0, min(int(request.duration_ms), MAX_DURATION_MS))
     if request.version == 0:
         return _rate_new(user, profile, request, now, today, duration)
-    state = CardState.objects.select_related("card").filter(user=user, card__uuid=request.card_uuid).first()
+    # Only a card the learner may see: a uuid of another learner's private deck, or of a course the learner
+    # cannot (or no longer) read, is no card of theirs, whichever path the rating comes by.
+    visible = Card.objects.visible_to(user)
+    state = (
+        CardState.objects.select_related("card")
+        .filter(user=user, card__uuid=request.card_uuid, card__in=visible)
+        .first()
+    )
     if state is None:
         return Outcome.NOT_FOUND
     if state.version != request.version:
@@ -458,7 +465,8 @@ def _research_fields(state: CardState | None, today: date, scheduler: Scheduler,
 def _rate_new(
     user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime, today: date, duration: int
 ) -> Outcome:
-    card = Card.objects.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
+    visible = Card.objects.visible_to(user)
+    card = visible.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
     if card is None:
         return Outcome.NOT_FOUND
     if not card.active or not _rateable_by(card.kind, request.source):

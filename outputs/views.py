@@ -40,9 +40,11 @@ class OutputAnswerForm(forms.Form):
     duration_ms = forms.IntegerField(min_value=0, required=False)
 
 
-def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
-    """The active card (404 otherwise) and its snippet; 400 for a card that is not an output card."""
-    card = get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
+def _get_output_card(request: HttpRequest, card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
+    """The active card the learner may see (404 otherwise) and its snippet; 400 for a card that is not an
+    output card."""
+    cards = Card.objects.visible_to(request.user).select_related("note")
+    card = get_object_or_404(cards, uuid=card_uuid, active=True)
     snippet = verify.snippet_for(card)
     if snippet is None:
         return HttpResponseBadRequest(_("Only output cards take a typed answer."), content_type="text/plain")
@@ -53,7 +55,7 @@ def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpRes
 @require_POST
 def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     """Grade a typed answer: 1. access; 2. form; 3. the run (requested when missing); 4. compare and rate."""
-    found = _get_output_card(card_uuid)
+    found = _get_output_card(request, card_uuid)
     if isinstance(found, HttpResponse):
         return found
     card, snippet = found
@@ -96,7 +98,7 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @require_POST
 def prepare(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     """Ask for the card's run while the learner is still thinking (the answer box calls it on load)."""
-    found = _get_output_card(card_uuid)
+    found = _get_output_card(request, card_uuid)
     if isinstance(found, HttpResponse):
         return found
     verify.request_run(*found)
