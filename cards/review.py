@@ -19,6 +19,7 @@ from typing import Any, Literal, TypedDict
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
@@ -229,6 +230,19 @@ class Outcome(enum.Enum):
     DUPLICATE = "duplicate"  # the form's version is stale: already rated (double submit, other tab)
     NOT_IN_QUEUE = "not_in_queue"  # not due, suspended, buried, inactive or not the user's
     NOT_FOUND = "not_found"
+    NEW_LIMIT = "new_limit"  # a new card past today's new-card limit (Profile.new_cards_per_day)
+
+    @property
+    def message(self) -> str:
+        """Why a rating was refused, in words for the learner ("" when it was not)."""
+        return {
+            Outcome.NOT_FOUND: _("No such card in your reviews."),
+            Outcome.NOT_IN_QUEUE: _("This card is not due for review now."),
+            Outcome.NEW_LIMIT: _(
+                "You have reached today's limit of new cards; this one waits for another day "
+                "(the limit is in your settings)."
+            ),
+        }.get(self, "")
 
 
 @dataclass(frozen=True)
@@ -465,12 +479,15 @@ def _research_fields(state: CardState | None, today: date, scheduler: Scheduler,
 def _rate_new(
     user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime, today: date, duration: int
 ) -> Outcome:
-    visible = Card.objects.visible_to(user)
+    visible = Card.objects.visible_to(user).annotate(new_today=_new_today(user, today))
     card = visible.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
     if card is None:
         return Outcome.NOT_FOUND
     if not card.active or not _rateable_by(card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
+    # A drill's verdict is not held back: the learner did the work, and the drill hub is not the queue.
+    if request.source != ReviewLog.Source.GRADER and card.new_today >= profile.new_cards_per_day:
+        return Outcome.NEW_LIMIT
     scheduler = scheduler_for(profile)
     step = scheduler.review(CardMemory(sm2=SM2State()), request.quality, today, False)
     after = step.memory.sm2
@@ -512,6 +529,15 @@ def _rate_new(
     except IntegrityError:
         return Outcome.DUPLICATE
     return Outcome.RECORDED
+
+
+def _new_today(user: AbstractBaseUser, today: date) -> Coalesce:
+    """Today's first answers of new cards, as the queue counts them, as a subquery of the card's lookup (no
+    query of its own): at the learner's limit the queue offers no new card, and a rating sent anyway (a uuid
+    from elsewhere) is refused the same."""
+    logs = ReviewLog.objects.filter(user=user, review_day=today, was_new=True, is_same_day_repeat=False)
+    counted = logs.order_by().values("user").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted), 0)
 
 
 def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card | None:

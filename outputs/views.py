@@ -86,8 +86,8 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     outcome = reviewing.rate(request.user, profile, rating, now)
     if outcome is reviewing.Outcome.NOT_FOUND:
         return HttpResponse(_("No such card in your reviews."), status=404, content_type="text/plain")
-    if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-        return HttpResponse(_("This card is not due for review now."), status=409, content_type="text/plain")
+    if outcome in (reviewing.Outcome.NOT_IN_QUEUE, reviewing.Outcome.NEW_LIMIT):
+        return HttpResponse(outcome.message, status=409, content_type="text/plain")
     context.update(gradable=True, right=right, typed=typed, duplicate=outcome is reviewing.Outcome.DUPLICATE)
     # The review page's counts move with the rating, not only when the next card comes.
     context["snap"] = reviewing.queue_snapshot(request.user, profile, reviewing.learner_today(profile, now))

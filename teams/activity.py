@@ -35,7 +35,10 @@ from .xp import DrillAward, ReviewFact, SubmissionFact, drill_awards, review_tot
 
 DEFAULT_REVIEWS_PER_DAY = 200
 User = get_user_model()
-REVIEW_FIELDS = ("card_id", "review_day", "quality", "interval_before", "is_same_day_repeat", "source", "was_new")
+REVIEW_FIELDS = (
+    "card_id", "review_day", "quality", "interval_before", "is_same_day_repeat", "source", "was_new",
+    "card__note__owner_id",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ def _review_fact(row: dict[str, object]) -> ReviewFact:
         interval_before=int(row["interval_before"]),
         same_day_repeat=bool(row["is_same_day_repeat"]),
         source=str(row["source"]),
+        shared=row["card__note__owner_id"] is None,
     )
 
 

@@ -7,6 +7,8 @@ from decimal import Decimal
 from unittest import mock
 
 from django.test import TestCase
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from cards import review
 from cards.models import Card, CardState, Profile, ReviewLog
@@ -292,6 +294,39 @@ class RatingTests(ReviewCase):
         state.refresh_from_db()
         self.assertEqual((state.version, state.interval), (3, 6))
         self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_refuses_a_new_card_past_todays_new_card_limit(self) -> None:
+        self.profile.new_cards_per_day = 2
+        self.profile.save(update_fields=["new_cards_per_day"])
+        cards = [make_card() for _ in range(3)]
+        for card in cards[:2]:
+            self.assertEqual(
+                review.rate(self.user, self.profile, RatingRequest(card.uuid, 4, 0), NOW), Outcome.RECORDED
+            )
+        outcome = review.rate(self.user, self.profile, RatingRequest(cards[2].uuid, 4, 0), NOW)
+        self.assertEqual(outcome, Outcome.NEW_LIMIT)
+        self.assertIn("limit of new cards", outcome.message)
+        self.assertFalse(CardState.objects.filter(card=cards[2]).exists())
+        tomorrow = NOW + timedelta(days=1)
+        self.assertEqual(
+            review.rate(self.user, self.profile, RatingRequest(cards[2].uuid, 4, 0), tomorrow), Outcome.RECORDED
+        )
+
+    def test_the_rating_page_and_the_api_say_why_a_new_card_past_the_limit_is_refused(self) -> None:
+        self.profile.new_cards_per_day = 1
+        self.profile.save(update_fields=["new_cards_per_day"])
+        first, second = make_card(), make_card()
+        self.client.force_login(self.user)
+        body = {"quality": 4, "version": 0, "duration_ms": 0}
+        self.assertEqual(self.client.post(reverse("cards:rate", args=[first.uuid]), body).status_code, 302)
+        response = self.client.post(reverse("cards:rate", args=[second.uuid]), body)
+        self.assertContains(response, "limit of new cards", status_code=409)
+        api = APIClient()
+        api.force_authenticate(type(self.user).objects.get(pk=self.user.pk))  # not the one with a cached profile
+        response = api.post("/api/v1/reviews/", {"card": str(second.uuid), "quality": 4, "version": 0})
+        self.assertEqual(response.status_code, 409, response.content)
+        self.assertEqual(response.json()["error"]["code"], "new_limit")
+        self.assertEqual(ReviewLog.objects.count(), 1)
 
     def test_it_refuses_qualities_without_a_button(self) -> None:
         card = make_card()
