@@ -24,7 +24,6 @@ import hashlib
 import html
 import io
 import itertools
-import json
 import re
 import secrets
 import sqlite3
@@ -48,6 +47,7 @@ from django.utils.translation import ngettext
 from cards.ingest.slugs import slugify
 from cards.models import Card, CardState, Note
 from cards.rendering import pygments_css, render_markdown
+from quizsite import json_depth
 
 # Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more. The budgets a
 # deployment tunes are settings: ANKI_IMPORT_MAX_BYTES, ANKI_IMPORT_MAX_CARDS, ANKI_IMPORT_TIME_BUDGET and
@@ -479,8 +479,8 @@ def _check_schema(conn: sqlite3.Connection) -> None:
 def _json_column(conn: sqlite3.Connection, column: str) -> dict[str, Any]:
     row = conn.execute(f"SELECT {column} FROM col LIMIT 1").fetchone()
     try:
-        value = json.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
-    except ValueError:
+        value = json_depth.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
+    except ValueError:  # json_depth.TooDeep included: a collection nested thousands deep was a 500
         raise AnkiImportError(_("The collection's %(column)s are not valid JSON.") % {"column": column}) from None
     return value if isinstance(value, dict) else {}
 

@@ -209,7 +209,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {

@@ -287,6 +287,10 @@ class ImportTests(TestCase):
         conn.close()
         self.assert_refused("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}), "lacks flds, mid, tags")
 
+    def test_it_refuses_a_collection_whose_json_nests_thousands_deep(self) -> None:
+        path = make_collection(self.folder, [(1, "", "q\x1fa")], models="[" * 100_000 + "]" * 100_000)
+        self.assert_refused("d.apkg", zip_members({"collection.anki2": path.read_bytes()}), "models are not valid JSON")
+
     def test_it_refuses_fields_of_an_unexpected_type(self) -> None:
         path = make_collection(self.folder, [])
         conn = sqlite3.connect(path)
