@@ -48,8 +48,7 @@ def learner_today(profile: Profile, now: datetime) -> date:
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("learner_today needs an aware datetime")
-    local = now.astimezone(profile.zone)
-    return (local - timedelta(hours=profile.day_start_hour)).date()
+    return profile.day_at(now)
 
 
 def get_profile(user: AbstractBaseUser) -> Profile:

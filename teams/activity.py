@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -48,6 +48,12 @@ class Clock:
     zone: ZoneInfo
     start_hour: int = DAY_START_HOUR
     reviews_per_day: int = DEFAULT_REVIEWS_PER_DAY
+    floor: date | None = None  # cards.Profile.day_floor: the day begun when the zone last moved
+
+    def today(self, now: datetime) -> date:
+        """The learner's day now, as ``cards.Profile.day_at`` reckons it: never before the pinned day."""
+        day = learner_day(now, self.zone, self.start_hour)
+        return max(day, self.floor) if self.floor else day
 
 
 def clock_for(user_id: int) -> Clock:
@@ -55,11 +61,11 @@ def clock_for(user_id: int) -> Clock:
     profile = Profile.objects.filter(user_id=user_id).first()
     if profile is None:
         return Clock(ZoneInfo(settings.TIME_ZONE))
-    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor)
 
 
 def clock_of(profile: Profile) -> Clock:
-    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor)
 
 
 def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
@@ -68,7 +74,9 @@ def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
     default = Clock(ZoneInfo(settings.TIME_ZONE))
     clocks = dict.fromkeys(ids, default)
     for profile in Profile.objects.filter(user_id__in=ids):
-        clocks[profile.user_id] = Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+        clocks[profile.user_id] = Clock(
+            profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor
+        )
     return clocks
 
 
@@ -155,7 +163,7 @@ def refresh_day(user_id: int, day: date, clock: Clock | None = None) -> DailyAct
         previous, current, later = _neighbourhood(user_id, day)
         activity = current or DailyActivity(user_id=user_id, day=day)
         # Only today's row reads next_due from the card states; a past day keeps what it recorded.
-        if rows and (current is None or learner_day(timezone.now(), clock.zone, clock.start_hour) == day):
+        if rows and (current is None or clock.today(timezone.now()) == day):
             activity.next_due = _live_next_due(user_id)
         activity.reviewed = bool(rows)
         activity.review_xp, activity.reviews = totals.xp, totals.reviews
