@@ -350,7 +350,7 @@ class HostileTextTests(TestCase):
         started = time.monotonic()
         small_deck = anki.read_upload("small.apkg", small)
         big_deck = anki.read_upload("big.apkg", self.cloze_package(big))  # 190 KB of fields
-        assert time.monotonic() - started < 1.0  # the old regex took hours on the first field alone
+        assert time.monotonic() - started < 3.0  # ~0.1 s; the old regex took hours on the first field alone
         assert small_deck.cards[0].front == "{{c1::" * 98  # no deletion closes: the text as it is
         assert big_deck.cards[1].front.startswith("[{{c1::{{c1::") and len(big_deck.cards) == 3
 
@@ -364,12 +364,12 @@ class HostileTextTests(TestCase):
             assert anki._replace_clozes(text, lambda answer, hint: f"<{answer}|{hint}>") == expected, text
 
     def test_it_strips_sound_tags_from_a_field_of_unclosed_ones_at_once(self) -> None:
-        path = make_collection(self.folder, [(1, "", "q" + "[sound:" * 9000 + "\x1fa")] * 20)
+        path = make_collection(self.folder, [(1, "", "q" + "[sound:" * 9000 + "\x1fa")] * 40)
         started = time.monotonic()
         stored = zip_members({"collection.anki2": path.read_bytes()}, zipfile.ZIP_STORED)  # no bomb check
         deck = anki.read_upload("d.apkg", stored)
-        assert time.monotonic() - started < 1.0  # a scan from each opening to the end took 4 s
-        assert len(deck.cards) == 20 and deck.cards[0].front == "q" + "[sound:" * 9000
+        assert time.monotonic() - started < 2.0  # ~0.2 s; a scan from each opening to the end took 7 s
+        assert len(deck.cards) == 40 and deck.cards[0].front == "q" + "[sound:" * 9000
 
 
 class ImportViewTests(TestCase):

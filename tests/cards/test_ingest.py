@@ -554,5 +554,5 @@ def test_it_parses_paragraphs_of_bold_openings_in_linear_time() -> None:
     unclosed = "**x** " + "**a " * 5000  # 5,000 openings, each scanned to the paragraph's end
     started = time.monotonic()
     note = parse(f"# T\n\n## Bold\n\n{many_bolds}\n\n## Open\n\n{unclosed}\n")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # 0.5 s on a loaded 2-core machine; 18 s before
     assert len(note.cards) < 20
