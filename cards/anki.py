@@ -300,8 +300,13 @@ class _Budget:
         self.max_cards = settings.ANKI_IMPORT_MAX_CARDS
         self.max_stored = STORED_PER_UPLOAD_BYTE * settings.ANKI_IMPORT_MAX_BYTES
 
-    def add(self, parsed: ParsedDeck, card: ImportedCard) -> None:
-        """Take ``card`` into ``parsed``, or refuse the whole file once it is over any budget."""
+    def add(self, parsed: ParsedDeck, card: ImportedCard | None) -> None:
+        """Take ``card`` into ``parsed`` (``None``: a row skipped, without a front), or refuse the whole file once
+        it is over any budget."""
+        if card is None:
+            parsed.skipped += 1
+            self.check_time(parsed)
+            return
         parsed.cards.append(card)
         parsed.stored_bytes += sum(
             len(face.encode()) for face in (card.front, card.back, card.front_html, card.back_html)
@@ -316,6 +321,9 @@ class _Budget:
                 _("The cards would take more than %(limit)d bytes once rendered, the most one import may store.")
                 % {"limit": self.max_stored}
             )
+        self.check_time(parsed)
+
+    def check_time(self, parsed: ParsedDeck) -> None:
         if time.monotonic() > self.deadline:
             raise AnkiImportError(
                 _("Reading the file took more than %(seconds)d seconds after %(n)d cards; split it into smaller files.")
@@ -445,12 +453,10 @@ def _read_collection(db_path: Path, default_title: str, budget: _Budget) -> Pars
                 )
             if _is_drill(tags.split(), flds.split(_FIELD_SEPARATOR)[1:2]):
                 parsed.drills += 1
+                budget.check_time(parsed)
                 continue
             card = _note_to_card(note_id, flds, tags, models.get(str(mid), 0))
-            if card is None:
-                parsed.skipped += 1
-            else:
-                budget.add(parsed, card)
+            budget.add(parsed, card)
         return parsed
     except sqlite3.DatabaseError as exc:
         raise AnkiImportError(_("The package's collection cannot be read (%(error)s).") % {"error": exc}) from None
@@ -558,6 +564,8 @@ def _imported(front: str, back: str, tags: Iterable[str], *, is_html: bool) -> I
         front_text, back_text = _text(front_html), _text(back_html)
     else:
         front_text, back_text = _CONTROL.sub("", front).strip(), _CONTROL.sub("", back).strip()
+        if not front_text:  # before rendering: a skipped row costs no Markdown
+            return None
         front_html, back_html = render_markdown(front_text), render_markdown(back_text)
     if not front_text:
         return None
@@ -596,12 +604,10 @@ def read_csv(data: bytes, default_title: str, budget: _Budget) -> ParsedDeck:
             _check_row(row, reader.line_num)
             if _is_drill(row[2].split() if len(row) > 2 else [], [row[1]]):
                 parsed.drills += 1
+                budget.check_time(parsed)
                 continue
             card = _imported(row[0], row[1], row[2].split() if len(row) > 2 else [], is_html=False)
-            if card is None:
-                parsed.skipped += 1
-            else:
-                budget.add(parsed, card)
+            budget.add(parsed, card)
     except csv.Error as exc:
         raise AnkiImportError(
             _("The CSV file is malformed near line %(line)d: %(error)s.") % {"line": reader.line_num, "error": exc}

@@ -507,6 +507,9 @@ class ImportBudgetTests(TestCase):
         clock = itertools.count(start=1000, step=2)  # each card read "takes" two seconds
         with mock.patch("cards.anki.time.monotonic", side_effect=lambda: next(clock)):
             self.assert_refused(b"q1,a1\nq2,a2\nq3,a3\nq4,a4\n", "took more than 5 seconds after 3 cards")
+        clock = itertools.count(start=1000, step=2)  # rows without a front (skipped) spend the budget too
+        with mock.patch("cards.anki.time.monotonic", side_effect=lambda: next(clock)):
+            self.assert_refused(b",a1\n,a2\n,a3\n,a4\n", "took more than 5 seconds after 0 cards")
 
     @override_settings(ANKI_PRIVATE_CARDS_QUOTA=3)
     def test_it_keeps_a_learners_private_cards_within_the_quota(self) -> None:
