@@ -187,7 +187,10 @@ class ReviewList(generics.ListCreateAPIView):
         responses={
             201: ReviewResultSerializer,
             404: error("No such card, or a card whose state you do not have (version > 0)."),
-            409: error("already_recorded (a replay of the same version) or not_in_queue (not due now)."),
+            409: error(
+                "already_recorded (a replay of the same version), not_in_queue (not due now) or new_limit "
+                "(a new card past today's new-card limit)."
+            ),
         },
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -204,6 +207,8 @@ class ReviewList(generics.ListCreateAPIView):
             raise Conflict(_("This card was already rated with that version (a replayed request)."), "already_recorded")
         if outcome is reviewing.Outcome.NOT_IN_QUEUE:
             raise Conflict(_("This card is not in your queue now."), "not_in_queue")
+        if outcome is reviewing.Outcome.NEW_LIMIT:
+            raise Conflict(outcome.message, "new_limit")
         state = CardState.objects.get(user=request.user, card__uuid=data["card"])
         body = {"card": data["card"], "outcome": outcome.value, "state": CardStateSerializer(state).data}
         return Response(body, status=status.HTTP_201_CREATED)

@@ -14,7 +14,7 @@ from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -29,6 +29,7 @@ from api.course_serializers import (
     UploadSerializer,
 )
 from api.exceptions import Conflict
+from api.parsers import BoundedJSONParser
 from cards.models import Card, Course, Note
 from courses import services
 from courses.models import Upload
@@ -157,7 +158,7 @@ class CourseUploadCreate(APIView):
     """Check and plan notes for the course (nothing imported yet): the answer is the import report, kept until
     it expires; confirm it to import. Send JSON `files` ([{name, text}]) or multipart `files` parts."""
 
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     @extend_schema(request=UploadCreateSerializer, responses={201: UploadSerializer})
     def post(self, request: Request, slug: str) -> Response:

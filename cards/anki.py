@@ -6,7 +6,9 @@ typesets with MathJax), tags from the card and its heading path, and, when asked
 state as Anki review-card fields (interval, due day, ease factor, repetitions, lapses).
 
 Imports read files from strangers, so every step assumes hostility:
-1. size caps on the upload, on the archive's members (declared sizes checked before anything is
+1. budgets (``ANKI_IMPORT_*`` settings): the upload's bytes, the cards one import makes, the seconds its
+   reading takes, the bytes its cards would store, and a learner's private cards across all imports;
+   size caps on the upload, on the archive's members (declared sizes checked before anything is
    extracted, then enforced again while copying, because a header can lie) and on every field;
 2. only the collection file is extracted, into a private temporary folder removed afterwards;
 3. the SQLite file is opened read-only, with ``trusted_schema`` off and a time budget, and its
@@ -22,14 +24,13 @@ import hashlib
 import html
 import io
 import itertools
-import json
 import re
 import secrets
 import sqlite3
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -37,6 +38,8 @@ from typing import Any
 
 import genanki
 import nh3
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -44,15 +47,19 @@ from django.utils.translation import ngettext
 from cards.ingest.slugs import slugify
 from cards.models import Card, CardState, Note
 from cards.rendering import pygments_css, render_markdown
+from quizsite import json_depth
 
-# Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more.
-MAX_UPLOAD_BYTES = 32 * 1024 * 1024
+# Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more. The budgets a
+# deployment tunes are settings: ANKI_IMPORT_MAX_BYTES, ANKI_IMPORT_MAX_CARDS, ANKI_IMPORT_TIME_BUDGET and
+# ANKI_PRIVATE_CARDS_QUOTA.
 MAX_MEMBERS = 20_000
 MAX_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
 MAX_COLLECTION_BYTES = 128 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200
 MAX_NOTES = 20_000
 MAX_FIELD_BYTES = 64 * 1024
+# The cards an import makes may store (both faces, text and HTML) this many times the upload cap.
+STORED_PER_UPLOAD_BYTE = 4
 SQLITE_TIME_BUDGET_S = 10.0
 
 # Anki counts a review card's due day from the collection's creation time (``col.crt``); genanki's
@@ -65,8 +72,11 @@ DRILL_TAG = "quizsite::drill"
 # ...and recognises an export from before the tag by its back, the drill card's instruction.
 _DRILL_BACK = re.compile(r"in the drill editor and submit it: the grader's verdict rates this card")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_SOUND = re.compile(r"\[sound:[^\]]*\]")
-_CLOZE = re.compile(r"\{\{c\d+::(.*?)(?:::(.*?))?\}\}", re.DOTALL)
+# Every pattern applied to uploaded text is linear: no nested or adjacent quantifiers that can share
+# characters, and no scan that restarts from each of many openings to the end of the text. ``[sound:``
+# stops at the next ``[``, so a field of openings without a ``]`` is read once, not once per opening.
+_SOUND = re.compile(r"\[sound:[^\[\]]*\]")
+_CLOZE_OPEN = re.compile(r"\{\{c[0-9]+::")
 _TAG_CHARS = re.compile(r"\s+")
 _NON_ASCII_SLUG = re.compile(r"[^a-z0-9-]+")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -263,6 +273,7 @@ class ParsedDeck:
     cards: list[ImportedCard] = field(default_factory=list)
     skipped: int = 0  # no front
     drills: int = 0  # quizsite drill cards: never imported as questions
+    stored_bytes: int = 0  # what the cards would store: both faces, text and HTML
 
     def summary(self) -> str:
         """What was left out, in words a learner can act on ("" when nothing was)."""
@@ -281,25 +292,65 @@ class ParsedDeck:
         return _("; ").join(parts)
 
 
+class _Budget:
+    """What reading one upload may cost: cards, bytes they would store, and seconds (``ANKI_IMPORT_*``)."""
+
+    def __init__(self) -> None:
+        self.deadline = time.monotonic() + settings.ANKI_IMPORT_TIME_BUDGET
+        self.max_cards = settings.ANKI_IMPORT_MAX_CARDS
+        self.max_stored = STORED_PER_UPLOAD_BYTE * settings.ANKI_IMPORT_MAX_BYTES
+
+    def add(self, parsed: ParsedDeck, card: ImportedCard | None) -> None:
+        """Take ``card`` into ``parsed`` (``None``: a row skipped, without a front), or refuse the whole file once
+        it is over any budget."""
+        if card is None:
+            parsed.skipped += 1
+            self.check_time(parsed)
+            return
+        parsed.cards.append(card)
+        parsed.stored_bytes += sum(
+            len(face.encode()) for face in (card.front, card.back, card.front_html, card.back_html)
+        )
+        if len(parsed.cards) > self.max_cards:
+            raise AnkiImportError(
+                _("The file has more than %(limit)d cards, the most one import may make; split it.")
+                % {"limit": self.max_cards}
+            )
+        if parsed.stored_bytes > self.max_stored:
+            raise AnkiImportError(
+                _("The cards would take more than %(limit)d bytes once rendered, the most one import may store.")
+                % {"limit": self.max_stored}
+            )
+        self.check_time(parsed)
+
+    def check_time(self, parsed: ParsedDeck) -> None:
+        if time.monotonic() > self.deadline:
+            raise AnkiImportError(
+                _("Reading the file took more than %(seconds)d seconds after %(n)d cards; split it into smaller files.")
+                % {"seconds": settings.ANKI_IMPORT_TIME_BUDGET, "n": len(parsed.cards)}
+            )
+
+
 def read_upload(name: str, data: bytes) -> ParsedDeck:
     """An ``.apkg`` (a zip archive) or a CSV of front/back pairs, parsed and sanitised; nothing written."""
-    if len(data) > MAX_UPLOAD_BYTES:
+    if len(data) > settings.ANKI_IMPORT_MAX_BYTES:
         raise AnkiImportError(
             _("The file is %(size)d bytes, over the %(limit)d byte limit.")
-            % {"size": len(data), "limit": MAX_UPLOAD_BYTES}
+            % {"size": len(data), "limit": settings.ANKI_IMPORT_MAX_BYTES}
         )
     if not data.strip():
         raise AnkiImportError(_("The file is empty."))
     default_title = Path(name).stem[:200] or _("Imported deck")
+    budget = _Budget()
     if data[:4] == b"PK\x03\x04" or name.lower().endswith((".apkg", ".colpkg", ".zip")):
-        return read_apkg(data, default_title)
-    return read_csv(data, default_title)
+        return read_apkg(data, default_title, budget)
+    return read_csv(data, default_title, budget)
 
 
-def read_apkg(data: bytes, default_title: str) -> ParsedDeck:
+def read_apkg(data: bytes, default_title: str, budget: _Budget) -> ParsedDeck:
     with tempfile.TemporaryDirectory(prefix="quizsite-anki-") as folder:
         db_path = _extract_collection(data, Path(folder))
-        return _read_collection(db_path, default_title)
+        return _read_collection(db_path, default_title, budget)
 
 
 def _extract_collection(data: bytes, folder: Path) -> Path:
@@ -382,7 +433,7 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
+def _read_collection(db_path: Path, default_title: str, budget: _Budget) -> ParsedDeck:
     conn = _open_readonly(db_path)
     try:
         _check_schema(conn)
@@ -402,12 +453,10 @@ def _read_collection(db_path: Path, default_title: str) -> ParsedDeck:
                 )
             if _is_drill(tags.split(), flds.split(_FIELD_SEPARATOR)[1:2]):
                 parsed.drills += 1
+                budget.check_time(parsed)
                 continue
             card = _note_to_card(note_id, flds, tags, models.get(str(mid), 0))
-            if card is None:
-                parsed.skipped += 1
-            else:
-                parsed.cards.append(card)
+            budget.add(parsed, card)
         return parsed
     except sqlite3.DatabaseError as exc:
         raise AnkiImportError(_("The package's collection cannot be read (%(error)s).") % {"error": exc}) from None
@@ -436,8 +485,8 @@ def _check_schema(conn: sqlite3.Connection) -> None:
 def _json_column(conn: sqlite3.Connection, column: str) -> dict[str, Any]:
     row = conn.execute(f"SELECT {column} FROM col LIMIT 1").fetchone()
     try:
-        value = json.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
-    except ValueError:
+        value = json_depth.loads(row[0]) if row and isinstance(row[0], str) and row[0] else {}
+    except ValueError:  # json_depth.TooDeep included: a collection nested thousands deep was a 500
         raise AnkiImportError(_("The collection's %(column)s are not valid JSON.") % {"column": column}) from None
     return value if isinstance(value, dict) else {}
 
@@ -477,11 +526,34 @@ def _note_to_card(note_id: int, flds: str, tags: str, model_type: int) -> Import
             )
     if model_type == 1:  # cloze: the front hides each deletion, the back shows it
         text = fields[0]
-        front_raw = _CLOZE.sub(lambda m: f"[{m.group(2) or '...'}]", text)
-        back_raw = _CLOZE.sub(lambda m: f"<b>{m.group(1)}</b>", text) + "".join(f"<br>{f}" for f in fields[1:2] if f)
+        front_raw = _replace_clozes(text, lambda answer, hint: f"[{hint or '...'}]")
+        back_raw = _replace_clozes(text, lambda answer, hint: f"<b>{answer}</b>") + "".join(
+            f"<br>{f}" for f in fields[1:2] if f
+        )
     else:
         front_raw, back_raw = fields[0], fields[1] if len(fields) > 1 else ""
     return _imported(front_raw, back_raw, tags.split(), is_html=True)
+
+
+def _replace_clozes(text: str, replace: Callable[[str, str], str]) -> str:
+    """Each ``{{cN::answer::hint}}`` (the hint optional) replaced, in one pass over the text.
+
+    Why not one regex: the one we had (a lazy answer, then an optional lazy ``::hint``, then ``}}``)
+    backtracks cubically on a field of repeated openings with no ``}}``: 64 KiB of them, in a 600-byte
+    package, would hold a web process for hours. Here each opening
+    looks for the first ``}}`` after it; without one no later opening can close either, so the scan
+    stops. The answer ends at the first ``::`` inside, as the regex read it."""
+    out: list[str] = []
+    position = 0
+    while opening := _CLOZE_OPEN.search(text, position):
+        end = text.find("}}", opening.end())
+        if end < 0:
+            break
+        answer, _sep, hint = text[opening.end() : end].partition("::")
+        out += [text[position : opening.start()], replace(answer, hint)]
+        position = end + 2
+    out.append(text[position:])
+    return "".join(out)
 
 
 def _imported(front: str, back: str, tags: Iterable[str], *, is_html: bool) -> ImportedCard | None:
@@ -492,6 +564,8 @@ def _imported(front: str, back: str, tags: Iterable[str], *, is_html: bool) -> I
         front_text, back_text = _text(front_html), _text(back_html)
     else:
         front_text, back_text = _CONTROL.sub("", front).strip(), _CONTROL.sub("", back).strip()
+        if not front_text:  # before rendering: a skipped row costs no Markdown
+            return None
         front_html, back_html = render_markdown(front_text), render_markdown(back_text)
     if not front_text:
         return None
@@ -507,7 +581,7 @@ def _text(cleaned_html: str) -> str:
 _HEADERS = {("front", "back"), ("question", "answer"), ("正面", "背面"), ("问题", "答案")}
 
 
-def read_csv(data: bytes, default_title: str) -> ParsedDeck:
+def read_csv(data: bytes, default_title: str, budget: _Budget) -> ParsedDeck:
     """Rows of ``front,back[,tags]`` (comma, tab or semicolon separated; markdown allowed in both faces)."""
     if b"\x00" in data:
         raise AnkiImportError(_("This is not a CSV file: it contains NUL bytes (a binary file?)."))
@@ -530,14 +604,10 @@ def read_csv(data: bytes, default_title: str) -> ParsedDeck:
             _check_row(row, reader.line_num)
             if _is_drill(row[2].split() if len(row) > 2 else [], [row[1]]):
                 parsed.drills += 1
+                budget.check_time(parsed)
                 continue
             card = _imported(row[0], row[1], row[2].split() if len(row) > 2 else [], is_html=False)
-            if card is None:
-                parsed.skipped += 1
-            else:
-                parsed.cards.append(card)
-            if len(parsed.cards) > MAX_NOTES:
-                raise AnkiImportError(_("The CSV file has more than %(limit)d rows.") % {"limit": MAX_NOTES})
+            budget.add(parsed, card)
     except csv.Error as exc:
         raise AnkiImportError(
             _("The CSV file is malformed near line %(line)d: %(error)s.") % {"line": reader.line_num, "error": exc}
@@ -569,6 +639,8 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
     # ASCII only: the deck page's URL takes a ``slug`` path converter, which has no CJK.
     base = f"anki-{_NON_ASCII_SLUG.sub('', slugify(title, 80)).strip('-') or 'deck'}"
     with transaction.atomic():
+        if owner is not None:
+            _check_quota(owner, len(parsed.cards))
         slug = base if not Note.objects.filter(slug=base).exists() else f"{base}-{secrets.token_hex(3)}"
         note = Note.objects.create(
             slug=slug,
@@ -582,6 +654,22 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
             [_card_row(note, index, card) for index, card in enumerate(parsed.cards)], batch_size=500
         )
     return note
+
+
+def _check_quota(owner: Any, adding: int) -> None:
+    """A learner's private cards stay within ``ANKI_PRIVATE_CARDS_QUOTA``; their row is locked, so two imports
+    at once are counted one after the other."""
+    get_user_model().objects.select_for_update().filter(pk=owner.pk).first()
+    owned = Card.objects.filter(note__owner=owner).count()
+    quota = settings.ANKI_PRIVATE_CARDS_QUOTA
+    if owned + adding > quota:
+        raise AnkiImportError(
+            _(
+                "You have %(owned)d private cards and this file holds %(adding)d: together over the %(quota)d "
+                "private cards one learner may keep. Nothing was imported."
+            )
+            % {"owned": owned, "adding": adding, "quota": quota}
+        )
 
 
 def _card_row(note: Note, index: int, card: ImportedCard) -> Card:

@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -64,9 +65,10 @@ class ImportForm(forms.Form):
 
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
-        if upload.size > anki.MAX_UPLOAD_BYTES:
+        if upload.size > settings.ANKI_IMPORT_MAX_BYTES:
             raise forms.ValidationError(
-                _("The file is over the %(limit)d MiB limit.") % {"limit": anki.MAX_UPLOAD_BYTES // (1024 * 1024)}
+                _("The file is %(size)d bytes, over the %(limit)d byte limit.")
+                % {"size": upload.size, "limit": settings.ANKI_IMPORT_MAX_BYTES}
             )
         return upload
 

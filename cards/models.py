@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 import zoneinfo
-from datetime import date
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -308,6 +308,11 @@ class Profile(models.Model):
     # Opaque to cards: the app that wrote the order names itself here (a team: "team:<uuid>"), so it can
     # rewrite the orders it set and leave the others alone. "" = nobody chose yet; OWN_ORDER = the learner did.
     learning_order_source = models.CharField(max_length=100, blank=True, default="")
+    day_floor = models.DateField(
+        null=True,
+        blank=True,
+        help_text="The day begun when the time zone or day start last changed: no earlier day opens again.",
+    )
     language = models.CharField(
         max_length=16,
         choices=Language.choices,
@@ -339,6 +344,30 @@ class Profile(models.Model):
     @property
     def zone(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.time_zone)
+
+    def day_at(self, now: datetime) -> date:
+        """The learner day at ``now``: the local date in their zone with the day starting at ``day_start_hour``,
+        never before ``day_floor``. A day is fixed once begun: moving the zone west cannot reopen yesterday
+        (its XP a second time, a broken streak mended); the clock waits at the pinned day until it catches up."""
+        day = (now.astimezone(self.zone) - timedelta(hours=self.day_start_hour)).date()
+        return max(day, self.day_floor) if self.day_floor else day
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Pin the day begun under the old clock when the time zone or day start changes (``day_at``)."""
+        update_fields = kwargs.get("update_fields")
+        if self.pk and (update_fields is None or {"time_zone", "day_start_hour"} & set(update_fields)):
+            if self._pin_day_begun(timezone.now()) and update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "day_floor"}
+        super().save(*args, **kwargs)
+
+    def _pin_day_begun(self, now: datetime) -> bool:
+        stored = Profile.objects.filter(pk=self.pk).values("time_zone", "day_start_hour", "day_floor").first()
+        if stored is None or (stored["time_zone"], stored["day_start_hour"]) == (self.time_zone, self.day_start_hour):
+            return False
+        before = Profile(time_zone=stored["time_zone"], day_start_hour=stored["day_start_hour"])
+        before.day_floor = stored["day_floor"]
+        self.day_floor = before.day_at(now)
+        return True
 
     def set_learning_order(self, stages: list[str], source: str) -> None:
         """Store a checked order (``ValidationError`` names the bad slug and nothing is written) and who set it."""

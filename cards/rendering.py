@@ -70,8 +70,34 @@ _CLEANER = nh3.Cleaner(
 def render_markdown(text: str) -> str:
     """Sanitised HTML for a note or a card face; headings get the ids cards store as anchors."""
     _, body = split_front_matter(normalize_newlines(text))
+    md = _renderer()
+    rendered = md.renderer.render(_tokens(md, body), md.options, {})
     # Cleaned twice: the image rewrite works on sanitised markup, and its own output is checked too.
-    return _CLEANER.clean(_link_remote_images(_CLEANER.clean(_renderer().render(body))))
+    return _CLEANER.clean(_link_remote_images(_CLEANER.clean(rendered)))
+
+
+# Link targets may take this many characters per character of text (percent-encoding triples a byte, a
+# CJK character is three) plus a little; past it, reference links are what multiplied them.
+_LINK_CHARS_PER_CHAR = 10
+_LINK_CHARS_SLACK = 4096
+
+
+def _tokens(md: MarkdownIt, body: str) -> list[Token]:
+    """``body`` parsed; reference links are expanded only while their targets stay in proportion to the text.
+
+    Why: a reference's target is repeated at each use, so one ``[a]: <30 KB URL>`` and ten thousand
+    ``[a]`` render 300 MB from 40 KB (issue 36: two 1 MB CSV imports stored 242 MB). An inline link
+    carries its target in the text, so only references can pass the bound; then they are read as text."""
+    tokens = md.parse(body)
+    targets = sum(
+        len(str(child.attrs.get("href") or child.attrs.get("src") or ""))
+        for token in tokens
+        for child in token.children or []
+        if child.type in ("link_open", "image")
+    )
+    if targets <= _LINK_CHARS_PER_CHAR * len(body) + _LINK_CHARS_SLACK:
+        return tokens
+    return _renderer_without_references().parse(body)
 
 
 # Blocks a passage can sit in; the callout goes after the innermost one that holds its last line.
@@ -84,7 +110,7 @@ def render_note(text: str, corrections: Sequence[Correction] = ()) -> str:
     here; ``tests/cards/test_corrections.py`` holds the bundled notes to exactly once."""
     _, body = split_front_matter(normalize_newlines(text))
     md = _renderer()
-    tokens = md.parse(body)
+    tokens = _tokens(md, body)
     lines = body.split("\n")
     for correction in corrections:
         found = find_passage(lines, correction.passage)
@@ -133,6 +159,12 @@ def _renderer() -> MarkdownIt:
     md.add_render_rule("math_block", _render_math_block)
     md.add_render_rule("math_block_label", _render_math_block)
     return md
+
+
+@lru_cache(maxsize=1)
+def _renderer_without_references() -> MarkdownIt:
+    """Parses only: ``[label]: target`` lines stay text, so no link repeats a target (see ``_tokens``)."""
+    return make_markdown().disable("reference")
 
 
 def _render_fence(self: Any, tokens: Sequence[Token], idx: int, options: OptionsDict, env: dict[str, Any]) -> str:

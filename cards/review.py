@@ -19,6 +19,7 @@ from typing import Any, Literal, TypedDict
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
@@ -47,8 +48,7 @@ def learner_today(profile: Profile, now: datetime) -> date:
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("learner_today needs an aware datetime")
-    local = now.astimezone(profile.zone)
-    return (local - timedelta(hours=profile.day_start_hour)).date()
+    return profile.day_at(now)
 
 
 def get_profile(user: AbstractBaseUser) -> Profile:
@@ -229,6 +229,19 @@ class Outcome(enum.Enum):
     DUPLICATE = "duplicate"  # the form's version is stale: already rated (double submit, other tab)
     NOT_IN_QUEUE = "not_in_queue"  # not due, suspended, buried, inactive or not the user's
     NOT_FOUND = "not_found"
+    NEW_LIMIT = "new_limit"  # a new card past today's new-card limit (Profile.new_cards_per_day)
+
+    @property
+    def message(self) -> str:
+        """Why a rating was refused, in words for the learner ("" when it was not)."""
+        return {
+            Outcome.NOT_FOUND: _("No such card in your reviews."),
+            Outcome.NOT_IN_QUEUE: _("This card is not due for review now."),
+            Outcome.NEW_LIMIT: _(
+                "You have reached today's limit of new cards; this one waits for another day "
+                "(the limit is in your settings)."
+            ),
+        }.get(self, "")
 
 
 @dataclass(frozen=True)
@@ -315,7 +328,14 @@ def rate(user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: 
     duration = max(0, min(int(request.duration_ms), MAX_DURATION_MS))
     if request.version == 0:
         return _rate_new(user, profile, request, now, today, duration)
-    state = CardState.objects.select_related("card").filter(user=user, card__uuid=request.card_uuid).first()
+    # Only a card the learner may see: a uuid of another learner's private deck, or of a course the learner
+    # cannot (or no longer) read, is no card of theirs, whichever path the rating comes by.
+    visible = Card.objects.visible_to(user)
+    state = (
+        CardState.objects.select_related("card")
+        .filter(user=user, card__uuid=request.card_uuid, card__in=visible)
+        .first()
+    )
     if state is None:
         return Outcome.NOT_FOUND
     if state.version != request.version:
@@ -458,11 +478,15 @@ def _research_fields(state: CardState | None, today: date, scheduler: Scheduler,
 def _rate_new(
     user: AbstractBaseUser, profile: Profile, request: RatingRequest, now: datetime, today: date, duration: int
 ) -> Outcome:
-    card = Card.objects.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
+    visible = Card.objects.visible_to(user).annotate(new_today=_new_today(user, today))
+    card = visible.filter(uuid=request.card_uuid).only("pk", "active", "kind", "note_id", "anchor").first()
     if card is None:
         return Outcome.NOT_FOUND
     if not card.active or not _rateable_by(card.kind, request.source):
         return Outcome.NOT_IN_QUEUE
+    # A drill's verdict is not held back: the learner did the work, and the drill hub is not the queue.
+    if request.source != ReviewLog.Source.GRADER and card.new_today >= profile.new_cards_per_day:
+        return Outcome.NEW_LIMIT
     scheduler = scheduler_for(profile)
     step = scheduler.review(CardMemory(sm2=SM2State()), request.quality, today, False)
     after = step.memory.sm2
@@ -504,6 +528,15 @@ def _rate_new(
     except IntegrityError:
         return Outcome.DUPLICATE
     return Outcome.RECORDED
+
+
+def _new_today(user: AbstractBaseUser, today: date) -> Coalesce:
+    """Today's first answers of new cards, as the queue counts them, as a subquery of the card's lookup (no
+    query of its own): at the learner's limit the queue offers no new card, and a rating sent anyway (a uuid
+    from elsewhere) is refused the same."""
+    logs = ReviewLog.objects.filter(user=user, review_day=today, was_new=True, is_same_day_repeat=False)
+    counted = logs.order_by().values("user").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted), 0)
 
 
 def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card | None:

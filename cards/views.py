@@ -159,8 +159,8 @@ def rate(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     outcome = reviewing.rate(request.user, reviewing.get_profile(request.user), rating, timezone.now())
     if outcome is reviewing.Outcome.NOT_FOUND:
         return HttpResponse(_("No such card in your reviews."), status=404, content_type="text/plain")
-    if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-        return HttpResponse(_("This card is not due for review now."), status=409, content_type="text/plain")
+    if outcome in (reviewing.Outcome.NOT_IN_QUEUE, reviewing.Outcome.NEW_LIMIT):
+        return HttpResponse(outcome.message, status=409, content_type="text/plain")
     if outcome is reviewing.Outcome.DUPLICATE:
         messages.info(request, _("That card was already rated; here is the next one."))
     return _next_panel(request)

@@ -40,9 +40,11 @@ class OutputAnswerForm(forms.Form):
     duration_ms = forms.IntegerField(min_value=0, required=False)
 
 
-def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
-    """The active card (404 otherwise) and its snippet; 400 for a card that is not an output card."""
-    card = get_object_or_404(Card.objects.select_related("note"), uuid=card_uuid, active=True)
+def _get_output_card(request: HttpRequest, card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpResponse:
+    """The active card the learner may see (404 otherwise) and its snippet; 400 for a card that is not an
+    output card."""
+    cards = Card.objects.visible_to(request.user).select_related("note")
+    card = get_object_or_404(cards, uuid=card_uuid, active=True)
     snippet = verify.snippet_for(card)
     if snippet is None:
         return HttpResponseBadRequest(_("Only output cards take a typed answer."), content_type="text/plain")
@@ -53,7 +55,7 @@ def _get_output_card(card_uuid: UUID) -> tuple[Card, snippets.Snippet] | HttpRes
 @require_POST
 def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     """Grade a typed answer: 1. access; 2. form; 3. the run (requested when missing); 4. compare and rate."""
-    found = _get_output_card(card_uuid)
+    found = _get_output_card(request, card_uuid)
     if isinstance(found, HttpResponse):
         return found
     card, snippet = found
@@ -84,8 +86,8 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     outcome = reviewing.rate(request.user, profile, rating, now)
     if outcome is reviewing.Outcome.NOT_FOUND:
         return HttpResponse(_("No such card in your reviews."), status=404, content_type="text/plain")
-    if outcome is reviewing.Outcome.NOT_IN_QUEUE:
-        return HttpResponse(_("This card is not due for review now."), status=409, content_type="text/plain")
+    if outcome in (reviewing.Outcome.NOT_IN_QUEUE, reviewing.Outcome.NEW_LIMIT):
+        return HttpResponse(outcome.message, status=409, content_type="text/plain")
     context.update(gradable=True, right=right, typed=typed, duplicate=outcome is reviewing.Outcome.DUPLICATE)
     # The review page's counts move with the rating, not only when the next card comes.
     context["snap"] = reviewing.queue_snapshot(request.user, profile, reviewing.learner_today(profile, now))
@@ -96,7 +98,7 @@ def answer(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @require_POST
 def prepare(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     """Ask for the card's run while the learner is still thinking (the answer box calls it on load)."""
-    found = _get_output_card(card_uuid)
+    found = _get_output_card(request, card_uuid)
     if isinstance(found, HttpResponse):
         return found
     verify.request_run(*found)

@@ -209,7 +209,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "api.pagination.Pagination",
     "DEFAULT_THROTTLE_CLASSES": ["api.throttling.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
@@ -433,6 +433,13 @@ LOGIN_FAILURES_PER_ACCOUNT = envint("LOGIN_FAILURES_PER_ACCOUNT", "10")
 LOGIN_FAILURES_PER_ADDRESS = envint("LOGIN_FAILURES_PER_ADDRESS", "30")
 LOGIN_FAILURE_WINDOW = envint("LOGIN_FAILURE_WINDOW", "900")
 TRUSTED_PROXIES = envint("TRUSTED_PROXIES", "0")
+
+# A learner's Anki or CSV import (cards.anki): bytes one upload may hold, cards one import may make, seconds
+# its reading may take on the web thread, and private cards one learner may own across all their imports.
+ANKI_IMPORT_MAX_BYTES = envpositive("ANKI_IMPORT_MAX_BYTES", str(8 * 1024 * 1024))
+ANKI_IMPORT_MAX_CARDS = envpositive("ANKI_IMPORT_MAX_CARDS", "5000")
+ANKI_IMPORT_TIME_BUDGET = envpositive("ANKI_IMPORT_TIME_BUDGET", "20")
+ANKI_PRIVATE_CARDS_QUOTA = envpositive("ANKI_PRIVATE_CARDS_QUOTA", "20000")
 
 # A team's own course (the courses app): caps per team, each refusal naming its cap. Bytes one upload of notes
 # may hold (a zip counted unpacked), notes and active cards a course may have, uploads a team may preview an

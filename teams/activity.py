@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
@@ -35,7 +35,10 @@ from .xp import DrillAward, ReviewFact, SubmissionFact, drill_awards, review_tot
 
 DEFAULT_REVIEWS_PER_DAY = 200
 User = get_user_model()
-REVIEW_FIELDS = ("card_id", "review_day", "quality", "interval_before", "is_same_day_repeat", "source", "was_new")
+REVIEW_FIELDS = (
+    "card_id", "review_day", "quality", "interval_before", "is_same_day_repeat", "source", "was_new",
+    "card__note__owner_id",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class Clock:
     zone: ZoneInfo
     start_hour: int = DAY_START_HOUR
     reviews_per_day: int = DEFAULT_REVIEWS_PER_DAY
+    floor: date | None = None  # cards.Profile.day_floor: the day begun when the zone last moved
+
+    def today(self, now: datetime) -> date:
+        """The learner's day now, as ``cards.Profile.day_at`` reckons it: never before the pinned day."""
+        day = learner_day(now, self.zone, self.start_hour)
+        return max(day, self.floor) if self.floor else day
 
 
 def clock_for(user_id: int) -> Clock:
@@ -52,11 +61,11 @@ def clock_for(user_id: int) -> Clock:
     profile = Profile.objects.filter(user_id=user_id).first()
     if profile is None:
         return Clock(ZoneInfo(settings.TIME_ZONE))
-    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor)
 
 
 def clock_of(profile: Profile) -> Clock:
-    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+    return Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor)
 
 
 def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
@@ -65,7 +74,9 @@ def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
     default = Clock(ZoneInfo(settings.TIME_ZONE))
     clocks = dict.fromkeys(ids, default)
     for profile in Profile.objects.filter(user_id__in=ids):
-        clocks[profile.user_id] = Clock(profile.zone, profile.day_start_hour, profile.reviews_per_day)
+        clocks[profile.user_id] = Clock(
+            profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor
+        )
     return clocks
 
 
@@ -77,6 +88,7 @@ def _review_fact(row: dict[str, object]) -> ReviewFact:
         interval_before=int(row["interval_before"]),
         same_day_repeat=bool(row["is_same_day_repeat"]),
         source=str(row["source"]),
+        shared=row["card__note__owner_id"] is None,
     )
 
 
@@ -151,7 +163,7 @@ def refresh_day(user_id: int, day: date, clock: Clock | None = None) -> DailyAct
         previous, current, later = _neighbourhood(user_id, day)
         activity = current or DailyActivity(user_id=user_id, day=day)
         # Only today's row reads next_due from the card states; a past day keeps what it recorded.
-        if rows and (current is None or learner_day(timezone.now(), clock.zone, clock.start_hour) == day):
+        if rows and (current is None or clock.today(timezone.now()) == day):
             activity.next_due = _live_next_due(user_id)
         activity.reviewed = bool(rows)
         activity.review_xp, activity.reviews = totals.xp, totals.reviews

@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from .activity import clocks_for
 from .models import BoardPreference, DailyActivity, Membership, Team
-from .streaks import learner_day, season_start, streak_now
+from .streaks import season_start, streak_now
 from .xp import board_score, rank_key, true_retention
 
 logger = logging.getLogger(__name__)
@@ -145,7 +145,7 @@ def current_streaks(user_ids: Sequence[int], now: datetime) -> dict[int, int]:
     out = {}
     for uid in user_ids:
         clock, activity = clocks[uid], last.get(uid)
-        today = learner_day(now, clock.zone, clock.start_hour)
+        today = clock.today(now)
         if activity is None:
             out[uid] = 0
         else:

@@ -28,7 +28,6 @@ from graders.models import Submission
 
 from . import activity, boards, learning_orders
 from .models import BoardPreference, DailyActivity, Membership, Team, new_invite_nonce
-from .streaks import learner_day
 
 INVITE_SALT = "teams.invite"
 INVITE_MAX_AGE = timedelta(days=7)
@@ -192,7 +191,7 @@ def set_preferences(user: AbstractBaseUser, *, global_board: bool, daily_digest:
 
 def _today(user_id: int) -> date:
     clock = activity.clock_for(user_id)
-    return learner_day(timezone.now(), clock.zone, clock.start_hour)
+    return clock.today(timezone.now())
 
 
 def refresh_learner_day(user_id: int, day: date, clock: activity.Clock | None = None) -> None:

@@ -28,7 +28,6 @@ from cards.models import Profile, ReviewLog
 
 from . import activity, boards, digests, services
 from .models import BoardPreference, Membership, SeasonResult, Team
-from .streaks import learner_day
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +125,7 @@ def send_daily_digests(now: datetime | None = None) -> int:
     sent = 0
     for pref in prefs:
         clock = clocks[pref.user_id]
-        today = learner_day(now, clock.zone, clock.start_hour)
+        today = clock.today(now)
         if not digests.mailable(pref) or now.astimezone(clock.zone).hour < DIGEST_HOUR:
             continue
         # Claim the day first: a second run (or a concurrent worker) changes no row and sends nothing.

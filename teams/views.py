@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST
 
 from cards import calibrating, revlog
-from cards.models import ReviewLog, default_time_zone
+from cards.models import Card, ReviewLog, default_time_zone
 
 from . import boards, digests, extensions, learning_orders, services
 from .forms import (
@@ -142,7 +142,8 @@ def revlog_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     team = _owner_membership(request, slug).team
     order = team.memberships.order_by("joined_at", "pk").values_list("user_id", flat=True)
     learners = {user_id: f"L{index}" for index, user_id in enumerate(order, start=1)}
-    logs = ReviewLog.objects.filter(user_id__in=list(learners))
+    # Only cards the owner may see: a member's private deck, or another team's course, is named by no uuid.
+    logs = ReviewLog.objects.filter(user_id__in=list(learners), card__in=Card.objects.visible_to(request.user))
     response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs, learners)), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{team.slug}-revlog.csv"'
     return response

@@ -9,7 +9,9 @@ The rules (docs/teams.md repeats them for learners):
 2. A same-day repeat (a card coming back in the same session after Again/Hard) earns nothing,
    and a learner earns XP from one card at most once per learner day, however often it is shown.
 3. Only the learner's own ratings count: a grader-made review of a drill card earns no review XP,
-   because the drill already pays through rules 4 and 5 (no double counting).
+   because the drill already pays through rules 4 and 5 (no double counting). Only shared cards count:
+   a review of the learner's own private import (``Note.owner``) earns nothing and is no review on the
+   boards, since the learner wrote both the question and the answer (400 XP in 3 s otherwise).
 4. The first accepted submission of a drill earns ``DRILL_ACCEPTED_XP`` (10 points), once per drill ever.
 5. If that accepted submission was the learner's very first real submission of the drill,
    ``DRILL_FIRST_TRY_BONUS`` (5 more). "Run examples" never earns and never spends the first try.
@@ -53,6 +55,7 @@ class ReviewFact:
     interval_before: int = 0
     same_day_repeat: bool = False
     source: str = SOURCE_SELF
+    shared: bool = True  # False: a card of the learner's own private import
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def review_totals(reviews: Iterable[ReviewFact]) -> ReviewTotals:
     earned: set[tuple[int, date]] = set()
     counted = mature = passed = 0
     for fact in reviews:
-        if fact.same_day_repeat or fact.source != SOURCE_SELF:
+        if fact.same_day_repeat or fact.source != SOURCE_SELF or not fact.shared:
             continue
         counted += 1
         if fact.interval_before >= MATURE_INTERVAL_DAYS:

@@ -62,10 +62,15 @@ from cards.ingest.sentences import alternatives, asks_enough, bold_terms, code_t
 
 BLANK = r"\[...\]"
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1", re.DOTALL)
+# The bold's inner text never holds its own delimiter, so an opening that never closes is scanned up to
+# the next delimiter, not to the paragraph's end: linear in the paragraph, however many openings it has.
+_STRONG = re.compile(r"(\*\*|__)(?=\S)((?:(?!\1).)+?)(?<=\S)\1", re.DOTALL)
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _TAG_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{2,}")
 _MAX_TAGS = 8
+# A paragraph with more bolds than this is emphasis, not key statements; each card would also carry the
+# whole paragraph, so an uploaded paragraph of thousands of bolds would cost its square in time and rows.
+_MAX_BOLDS = 12
 _TERM_MAX = 80
 _CURATED = "\x1dcurated:"  # the identity prefix of a hand-written card (no text cut from a note has \x1d)
 _BLOCK_START = re.compile(r"^(\d{1,9})?([.)>#+*-])(?=\s)")
@@ -340,10 +345,12 @@ def _bold_spans(inline: Token) -> list[tuple[int, int, str]]:
     (nothing left to recall them from) are not key statements.
     """
     content = inline.content
+    expected = sum(1 for child in inline.children or [] if child.type == "strong_open")
+    if not 0 < expected <= _MAX_BOLDS:
+        return []
     masked = _CODE_SPAN.sub(lambda m: "\0" * len(m.group(0)), content)
     matches = list(_STRONG.finditer(masked))
-    expected = sum(1 for child in inline.children or [] if child.type == "strong_open")
-    if not matches or len(matches) != expected:
+    if len(matches) != expected:
         return []
     spans = []
     for match in matches:

@@ -27,7 +27,9 @@ MIN_CONTEXT = 4  # word characters (a CJK character is one) left in the sentence
 MAX_SENTENCE = 200  # characters of prose: a longer sentence is a passage (the front's limit)
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
-_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)|<https?://[^>]+>")
+# Linear: a link's text stops at the next bracket and its target at the next parenthesis, so a run of
+# unclosed ``![a`` is read once rather than once per opening.
+_LINK = re.compile(r"!?\[[^\[\]]*\]\([^()]*\)|<https?://[^<>]+>")
 _SENTENCE_END = re.compile(r"[。！？；]+|[.!?;](?=\s|$)")
 _WORD = re.compile(r"[\w\u3400-\u9fff]")
 _CONNECTOR = re.compile(r"\s*(or|and|或者?|和|与|、|,|，|/)?\s*", re.IGNORECASE)

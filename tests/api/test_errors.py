@@ -37,6 +37,27 @@ class ErrorShapeTests(ApiTestCase):
         self.assert_error(response, 415, "unsupported_media_type")
 
 
+class NestedJsonTests(ApiTestCase):
+    """Deeply nested bodies were 500s (``RecursionError``); now a 400 saying why (issue 36, item 7)."""
+
+    def post(self, url: str, body: str) -> object:
+        return self.client.post(url, body, content_type="application/json")
+
+    def test_it_answers_400_for_a_body_nested_past_what_the_parser_follows(self) -> None:
+        for url in ("/api/v1/reviews/", "/api/v1/submissions/"):
+            error = self.assert_error(self.post(url, "[" * 100_000 + "]" * 100_000), 400, "parse_error")
+            assert "deeper than 32 levels" in error["message"]
+        deep_object = '{"a":' * 50_000 + "1" + "}" * 50_000
+        self.assert_error(self.post("/api/v1/reviews/", deep_object), 400, "parse_error")
+
+    def test_it_answers_400_for_a_collection_nested_deeper_than_the_bound(self) -> None:
+        nested = "[" * 40 + "]" * 40
+        body = f'{{"card": {nested}, "quality": 4, "version": 0}}'
+        self.assert_error(self.post("/api/v1/reviews/", body), 400, "parse_error")
+        shallow = '{"card": [[1]], "quality": 4, "version": 0}'
+        self.assert_error(self.post("/api/v1/reviews/", shallow), 400, "invalid")
+
+
 class PaginationTests(ApiTestCase):
     def test_it_pages_through_cards(self) -> None:
         make_cards(4, note=self.note)  # 7 cards in all

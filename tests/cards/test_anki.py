@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
+import re
 import sqlite3
 import tempfile
+import time
 import zipfile
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import TestCase
+from django.test import TestCase, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -283,6 +287,10 @@ class ImportTests(TestCase):
         conn.close()
         self.assert_refused("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}), "lacks flds, mid, tags")
 
+    def test_it_refuses_a_collection_whose_json_nests_thousands_deep(self) -> None:
+        path = make_collection(self.folder, [(1, "", "q\x1fa")], models="[" * 100_000 + "]" * 100_000)
+        self.assert_refused("d.apkg", zip_members({"collection.anki2": path.read_bytes()}), "models are not valid JSON")
+
     def test_it_refuses_fields_of_an_unexpected_type(self) -> None:
         path = make_collection(self.folder, [])
         conn = sqlite3.connect(path)
@@ -322,6 +330,46 @@ class ImportTests(TestCase):
         with self.assertRaises(Exception):  # noqa: B017 - the database's IntegrityError, whatever the backend
             anki.save_deck(parsed, source_name="d.csv", content_hash="0" * 64)
         assert (Note.objects.count(), Card.objects.count()) == before
+
+
+class HostileTextTests(TestCase):
+    """Every pattern over an uploaded field runs in time linear in the field (issue 36, item 7)."""
+
+    def setUp(self) -> None:
+        self.folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def cloze_package(self, fields: list[str]) -> bytes:
+        folder = Path(tempfile.mkdtemp(dir=self.folder))
+        path = make_collection(folder, [(7, "", f) for f in fields], models=json.dumps({"7": {"type": 1}}))
+        return zip_members({"collection.anki2": path.read_bytes()})
+
+    def test_it_reads_a_note_of_repeated_cloze_openings_at_once(self) -> None:
+        small = self.cloze_package(["{{c1::" * 98])
+        assert len(small) < 1000  # the 589-byte upload of the report, give or take the test's schema
+        big = ["{{c1::" * (anki.MAX_FIELD_BYTES // 6), "{{c1::" * 10_000 + "}}", "{{c1::a::" * 7000 + "\x1fb"]
+        started = time.monotonic()
+        small_deck = anki.read_upload("small.apkg", small)
+        big_deck = anki.read_upload("big.apkg", self.cloze_package(big))  # 190 KB of fields
+        assert time.monotonic() - started < 3.0  # ~0.1 s; the old regex took hours on the first field alone
+        assert small_deck.cards[0].front == "{{c1::" * 98  # no deletion closes: the text as it is
+        assert big_deck.cards[1].front.startswith("[{{c1::{{c1::") and len(big_deck.cards) == 3
+
+    def test_it_reads_clozes_as_the_regex_it_replaces_did(self) -> None:
+        old = re.compile(r"\{\{c\d+::(.*?)(?:::(.*?))?\}\}", re.DOTALL)
+        pieces = ["{{c1::", "{{c22::", "}}", "::", ":", "}", "{", "a", "c1"]
+        rng = random.Random(7)
+        for _ in range(5000):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 10)))
+            expected = old.sub(lambda m: f"<{m.group(1)}|{m.group(2) or ''}>", text)
+            assert anki._replace_clozes(text, lambda answer, hint: f"<{answer}|{hint}>") == expected, text
+
+    def test_it_strips_sound_tags_from_a_field_of_unclosed_ones_at_once(self) -> None:
+        path = make_collection(self.folder, [(1, "", "q" + "[sound:" * 9000 + "\x1fa")] * 40)
+        started = time.monotonic()
+        stored = zip_members({"collection.anki2": path.read_bytes()}, zipfile.ZIP_STORED)  # no bomb check
+        deck = anki.read_upload("d.apkg", stored)
+        assert time.monotonic() - started < 2.0  # ~0.2 s; a scan from each opening to the end took 7 s
+        assert len(deck.cards) == 40 and deck.cards[0].front == "q" + "[sound:" * 9000
 
 
 class ImportViewTests(TestCase):
@@ -420,3 +468,54 @@ class ImportViewTests(TestCase):
             with self.assertRaisesMessage(CommandError, "Nothing was imported"):
                 call_command("import_anki", str(path), verbosity=0)
         assert Note.objects.get().title == "From CLI"
+
+
+class ImportBudgetTests(TestCase):
+    """What one import, and one learner's imports together, may cost (``ANKI_IMPORT_*`` settings)."""
+
+    def setUp(self) -> None:
+        self.learner = make_user()
+        self.client.force_login(self.learner)
+
+    def post(self, data: bytes, name: str = "cards.csv") -> Any:
+        upload = SimpleUploadedFile(name, data)
+        return self.client.post(reverse("cards:anki_import"), {"file": upload})
+
+    def assert_refused(self, data: bytes, message: str) -> None:
+        before = (Note.objects.count(), Card.objects.count())
+        response = self.post(data)
+        assert response.status_code == 400
+        self.assertContains(response, message, status_code=400)
+        assert (Note.objects.count(), Card.objects.count()) == before
+
+    @override_settings(ANKI_IMPORT_MAX_BYTES=100)
+    def test_it_refuses_an_upload_over_the_byte_cap(self) -> None:
+        self.assert_refused(b"q,a\n" * 30, "120 bytes, over the 100 byte limit")
+
+    @override_settings(ANKI_IMPORT_MAX_CARDS=2)
+    def test_it_refuses_a_file_of_more_cards_than_one_import_may_make(self) -> None:
+        self.assert_refused(b"q1,a1\nq2,a2\nq3,a3\n", "more than 2 cards, the most one import may make")
+        assert self.post(b"q1,a1\nq2,a2\n").status_code == 302
+
+    @override_settings(ANKI_IMPORT_MAX_BYTES=4000)
+    def test_it_refuses_cards_that_would_store_many_times_the_upload(self) -> None:
+        rows = ('q,"' + "$a$ " * 250 + '"\n').encode() * 2  # 2 KB of math that renders ten times larger
+        self.assert_refused(rows, "more than 16000 bytes once rendered")
+
+    @override_settings(ANKI_IMPORT_TIME_BUDGET=5)
+    def test_it_stops_reading_a_file_past_the_time_budget(self) -> None:
+        clock = itertools.count(start=1000, step=2)  # each card read "takes" two seconds
+        with mock.patch("cards.anki.time.monotonic", side_effect=lambda: next(clock)):
+            self.assert_refused(b"q1,a1\nq2,a2\nq3,a3\nq4,a4\n", "took more than 5 seconds after 3 cards")
+        clock = itertools.count(start=1000, step=2)  # rows without a front (skipped) spend the budget too
+        with mock.patch("cards.anki.time.monotonic", side_effect=lambda: next(clock)):
+            self.assert_refused(b",a1\n,a2\n,a3\n,a4\n", "took more than 5 seconds after 0 cards")
+
+    @override_settings(ANKI_PRIVATE_CARDS_QUOTA=3)
+    def test_it_keeps_a_learners_private_cards_within_the_quota(self) -> None:
+        assert self.post(b"q1,a1\nq2,a2\n").status_code == 302
+        self.assert_refused(b"q3,a3\nq4,a4\n", "You have 2 private cards and this file holds 2")
+        make_card(note=make_note(owner=make_user()))  # another learner's and shared cards do not count
+        make_card()
+        assert self.post(b"q3,a3\n").status_code == 302
+        assert Card.objects.filter(note__owner=self.learner).count() == 3

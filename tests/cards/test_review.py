@@ -7,8 +7,11 @@ from decimal import Decimal
 from unittest import mock
 
 from django.test import TestCase
+from django.urls import reverse
+from rest_framework.test import APIClient
 
 from cards import review
+from cards.forms import SettingsForm
 from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import Outcome, RatingRequest, learner_today
 from tests.cards.factories import make_card, make_cards, make_note, make_user
@@ -54,6 +57,36 @@ class LearnerTodayTests(TestCase):
     def test_it_rejects_a_naive_datetime(self) -> None:
         with self.assertRaises(ValueError):
             learner_today(Profile(), datetime(2026, 3, 10, 10, 0))  # noqa: DTZ001
+
+    def test_a_day_once_begun_stays_when_the_learner_moves_the_zone_west(self) -> None:
+        """Moving the zone reopened a day already over: its XP a second time, a broken streak mended."""
+        user = make_user(time_zone="Asia/Shanghai")
+        profile = Profile.objects.get(user=user)
+        card, other = make_card(), make_card()
+        at_nine = datetime(2026, 3, 10, 1, 0, tzinfo=UTC)  # 09:00 on the 10th in Shanghai, the 9th in Honolulu
+        self.assertEqual(review.rate(user, profile, RatingRequest(card.uuid, 5, 0), at_nine), Outcome.RECORDED)
+        form = SettingsForm(
+            {**SettingsForm(instance=profile).initial, "time_zone": "Pacific/Honolulu"}, instance=profile
+        )
+        with mock.patch("django.utils.timezone.now", return_value=at_nine + timedelta(minutes=5)):
+            self.assertTrue(form.is_valid(), form.errors)
+            form.save()
+        profile = Profile.objects.get(user=user)
+        later = at_nine + timedelta(hours=1)  # 15:00 on the 9th in Honolulu
+        self.assertEqual((profile.day_floor, learner_today(profile, later)), (date(2026, 3, 10), date(2026, 3, 10)))
+        self.assertEqual(review.rate(user, profile, RatingRequest(other.uuid, 5, 0), later), Outcome.RECORDED)
+        self.assertEqual(set(ReviewLog.objects.values_list("review_day", flat=True)), {date(2026, 3, 10)})
+        # The zone's own clock takes over once it reaches the pinned day: 04:00 on the 11th in Honolulu.
+        self.assertEqual(learner_today(profile, datetime(2026, 3, 11, 14, 0, tzinfo=UTC)), date(2026, 3, 11))
+
+    def test_a_change_of_anything_else_pins_nothing(self) -> None:
+        profile = Profile.objects.get(user=make_user(time_zone="Asia/Shanghai"))
+        profile.new_cards_per_day = 5
+        profile.save()
+        profile.fuzz = True
+        profile.save(update_fields=["fuzz"])
+        profile.refresh_from_db()
+        self.assertIsNone(profile.day_floor)
 
     def test_it_creates_a_profile_with_the_defaults_on_demand(self) -> None:
         user = make_user()
@@ -292,6 +325,39 @@ class RatingTests(ReviewCase):
         state.refresh_from_db()
         self.assertEqual((state.version, state.interval), (3, 6))
         self.assertFalse(ReviewLog.objects.exists())
+
+    def test_it_refuses_a_new_card_past_todays_new_card_limit(self) -> None:
+        self.profile.new_cards_per_day = 2
+        self.profile.save(update_fields=["new_cards_per_day"])
+        cards = [make_card() for _ in range(3)]
+        for card in cards[:2]:
+            self.assertEqual(
+                review.rate(self.user, self.profile, RatingRequest(card.uuid, 4, 0), NOW), Outcome.RECORDED
+            )
+        outcome = review.rate(self.user, self.profile, RatingRequest(cards[2].uuid, 4, 0), NOW)
+        self.assertEqual(outcome, Outcome.NEW_LIMIT)
+        self.assertIn("limit of new cards", outcome.message)
+        self.assertFalse(CardState.objects.filter(card=cards[2]).exists())
+        tomorrow = NOW + timedelta(days=1)
+        self.assertEqual(
+            review.rate(self.user, self.profile, RatingRequest(cards[2].uuid, 4, 0), tomorrow), Outcome.RECORDED
+        )
+
+    def test_the_rating_page_and_the_api_say_why_a_new_card_past_the_limit_is_refused(self) -> None:
+        self.profile.new_cards_per_day = 1
+        self.profile.save(update_fields=["new_cards_per_day"])
+        first, second = make_card(), make_card()
+        self.client.force_login(self.user)
+        body = {"quality": 4, "version": 0, "duration_ms": 0}
+        self.assertEqual(self.client.post(reverse("cards:rate", args=[first.uuid]), body).status_code, 302)
+        response = self.client.post(reverse("cards:rate", args=[second.uuid]), body)
+        self.assertContains(response, "limit of new cards", status_code=409)
+        api = APIClient()
+        api.force_authenticate(type(self.user).objects.get(pk=self.user.pk))  # not the one with a cached profile
+        response = api.post("/api/v1/reviews/", {"card": str(second.uuid), "quality": 4, "version": 0})
+        self.assertEqual(response.status_code, 409, response.content)
+        self.assertEqual(response.json()["error"]["code"], "new_limit")
+        self.assertEqual(ReviewLog.objects.count(), 1)
 
     def test_it_refuses_qualities_without_a_button(self) -> None:
         card = make_card()

@@ -257,3 +257,11 @@ def test_it_grades_through_a_real_worker(workers: object, transactional_db: None
     assert b"Right!" in _answer(client, card, "tensor([2., 4.])").content
     assert SnippetRun.objects.get(card=card).output == "tensor([2., 4.])"
     assert list(ReviewLog.objects.values_list("quality", flat=True)) == [4]
+
+
+def test_another_learners_private_output_card_is_not_found(signed_in: Client, note: Note, ran: SnippetRun) -> None:
+    note.owner = User.objects.create_user("owner", password="x")
+    note.save(update_fields=["owner"])
+    assert _answer(signed_in, ran.card, "tensor([2., 4.])").status_code == 404  # type: ignore[attr-defined]
+    assert signed_in.post(reverse("outputs:prepare", args=[ran.card.uuid])).status_code == 404
+    assert not ReviewLog.objects.exists()

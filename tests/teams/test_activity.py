@@ -19,7 +19,7 @@ from teams import boards, services
 from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
 from teams.streaks import learner_day
-from tests.cards.factories import make_card
+from tests.cards.factories import make_card, make_note
 
 from .base import TeamTestCase, at
 
@@ -74,6 +74,15 @@ class ReviewRollupTests(TeamTestCase):
     def test_it_gives_no_review_xp_for_a_grader_review(self) -> None:
         self.review(self.member, self.cards[0], DAY, 5, source="grader")
         assert DailyActivity.objects.get(user=self.member, day=DAY).xp == 0
+
+    def test_it_gives_nothing_for_reviews_of_the_learners_own_private_cards(self) -> None:
+        """Self-written imported cards earned 400 XP in 3 s (issue 36, item 7): they count for no board."""
+        own = make_card(note=make_note(owner=self.member))
+        self.review(self.member, own, DAY, 5)
+        self.review(self.member, self.cards[0], DAY, 5)
+        activity = DailyActivity.objects.get(user=self.member, day=DAY)
+        assert (activity.xp, activity.reviews) == (1, 1)
+        assert [(a.xp, a.reviews) for a in rebuild_user(self.member.pk)] == [(1, 1)]
 
     def test_it_removes_the_xp_of_an_undone_review(self) -> None:
         """Undo appends a reversal (``cards.review.undo_last``): the entry and its reversal count as nothing."""

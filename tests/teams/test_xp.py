@@ -35,6 +35,11 @@ def test_it_gives_xp_for_a_card_at_most_once_a_day() -> None:
     assert review_totals(facts).xp == 2
 
 
+def test_it_gives_nothing_for_reviews_of_a_private_card() -> None:
+    totals = review_totals([ReviewFact(1, DAY, 5, interval_before=30, shared=False), ReviewFact(2, DAY, 5)])
+    assert (totals.xp, totals.reviews, totals.mature_reviews) == (1, 1, 0)
+
+
 def test_it_gives_no_review_xp_for_grader_made_reviews() -> None:
     assert review_totals([ReviewFact(1, DAY, 5, source="grader")]).xp == 0
 

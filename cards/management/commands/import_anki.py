@@ -12,6 +12,7 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from cards import anki
@@ -32,8 +33,8 @@ class Command(BaseCommand):
         path = Path(file)
         try:
             size = path.stat().st_size
-            if size > anki.MAX_UPLOAD_BYTES:
-                raise CommandError(f"{file}: {size} bytes, over the {anki.MAX_UPLOAD_BYTES} byte limit.")
+            if size > settings.ANKI_IMPORT_MAX_BYTES:
+                raise CommandError(f"{file}: {size} bytes, over the {settings.ANKI_IMPORT_MAX_BYTES} byte limit.")
             data = path.read_bytes()
         except OSError as exc:
             raise CommandError(f"{file}: cannot be read ({exc.strerror or exc}).") from exc
