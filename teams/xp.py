@@ -8,7 +8,8 @@ The rules (docs/teams.md repeats them for learners):
 1. A review rated Good or Easy (SM-2 quality >= 4) earns ``REVIEW_XP`` (1 point).
 2. A same-day repeat (a card coming back in the same session after Again/Hard) earns nothing,
    and a learner earns XP from one card at most once per learner day, however often it is shown.
-3. Only the learner's own ratings count: a grader-made review of a drill card earns no review XP,
+3. Only the learner's own answers count: their ratings and their typed answers to output cards (the
+   site checks the answer, the learner gave it). A grader-made review of a drill card earns no review XP,
    because the drill already pays through rules 4 and 5 (no double counting).
 4. The first accepted submission of a drill earns ``DRILL_ACCEPTED_XP`` (10 points), once per drill ever.
 5. If that accepted submission was the learner's very first real submission of the drill,
@@ -40,6 +41,8 @@ MIN_MATURE_REVIEWS = 10
 NEUTRAL_RETENTION = 0.85
 
 SOURCE_SELF = "self"
+SOURCE_OUTPUT = "output"  # a typed answer to an output card: the learner's own, checked by the site
+OWN_SOURCES = frozenset({SOURCE_SELF, SOURCE_OUTPUT})
 KIND_SUBMIT = "submit"
 
 
@@ -99,13 +102,13 @@ class ReviewTotals:
 def review_totals(reviews: Iterable[ReviewFact]) -> ReviewTotals:
     """Apply rules 1-3 and count the retention inputs.
 
-    ``reviews`` counts the learner's own non-repeat reviews (cards studied, not button presses),
-    which is also what true retention is measured on.
+    ``reviews`` counts the learner's own non-repeat reviews (cards studied, not button presses), typed
+    output answers included, which is also what true retention is measured on.
     """
     earned: set[tuple[int, date]] = set()
     counted = mature = passed = 0
     for fact in reviews:
-        if fact.same_day_repeat or fact.source != SOURCE_SELF:
+        if fact.same_day_repeat or fact.source not in OWN_SOURCES:
             continue
         counted += 1
         if fact.interval_before >= MATURE_INTERVAL_DAYS:

@@ -317,6 +317,7 @@ class DashboardTests(ViewCase):
         self.client.post(self.rate_url(card), {"quality": 5, "version": 0})
         response = self.client.get(reverse("cards:dashboard"))
         self.assertContains(response, '<dd id="stat-reviewed">1</dd>', html=False)
+        self.assertContains(response, "Answered today")  # every answer, as /stats/ counts them
         self.assertContains(response, '<dd id="stat-new">1</dd>', html=False)
         self.assertContains(response, '<dd id="stat-streak">1 day</dd>', html=False)
 

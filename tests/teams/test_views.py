@@ -148,6 +148,7 @@ class ViewTests(TeamTestCase):
             response = self.client.get(reverse("teams:board", args=[self.team.slug]), {"period": period})
             assert response.status_code == 200
             assert b'data-user="olivia"' in response.content and b'data-user="oscar"' not in response.content
+            assert b"Reviews (no repeats)" in response.content  # not the dashboard's and stats' answers
 
     def test_it_renders_svg_charts_on_the_stats_page(self) -> None:
         today = datetime.now(tz=UTC).date() - timedelta(days=1)
