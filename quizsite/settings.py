@@ -505,7 +505,17 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "quizsite.jsonlog.JsonFormatter"},
     },
+    "filters": {
+        # Beat's once-a-second ticks at DEBUG (quizsite.logfilters): the jobs on an interval, not on a clock.
+        "routine_beat_ticks": {
+            "()": "quizsite.logfilters.RoutineBeatTicks",
+            "names": [name for name, job in CELERY_BEAT_SCHEDULE.items() if isinstance(job["schedule"], int | float)],
+        },
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
-    "loggers": {name: {"level": TASK_LOG_LEVEL} for name in ("celery.worker.strategy", "celery.app.trace")},
+    "loggers": {
+        **{name: {"level": TASK_LOG_LEVEL} for name in ("celery.worker.strategy", "celery.app.trace")},
+        "celery.beat": {"filters": ["routine_beat_ticks"]},
+    },
 }
