@@ -53,6 +53,12 @@ class AccessTests(ViewCase):
             self.assertTrue(response["Location"].startswith(reverse("login")), url)
         self.assertFalse(CardState.objects.exists())
 
+    def test_it_says_what_quizsite_is_to_an_anonymous_visitor_of_the_home_page(self) -> None:
+        self.client.logout()
+        response = self.client.get(reverse("cards:dashboard"), follow=True)
+        self.assertContains(response, "quizsite teaches PyTorch with spaced repetition")
+        self.assertContains(response, "data-signup-link")
+
     def test_it_refuses_get_on_actions(self) -> None:
         card = make_card()
         self.assertEqual(self.client.get(self.rate_url(card)).status_code, 405)
