@@ -59,6 +59,12 @@ class AccessTests(ViewCase):
         self.assertContains(response, "quizsite teaches PyTorch with spaced repetition")
         self.assertContains(response, "data-signup-link")
 
+    def test_saving_a_card_note_says_saved_once(self) -> None:
+        card = make_card()
+        url = reverse("cards:card_edit", args=[card.uuid])
+        response = self.client.post(url, {"user_note": "mine", "suspended": ""}, follow=True)
+        self.assertEqual(response.content.decode().count("Saved."), 1)
+
     def test_it_refuses_get_on_actions(self) -> None:
         card = make_card()
         self.assertEqual(self.client.get(self.rate_url(card)).status_code, 405)
