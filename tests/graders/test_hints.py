@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 from django.utils import translation
 
 from graders.drills import DRILLS_DIR, load_drills
@@ -128,3 +129,8 @@ def test_a_rejected_submission_shows_no_counts_and_says_nothing_ran(
     page = page_of(client_for, sub)
     assert sub.verdict["total"] == 0 and "passed" not in page.split('id="verdict"')[1].split("</p>")[0]
     assert "nothing ran, so no test passed or failed" in page and "import os" in page
+    sub.verdict = {**sub.verdict, "passed": 0, "total": 10}  # stored before rejections carried no counts
+    sub.save(update_fields=["verdict"])
+    history = client_for.get(reverse("graders:history", args=[drill.slug])).content.decode()
+    assert "0/10" not in history and "Rejected before running, nothing ran:" in history
+    assert "0/10" not in page_of(client_for, sub)
