@@ -112,3 +112,5 @@ def test_a_cuda_drill_graded_on_the_cpu_says_so_on_the_verdict(
     sub.device = "cuda"
     sub.save(update_fields=["device"])
     assert "ran on CUDA GPU" in page_of(client_for, sub)
+    drill_page = client_for.get(reverse("graders:drill", args=[sub.drill.slug])).content.decode()
+    assert "a server without a GPU grades it on the CPU, and the verdict says so" in drill_page
