@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from api import auth_views, card_views, course_views, grader_views, team_views
+from api import auth_views, card_views, course_views, grader_views, index_views, team_views
 from api.exceptions import not_found
 
 app_name = "api"
@@ -50,6 +50,7 @@ v1 = [
 ]
 
 urlpatterns = [
+    path("", index_views.index, name="index"),
     path("v1/", include(v1)),
     re_path(r"^v1/", not_found),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -599,6 +599,7 @@ def settings_for(root: Path, args: argparse.Namespace) -> dict[str, str]:
         "SECRET_KEY": f"cluster-{uuid.uuid4().hex}",
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
+        "SITE_URL": "http://127.0.0.1",
         "QUIZSITE_VAR_DIR": str(root / "var"),
         "LOG_FORMAT": "plain",
         "LOG_LEVEL": "WARNING",

@@ -261,6 +261,7 @@ def site_env(folder: Path, database_url: str, redis_url: str, prefix: str) -> di
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "127.0.0.1",
+        "SITE_URL": "http://127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
         "SESSION_COOKIE_SECURE": "0",
         "CSRF_COOKIE_SECURE": "0",

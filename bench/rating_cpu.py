@@ -73,6 +73,7 @@ def side_env(url: str, folder: Path) -> dict[str, str]:
         "DEBUG": "0",
         "SECRET_KEY": "bench-queue",
         "ALLOWED_HOSTS": "testserver",
+        "SITE_URL": "http://testserver",
         "SECURE_SSL_REDIRECT": "0",
         "SESSION_COOKIE_SECURE": "0",
         "CSRF_COOKIE_SECURE": "0",

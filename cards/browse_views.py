@@ -182,7 +182,10 @@ def stats(request: HttpRequest) -> HttpResponse:
         "hours": hours,
         "hourly_days": HOURLY_DAYS,
         "sections": extensions.stats_sections(request.user),
-        "heatmap": charts.year_heatmap(year, end=today, chart_id="year-heatmap", title=_("Reviews in the last year")),
+        # Every rating counts here (same-day repeats, output answers, drill verdicts): "answers", as labelled.
+        "heatmap": charts.year_heatmap(
+            year, end=today, chart_id="year-heatmap", title=_("Answers in the last year"), noun="answer"
+        ),
         **_stats_charts(activity, forecast, hours, numbers.ease_counts(request.user), today),
     }
     return render(request, "cards/stats.html", context)
@@ -204,7 +207,7 @@ def _stats_charts(
         charts.Bar(
             f"{a.day:%m-%d}",
             a.reviews,
-            _("%(day)s: %(reviews)d reviews (%(new)d new)") % {"day": a.day, "reviews": a.reviews, "new": a.new},
+            _("%(day)s: %(answers)d answers (%(new)d new)") % {"day": a.day, "answers": a.reviews, "new": a.new},
         )
         for a in activity
     ]
@@ -221,7 +224,7 @@ def _stats_charts(
         charts.Bar(
             f"{h['hour']:02d}",
             h["reviews"],
-            f"{h['hour']:02d}:00-{h['hour']:02d}:59: {h['reviews']} reviews, "
+            f"{h['hour']:02d}:00-{h['hour']:02d}:59: {h['reviews']} answers, "
             + (f"{_percent(h['passed'], h['reviews'])}% passed" if h["reviews"] else "none"),
         )
         for h in hours
@@ -229,7 +232,7 @@ def _stats_charts(
     no_reviews = _("No reviews yet.")
     return {
         "reviews_chart": charts.bar_chart(
-            review_bars, chart_id="reviews-per-day", title=_("Reviews per day"), empty_message=no_reviews
+            review_bars, chart_id="reviews-per-day", title=_("Answers per day"), empty_message=no_reviews
         ),
         "forecast_chart": charts.bar_chart(
             forecast_bars, chart_id="due-forecast", title=_("Due forecast"), empty_message=_("Nothing due in 30 days.")
@@ -243,7 +246,7 @@ def _stats_charts(
             empty_message=_("No cards seen yet."),
         ),
         "hours_chart": charts.bar_chart(
-            hour_bars, chart_id="hourly", title=_("Reviews by hour of day"), empty_message=no_reviews
+            hour_bars, chart_id="hourly", title=_("Answers by hour of day"), empty_message=no_reviews
         ),
     }
 

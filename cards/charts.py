@@ -357,14 +357,12 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
     total = sum(in_range.values())
     active = sum(1 for count in in_range.values() if count > 0)
     summary = f"{total} {noun}s on {active} of {days} days from {start.isoformat()} to {end.isoformat()}."
-    if noun == "review":  # the one noun the site uses, said in the learner's language
-        summary = _("%(total)d reviews on %(active)d of %(days)d days from %(start)s to %(end)s.") % {
-            "total": total,
-            "active": active,
-            "days": days,
-            "start": start.isoformat(),
-            "end": end.isoformat(),
-        }
+    span = {"total": total, "active": active, "days": days, "start": start.isoformat(), "end": end.isoformat()}
+    # The nouns the site uses, said in the learner's language ("answer": every rating, /stats/'s count).
+    if noun == "review":
+        summary = _("%(total)d reviews on %(active)d of %(days)d days from %(start)s to %(end)s.") % span
+    elif noun == "answer":
+        summary = _("%(total)d answers on %(active)d of %(days)d days from %(start)s to %(end)s.") % span
     parts = _open_svg(chart_id, title, summary, width, height, "heatmap")
     parts.extend(_heatmap_axes(start, end, first_monday, left, top_pad))
     parts.append('<g class="days">')
@@ -374,11 +372,12 @@ def year_heatmap(counts: Mapping[date, int], *, end: date, chart_id: str, title:
         column = (day - first_monday).days // 7
         x = left + column * (HEAT_CELL + HEAT_GAP)
         y = top_pad + day.weekday() * (HEAT_CELL + HEAT_GAP)
-        counted = (
-            ngettext("%(n)d review", "%(n)d reviews", count) % {"n": count}
-            if noun == "review"
-            else f"{count} {noun if count == 1 else noun + 's'}"
-        )
+        if noun == "review":
+            counted = ngettext("%(n)d review", "%(n)d reviews", count) % {"n": count}
+        elif noun == "answer":
+            counted = ngettext("%(n)d answer", "%(n)d answers", count) % {"n": count}
+        else:
+            counted = f"{count} {noun if count == 1 else noun + 's'}"
         parts.append(
             f'<rect x="{x}" y="{y}" width="{HEAT_CELL}" height="{HEAT_CELL}" rx="2" '
             f'fill="{HEAT_COLOURS[heat_level(count, busiest)]}" data-date="{day.isoformat()}" data-count="{count}">'

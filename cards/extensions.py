@@ -8,7 +8,9 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - a section of the stats page (the drills' pass rates), with the function that computes its context;
 - a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead;
 - a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch);
-- who may read a private course (a team's members): ``register_course_readers``.
+- who may read a private course (a team's members): ``register_course_readers``;
+- a line on the login and sign-up pages about where the visitor is going (an invite names its team):
+  ``register_login_note``.
 """
 
 from __future__ import annotations
@@ -85,3 +87,16 @@ def register_course_readers(readers: Callable[[int], Any]) -> None:
 def course_reader_queries(user_id: int) -> list[Any]:
     """The registered subqueries of the private course ids ``user_id`` may read (none registered: none)."""
     return [readers(user_id) for readers in _COURSE_READERS]
+
+
+_LOGIN_NOTES: list[Callable[[str], str | None]] = []
+
+
+def register_login_note(note: Callable[[str], str | None]) -> None:
+    """``note(next_url)``: a sentence for the login and sign-up pages about the page the visitor asked for
+    (plain text, escaped where shown), or None when it has nothing to say about that address."""
+    _LOGIN_NOTES.append(note)
+
+
+def login_notes(next_url: str) -> list[str]:
+    return [said for note in _LOGIN_NOTES if next_url and (said := note(next_url))]

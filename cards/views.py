@@ -82,7 +82,8 @@ def signup(request: HttpRequest) -> HttpResponse:
             Profile.objects.filter(user=user).update(language=chosen)
         login(request, user, backend="cards.backends.ProfileBackend")
         return redirect(next_url or "cards:dashboard")
-    return render(request, "registration/signup.html", {"form": form, "next": next_url})
+    context = {"form": form, "next": next_url, "login_notes": extensions.login_notes(next_url)}
+    return render(request, "registration/signup.html", context)
 
 
 def _safe_next(request: HttpRequest) -> str:
@@ -127,6 +128,11 @@ def set_language(request: HttpRequest) -> HttpResponse:
 class LoginView(throttle.LoginView):
     """The login page (failures throttled: ``quizsite.throttle``), plus the learner's stored language: a new
     browser speaks it from the first page."""
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        context = super().get_context_data(**kwargs)
+        context["login_notes"] = extensions.login_notes(context.get("next") or "")
+        return context
 
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)

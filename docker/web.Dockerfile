@@ -29,7 +29,7 @@ COPY . .
 COPY --from=frontend /src/static/dist static/dist
 # collectstatic needs settings, and settings need a SECRET_KEY when DEBUG is off: a throwaway
 # value for this one command, never stored in the image (the real one comes from the environment).
-RUN DEBUG=0 SECRET_KEY=collectstatic-only-throwaway-value ALLOWED_HOSTS=localhost \
+RUN DEBUG=0 SECRET_KEY=collectstatic-only-throwaway-value ALLOWED_HOSTS=localhost SITE_URL=http://localhost \
     python manage.py collectstatic --noinput -v 0 \
     && python -m compileall -q cards graders teams quizsite
 USER quizsite:quizsite

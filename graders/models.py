@@ -221,6 +221,18 @@ class Submission(Job):
         """ "Run examples" grades the visible cases only and never counts as an attempt."""
         return self.kind == self.Kind.SUBMIT
 
+    @property
+    def ran_on(self) -> str:
+        """The device the verdict ran on, in words: a cuda drill graded by a CPU-only worker (make run's
+        GRADER_CPU_FALLBACK) says so, since the drill's own "cuda" would otherwise be the page's only word."""
+        if not self.device:
+            return ""
+        if self.device == Device.CUDA:
+            return str(Device.CUDA.label)
+        if self.drill.device == Device.CUDA:
+            return str(_("CPU (no GPU on this server)"))
+        return str(Device.CPU.label)
+
 
 class DrillReview(models.Model):
     """One learner's work on one drill from the moment it came due until it is rated.

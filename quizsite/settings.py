@@ -68,7 +68,15 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if DEBUG else "")
 # Where learners reach the site, for links in emails (the daily digest): scheme and host, no trailing slash.
-SITE_URL = os.getenv("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# Required when DEBUG is off (a digest link to a guessed host is a dead link); in development it follows
+# `make run`'s HOST and PORT (scripts/run.sh passes them as RUN_HOST and RUN_PORT).
+SITE_URL = os.getenv("SITE_URL", "").rstrip("/")
+if not SITE_URL:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SITE_URL must be set when DEBUG is off: where learners reach the site, e.g. https://quiz.example.com"
+        )
+    SITE_URL = f"http://{os.getenv('RUN_HOST', '127.0.0.1')}:{os.getenv('RUN_PORT', '8000')}"
 if not SITE_URL.startswith(("http://", "https://")):
     raise ImproperlyConfigured(f"SITE_URL must start with http:// or https://, not {SITE_URL!r}")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS", "")
@@ -466,9 +474,19 @@ COURSE_CHECK_SECONDS = envint("COURSE_CHECK_SECONDS", "45")
 # /healthz: how long each check (database, Redis, the Celery ping) may take before it fails.
 HEALTH_CHECK_TIMEOUT_MS = envint("HEALTH_CHECK_TIMEOUT_MS", "1000")
 
-# Mail (the teams digest). The console backend prints instead of sending until a real one is set.
+# Mail (the teams digest). The console backend prints instead of sending until a real one is set: under
+# `make run` the digest lands in the terminal; production sets the SMTP backend and the server below.
 EMAIL_BACKEND = os.getenv("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.getenv("DEFAULT_FROM_EMAIL", "quizsite <noreply@localhost>")
+EMAIL_HOST = os.getenv("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", "25")
+EMAIL_HOST_USER = os.getenv("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.getenv("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", "false")
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS (STARTTLS, port 587) and EMAIL_USE_SSL (port 465) exclude each other")
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", "10")
 # Seconds a digest address's confirmation link stays valid (teams.digests): no digest goes to an address
 # that was not confirmed through it.
 DIGEST_CONFIRM_MAX_AGE = envint("DIGEST_CONFIRM_MAX_AGE", "259200")
@@ -494,7 +512,17 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "quizsite.jsonlog.JsonFormatter"},
     },
+    "filters": {
+        # Beat's once-a-second ticks at DEBUG (quizsite.logfilters): the jobs on an interval, not on a clock.
+        "routine_beat_ticks": {
+            "()": "quizsite.logfilters.RoutineBeatTicks",
+            "names": [name for name, job in CELERY_BEAT_SCHEDULE.items() if isinstance(job["schedule"], int | float)],
+        },
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "INFO")},
-    "loggers": {name: {"level": TASK_LOG_LEVEL} for name in ("celery.worker.strategy", "celery.app.trace")},
+    "loggers": {
+        **{name: {"level": TASK_LOG_LEVEL} for name in ("celery.worker.strategy", "celery.app.trace")},
+        "celery.beat": {"filters": ["routine_beat_ticks"]},
+    },
 }

@@ -35,6 +35,8 @@ if [ "${#VAR_DIR}" -gt 80 ]; then
   exit 2
 fi
 
+# Settings derive SITE_URL (the digest's links) from RUN_HOST and RUN_PORT unless it is set; with DEBUG off
+# it must be set.
 export RUN_BIN="$BIN" RUN_HOST="$HOST" RUN_PORT="$PORT"
 # One host: the worker also grades cuda drills, on its CPU when there is no GPU (the verdict says cpu).
 # A site with GPU workers on other hosts leaves this off, so cuda drills wait for a GPU (docs/deploy.md).

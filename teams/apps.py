@@ -10,7 +10,7 @@ class TeamsConfig(AppConfig):
     def ready(self) -> None:
         from cards import extensions
 
-        from . import learning_orders
+        from . import learning_orders, services
 
         # The decks page's learning order says which team's order the learner follows, and offers the others.
         extensions.register_order_section(
@@ -18,6 +18,8 @@ class TeamsConfig(AppConfig):
         )
         # A team's course is read by its members alone.
         extensions.register_course_readers(course_readers)
+        # An invite link opened while signed out: the login and sign-up pages name the team.
+        extensions.register_login_note(services.invite_note)
 
 
 def course_readers(user_id: int) -> object:

@@ -13,11 +13,13 @@ import logging
 import secrets
 from datetime import date, timedelta
 from typing import TypedDict
+from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core import signing
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
@@ -66,6 +68,23 @@ def team_for_invite(token: str) -> Team:
     if team is None:
         raise TeamError(_("This invite link is invalid or has expired."))
     return team
+
+
+def invite_note(next_url: str) -> str | None:
+    """For the login and sign-up pages an invite link (``teams:join``) sent a visitor to: the team it leads
+    to. The link is the proof of being invited, so its team's name is theirs to read. None for any other
+    address, and for a stale or forged link (the join page says why)."""
+    try:
+        match = resolve(urlsplit(next_url).path)
+    except Resolver404:
+        return None
+    if match.view_name != "teams:join":
+        return None
+    try:
+        team = team_for_invite(match.kwargs["token"])
+    except TeamError:
+        return None
+    return _("Log in or sign up to join the team “%(name)s”.") % {"name": team.name}
 
 
 def join(team: Team, user: AbstractBaseUser) -> Membership:

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from cards import calibrating, revlog
 from cards.models import Card, ReviewLog, default_time_zone
 
-from . import boards, digests, extensions, learning_orders, services
+from . import activity, boards, digests, extensions, learning_orders, services
 from .forms import (
     DefaultSchedulerForm,
     LearningOrderForm,
@@ -32,7 +32,7 @@ from .forms import (
 from .models import BoardPreference, Membership, SeasonResult, Team
 from .stats import team_charts
 from .streaks import learner_day
-from .tasks import UNSUBSCRIBE_SALT, team_subject, want_team_calibration
+from .tasks import DIGEST_HOUR, UNSUBSCRIBE_SALT, team_subject, want_team_calibration
 
 HISTORY_SEASONS = 8
 
@@ -325,6 +325,9 @@ def preferences(request: HttpRequest) -> HttpResponse:
         "digest_email": getattr(request.user, "email", ""),
         "digest_state": digests.state(request.user, pref),
         "digest_on": bool(pref and pref.daily_digest),
+        # When it goes out: beat's hourly run sends it from this hour of the learner's own day (teams.tasks).
+        "digest_hour": f"{DIGEST_HOUR:02d}:00",
+        "digest_zone": activity.clock_for(request.user.pk).zone.key,
     }
     return render(request, "teams/preferences.html", context)
 

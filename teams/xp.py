@@ -8,7 +8,8 @@ The rules (docs/teams.md repeats them for learners):
 1. A review rated Good or Easy (SM-2 quality >= 4) earns ``REVIEW_XP`` (1 point).
 2. A same-day repeat (a card coming back in the same session after Again/Hard) earns nothing,
    and a learner earns XP from one card at most once per learner day, however often it is shown.
-3. Only the learner's own ratings count: a grader-made review of a drill card earns no review XP,
+3. Only the learner's own answers count: their ratings and their typed answers to output cards (the
+   site checks the answer, the learner gave it). A grader-made review of a drill card earns no review XP,
    because the drill already pays through rules 4 and 5 (no double counting). Only shared cards count:
    a review of the learner's own private import (``Note.owner``) earns nothing and is no review on the
    boards, since the learner wrote both the question and the answer (400 XP in 3 s otherwise).
@@ -42,6 +43,8 @@ MIN_MATURE_REVIEWS = 10
 NEUTRAL_RETENTION = 0.85
 
 SOURCE_SELF = "self"
+SOURCE_OUTPUT = "output"  # a typed answer to an output card: the learner's own, checked by the site
+OWN_SOURCES = frozenset({SOURCE_SELF, SOURCE_OUTPUT})
 KIND_SUBMIT = "submit"
 
 
@@ -102,13 +105,13 @@ class ReviewTotals:
 def review_totals(reviews: Iterable[ReviewFact]) -> ReviewTotals:
     """Apply rules 1-3 and count the retention inputs.
 
-    ``reviews`` counts the learner's own non-repeat reviews (cards studied, not button presses),
-    which is also what true retention is measured on.
+    ``reviews`` counts the learner's own non-repeat reviews (cards studied, not button presses), typed
+    output answers included, which is also what true retention is measured on.
     """
     earned: set[tuple[int, date]] = set()
     counted = mature = passed = 0
     for fact in reviews:
-        if fact.same_day_repeat or fact.source != SOURCE_SELF or not fact.shared:
+        if fact.same_day_repeat or fact.source not in OWN_SOURCES or not fact.shared:
             continue
         counted += 1
         if fact.interval_before >= MATURE_INTERVAL_DAYS:

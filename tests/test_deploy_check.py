@@ -18,6 +18,7 @@ PRODUCTION_ENV = {
     "SECRET_KEY": "k8#Zp2!vQ9rT4@wL6$yN1^mB3&xC7*eH5%jU0(fG)sD-aR=tY+iO",
     "ALLOWED_HOSTS": "quiz.example.com",
     "CSRF_TRUSTED_ORIGINS": "https://quiz.example.com",
+    "SITE_URL": "https://quiz.example.com",
 }
 
 
@@ -50,6 +51,23 @@ def test_it_refuses_to_start_without_a_secret_key_or_with_a_bad_log_format() -> 
     assert result.returncode == 1 and "LOG_FORMAT must be plain or json" in result.stderr
     result = manage("check", **PRODUCTION_ENV, TASK_LOG_LEVEL="loud")
     assert result.returncode == 1 and "TASK_LOG_LEVEL must be one of DEBUG, INFO" in result.stderr
+
+
+def test_it_refuses_to_start_in_production_without_a_site_url() -> None:
+    env = {key: value for key, value in PRODUCTION_ENV.items() if key != "SITE_URL"}
+    result = manage("check", **env)
+    assert result.returncode == 1 and "SITE_URL must be set when DEBUG is off" in result.stderr
+
+
+def test_the_site_url_follows_make_runs_host_and_port(tmp_path: Path) -> None:
+    """scripts/run.sh passes HOST and PORT as RUN_HOST and RUN_PORT: the digest's links point there."""
+    show = ("shell", "--no-imports", "-c", "from django.conf import settings; print(settings.SITE_URL)")
+    result = manage(*show, DEBUG="1", RUN_HOST="127.0.0.1", RUN_PORT="8123", QUIZSITE_VAR_DIR=str(tmp_path))
+    assert result.stdout.strip() == "http://127.0.0.1:8123", result.stderr
+    result = manage(
+        *show, DEBUG="1", RUN_PORT="8123", SITE_URL="https://quiz.example.com/", QUIZSITE_VAR_DIR=str(tmp_path)
+    )
+    assert result.stdout.strip() == "https://quiz.example.com", result.stderr
 
 
 def test_a_fresh_clone_migrates_its_sqlite_database_into_a_var_folder_it_creates(tmp_path: Path) -> None:

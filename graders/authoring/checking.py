@@ -170,7 +170,7 @@ def _solution(spec: Drill, runner: Any, seed: int, cache: Any, kind: str, name: 
 
     verdict = grade(spec, solution.code, seed=seed, runner=runner, cache=cache)
     status, message = verdict["status"], verdict["message"]
-    said = f"{status}: {message}"
+    said = f"{status}: {message} {verdict.get('hint', '')}"  # a common mistake is named in the hint
     if status != solution.expect:
         why = f"Expected {solution.expect}, got {status}: {message}"
         return item(kind, name, False, why, status, solution.expect)

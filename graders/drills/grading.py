@@ -22,6 +22,7 @@ from graders.drills.cases import Case, generate_cases, hidden_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
+from graders.drills.hints import hint_for
 from graders.drills.schema import Drill, DrillError, DrillLimits
 from graders.jobs.status import VERDICTS
 from graders.sandbox.results import RunResult
@@ -83,6 +84,7 @@ class Verdict(TypedDict):
     mismatch: NotRequired[Mismatch]  # the first failing visible case's details, never a hidden one's
     violations: NotRequired[list[str]]
     advice: NotRequired[list[str]]  # an accepted solution's torch habits worth changing (never a failure)
+    hint: NotRequired[str]  # a failed one's common mistake named, with its fix (graders.drills.hints)
 
 
 class ReferenceFailure(RuntimeError):
@@ -378,6 +380,9 @@ def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: 
         "stdout": "",
     }
     verdict.update(extra)  # type: ignore[typeddict-item]  # the callers pass Verdict keys by name
+    hint = hint_for(status, verdict["tests"], verdict.get("mismatch"))
+    if hint:
+        verdict["hint"] = hint
     return verdict
 
 
@@ -477,22 +482,27 @@ def grade(
         status = result.status if result.status in VERDICTS else "internal_error"
         message = result.message if status == result.status else ""
         message = message or f"the runner returned {len(result.cases)} results for {len(visible.args)} cases"
-        # Rejected by the sandbox's own compile: nothing ran, so no test failed (the rule is the whole message).
-        ran = status != "rejected"
-        tests = [TestResult(name=c.name, hidden=False, passed=False, message=status) for c in visible.cases if ran]
-        tests += [_hidden_test(name, False, status) for name in names if ran]
+        # Rejected by the sandbox's own compile: nothing ran, so no test failed and there is nothing to count
+        # (the rule is the whole message). Otherwise the examples' phase ended early: no hidden case was sent.
+        if status == "rejected":
+            return _verdict(drill, seed, status, message, device, **timing)
+        tests = [TestResult(name=c.name, hidden=False, passed=False, message=status) for c in visible.cases]
+        tests += [_hidden_test(name, False, NOT_RUN) for name in names]
         return _verdict(drill, seed, status, message, device, tests=tests, **counts, **timing)
     judged = judged or _judge_visible(result, visible, drill)
     tests = [test for test, _, _ in judged]
     hidden_phase = _hidden_phase(result, len(hidden.args))
     if not hidden.args:
-        tests += [_hidden_test(name, False, "not run") for name in names]
+        tests += [_hidden_test(name, False, NOT_RUN) for name in names]
     else:
         secret = zip(hidden.cases, result.hidden, hidden.outputs, hidden.records, strict=False)
         tests += [
             _judge_hidden(*one, drill) if hidden_phase == "ok" else _hidden_test(one[0].name, False) for one in secret
         ]
-        tests += [_hidden_test(case.name, False) for case in hidden.cases[len(result.hidden) :] if hidden_phase != "ok"]
+        # The phase ended early (out of time, memory or output): the first case it did not finish failed with it,
+        # the ones after it were not run (they run in order).
+        unreached = hidden.cases[len(result.hidden) :] if hidden_phase != "ok" else []
+        tests += [_hidden_test(c.name, False, hidden_phase if i == 0 else NOT_RUN) for i, c in enumerate(unreached)]
     passed = sum(test["passed"] for test in tests)
     hidden_passed = sum(test["passed"] for test in tests if test["hidden"])
     counts.update(passed=passed, hidden_passed=hidden_passed)
@@ -520,6 +530,7 @@ def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[t
     return [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
 
 
+NOT_RUN = "not run"
 HIDDEN_FAILED = "failed (a hidden case: its inputs, output and any error or message stay hidden)"
 # What the hidden phase's status can say, beside each case's bit (docs/security.md, "What a hidden case reveals").
 HIDDEN_STATUSES = ("ok", "time_limit", "memory_limit", "output_limit", "runtime_error", "internal_error")

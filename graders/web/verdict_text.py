@@ -222,6 +222,21 @@ SHAPES = shapes(
         "line %(line)s: `torch.tensor(%(name)s)` copies a tensor and warns; use `%(same)s.clone().detach()` (or "
         "`torch.as_tensor(%(again)s)` when no copy is needed)"
     ),
+    # graders.drills.hints: a failed verdict's common mistake, named with its fix.
+    gettext_noop(
+        "you updated a tensor that requires grad in place (like `w -= lr * w.grad`) while autograd was recording, "
+        "and autograd refuses to change a leaf it tracks: wrap the update in `with torch.no_grad():`"
+    ),
+    gettext_noop(
+        "your result has nan or inf where the expected one is finite: `exp` of a large value overflows (or a 0/0). "
+        "Subtract the maximum along the dimension before `exp`: softmax is unchanged by that shift, and `exp` "
+        "never sees a large number"
+    ),
+    gettext_noop(
+        "the time ran out before every case had run: the cases after it were not run, not failed. A Python loop "
+        "over a tensor's elements (one tensor operation does the same work) or a loop that never ends is the "
+        "usual cause"
+    ),
     # The statuses a hidden phase or a failed run reports as a test's message.
     gettext_noop("time limit"),
     gettext_noop("memory limit"),
@@ -234,6 +249,7 @@ SHAPES = shapes(
     gettext_noop("output_limit"),
     gettext_noop("internal_error"),
     gettext_noop("rejected"),
+    gettext_noop("not run"),
     # A failing test's line in the verdict: its name, then its own message (last: it matches widely).
     (gettext_noop("%(test)s: %(message)s"), ("message",)),
 )

@@ -25,6 +25,15 @@ def rates(**overrides: str) -> dict[str, object]:
     return config
 
 
+class IndexTests(ApiTestCase):
+    def test_it_answers_the_api_root_with_a_json_index(self) -> None:
+        response = APIClient().get("/api/")
+        assert response.status_code == 200 and response["Content-Type"] == "application/json"
+        index = response.json()
+        assert index["docs"] == "http://testserver/api/docs/" and index["schema"].endswith("/api/schema/")
+        assert index["endpoints"]["drills"] == "http://testserver/api/v1/drills/"
+
+
 class ErrorShapeTests(ApiTestCase):
     def test_it_answers_unknown_endpoints_in_json(self) -> None:
         self.assert_error(self.client.get("/api/v1/nothing-here/"), 404, "not_found")

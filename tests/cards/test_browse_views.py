@@ -208,6 +208,9 @@ def test_it_renders_empty_stats_for_a_newcomer(learner: AbstractBaseUser, client
     assert body.count("chart-empty") == 5  # everything but the heatmap, which shows an empty year
     assert body.count('class="chart chart-heatmap"') == 1
     assert response.context["year_total"] == 0
+    # Its numbers count answers (every rating), and say so: the boards' "reviews" leave the repeats out.
+    assert "answers in the last year" in body and "Answers per day, last 90 days" in body
+    assert "Answers in the last year" in body and "0 answers on 0 of" in body
 
 
 def test_it_puts_only_the_learners_own_reviews_in_the_stats(

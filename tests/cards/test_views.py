@@ -53,6 +53,18 @@ class AccessTests(ViewCase):
             self.assertTrue(response["Location"].startswith(reverse("login")), url)
         self.assertFalse(CardState.objects.exists())
 
+    def test_it_says_what_quizsite_is_to_an_anonymous_visitor_of_the_home_page(self) -> None:
+        self.client.logout()
+        response = self.client.get(reverse("cards:dashboard"), follow=True)
+        self.assertContains(response, "quizsite teaches PyTorch with spaced repetition")
+        self.assertContains(response, "data-signup-link")
+
+    def test_saving_a_card_note_says_saved_once(self) -> None:
+        card = make_card()
+        url = reverse("cards:card_edit", args=[card.uuid])
+        response = self.client.post(url, {"user_note": "mine", "suspended": ""}, follow=True)
+        self.assertEqual(response.content.decode().count("Saved."), 1)
+
     def test_it_refuses_get_on_actions(self) -> None:
         card = make_card()
         self.assertEqual(self.client.get(self.rate_url(card)).status_code, 405)
@@ -317,6 +329,7 @@ class DashboardTests(ViewCase):
         self.client.post(self.rate_url(card), {"quality": 5, "version": 0})
         response = self.client.get(reverse("cards:dashboard"))
         self.assertContains(response, '<dd id="stat-reviewed">1</dd>', html=False)
+        self.assertContains(response, "Answered today")  # every answer, as /stats/ counts them
         self.assertContains(response, '<dd id="stat-new">1</dd>', html=False)
         self.assertContains(response, '<dd id="stat-streak">1 day</dd>', html=False)
 

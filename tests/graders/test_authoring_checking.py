@@ -107,6 +107,15 @@ def test_it_fails_a_wrong_solution_whose_message_lacks_its_words(runner: LocalRu
     assert not report["passed"]
 
 
+def test_a_wrong_solutions_words_may_be_in_the_verdicts_hint(runner: LocalRunner) -> None:
+    leaf = "def solution(x):\\n    x = x.clone().requires_grad_()\\n    x *= 2\\n    return x.detach()\\n"
+    text = DRILL.replace('says = "NameError"', 'says = "with torch.no_grad():"').replace(
+        'code = "def solution(x):\\n    return y * 2\\n"', f'code = "{leaf}"'
+    )
+    in_place = items(check(text, runner), "wrong")[1]
+    assert in_place["passed"] and in_place["status"] == "runtime_error", in_place
+
+
 def test_it_fails_an_alternative_that_is_not_accepted(runner: LocalRunner) -> None:
     report = check(DRILL.replace("return x + x", "return x + x + 1"), runner)
     alternative = items(report, "alternative")[0]

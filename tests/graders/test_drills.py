@@ -43,7 +43,8 @@ def solutions(slug: str) -> dict[str, list[dict[str, str]]]:
 
 def graded(drill: Drill, code: str, runner: Any, cache: ReferenceCache, seed: int = 0) -> str:
     verdict = grade(drill, code, seed=seed, runner=runner, cache=cache)
-    return f"{verdict['status']}: {verdict['message']}"
+    hint = f" (hint: {verdict['hint']})" if "hint" in verdict else ""  # the common mistakes are named there
+    return f"{verdict['status']}: {verdict['message']}{hint}"
 
 
 @pytest.fixture(scope="module")

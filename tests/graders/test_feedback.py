@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -15,7 +16,7 @@ from graders.drills.compare import REPR_CHARS, describe
 from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.models import Drill, Submission
-from tests.graders.conftest import WRONG, graded_submission
+from tests.graders.conftest import RIGHT, WRONG, graded_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +100,17 @@ def test_every_failing_visible_case_shows_its_own_output(client_for: Client, lea
     assert not any("mismatch" in test for test in sub.verdict["tests"] if test["hidden"])
     page = page_of(client_for, sub)
     assert page.count("data-mismatch") == 2 and "<code>7.0</code></td><td><code>6.0</code>" in page
+
+
+def test_a_cuda_drill_graded_on_the_cpu_says_so_on_the_verdict(
+    client_for: Client, learner: User, make_drill: Callable[..., Drill]
+) -> None:
+    sub = graded(learner, make_drill(device="cuda"), RIGHT)
+    sub.device = "cpu"  # as a worker without a GPU records it (make run's GRADER_CPU_FALLBACK)
+    sub.save(update_fields=["device"])
+    assert "ran on CPU (no GPU on this server)" in page_of(client_for, sub)
+    sub.device = "cuda"
+    sub.save(update_fields=["device"])
+    assert "ran on CUDA GPU" in page_of(client_for, sub)
+    drill_page = client_for.get(reverse("graders:drill", args=[sub.drill.slug])).content.decode()
+    assert "a server without a GPU grades it on the CPU, and the verdict says so" in drill_page

@@ -20,6 +20,7 @@ from graders.drills.compare import compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
 from graders.drills.grading import HIDDEN_FAILED
+from graders.drills.hints import HINTS
 from graders.drills.schema import CompareRule, Constraints, Contract
 from graders.web.verdict_text import SHAPES, mismatch_title, translate
 
@@ -125,7 +126,9 @@ def grading_lines() -> list[str]:
     ]
 
 
-MESSAGES = constraint_messages() + contract_messages() + compare_messages() + advice_messages() + grading_lines()
+MESSAGES = (
+    constraint_messages() + contract_messages() + compare_messages() + advice_messages() + grading_lines() + list(HINTS)
+)
 
 
 @pytest.mark.parametrize("message", MESSAGES)

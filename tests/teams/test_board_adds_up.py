@@ -73,7 +73,7 @@ class BoardAddsUpTests(TeamTestCase):
         facts = learner_facts(self.member).values()
         solved = sum(f.accepted for f in facts)
         first_try = sum(f.first_attempt_accepted for f in facts)
-        own = ReviewLog.objects.filter(user=self.member, source="self", is_same_day_repeat=False)
+        own = ReviewLog.objects.filter(user=self.member, source__in=["self", "output"], is_same_day_repeat=False)
         good_card_days = set(own.filter(quality__gte=GOOD_QUALITY).values_list("card_id", "review_day"))
         xp = REVIEW_XP * len(good_card_days) + DRILL_ACCEPTED_XP * solved + DRILL_FIRST_TRY_BONUS * first_try
         assert (solved, first_try) == (5, 2)

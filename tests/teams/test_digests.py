@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from cards.models import Profile
 from teams import digests
 from teams.models import BoardPreference
 
@@ -50,6 +51,13 @@ class DigestAddressTests(TeamTestCase):
         assert message.to == ["max@example.com"]
         assert "max" not in message.body.replace("max@", "")  # no username, no team name: nothing a user wrote
         assert BoardPreference.objects.get(user=self.member).confirmed_email == ""
+
+    def test_the_preferences_page_shows_the_address_and_the_send_time(self) -> None:
+        self.set_email("max@example.com")
+        Profile.objects.update_or_create(user=self.member, defaults={"time_zone": "Asia/Shanghai"})
+        page = self.client.get(reverse("teams:preferences"))
+        self.assertContains(page, "<strong>max@example.com</strong>")
+        self.assertContains(page, "in the hour after 08:00 in your time zone (Asia/Shanghai)")
 
     def test_it_confirms_on_post_only_so_a_link_scanner_confirms_nothing(self) -> None:
         self.set_email("max@example.com")

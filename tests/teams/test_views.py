@@ -114,6 +114,16 @@ class ViewTests(TeamTestCase):
         self.assertRedirects(self.client.post(url), reverse("teams:detail", args=[self.team.slug]))
         assert Membership.objects.get(team=self.team, user=self.outsider).role == "member"
 
+    def test_an_invite_opened_while_signed_out_names_the_team_on_the_login_and_sign_up_pages(self) -> None:
+        url = reverse("teams:join", args=[services.invite_token(self.team)])
+        login = self.client.get(url, follow=True)
+        self.assertContains(login, f"Log in or sign up to join the team “{self.team.name}”.")
+        signup = self.client.get(reverse("cards:signup"), {"next": url})
+        self.assertContains(signup, f"join the team “{self.team.name}”")
+        services.rotate_invite(self.team)  # a stale link names nothing (its join page says why)
+        self.assertNotContains(self.client.get(url, follow=True), "join the team")
+        self.assertNotContains(self.client.get(reverse("login"), {"next": "/stats/"}), "join the team")
+
     def test_it_answers_404_for_a_rotated_invite_link(self) -> None:
         url = reverse("teams:join", args=[services.invite_token(self.team)])
         services.rotate_invite(self.team)
@@ -148,6 +158,7 @@ class ViewTests(TeamTestCase):
             response = self.client.get(reverse("teams:board", args=[self.team.slug]), {"period": period})
             assert response.status_code == 200
             assert b'data-user="olivia"' in response.content and b'data-user="oscar"' not in response.content
+            assert b"Reviews (no repeats)" in response.content  # not the dashboard's and stats' answers
 
     def test_it_renders_svg_charts_on_the_stats_page(self) -> None:
         today = datetime.now(tz=UTC).date() - timedelta(days=1)

@@ -44,6 +44,12 @@ def test_it_gives_no_review_xp_for_grader_made_reviews() -> None:
     assert review_totals([ReviewFact(1, DAY, 5, source="grader")]).xp == 0
 
 
+def test_a_right_output_answer_earns_xp_and_counts_as_a_review() -> None:
+    """A typed output answer is the learner's own (the site only checks it): XP and the board's reviews."""
+    totals = review_totals([ReviewFact(1, DAY, 4, source="output"), ReviewFact(2, DAY, 1, source="output")])
+    assert (totals.xp, totals.reviews) == (1, 2)
+
+
 def test_it_counts_mature_reviews_for_retention() -> None:
     facts = [ReviewFact(1, DAY, 3, interval_before=21), ReviewFact(2, DAY, 2, interval_before=30)]
     facts.append(ReviewFact(3, DAY, 5, interval_before=20))

@@ -289,6 +289,7 @@ def topology_env(root: Path, pg: PrivatePostgres, redis_url: str) -> dict[str, s
         "SECRET_KEY": f"topology-{uuid.uuid4().hex}",
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
+        "SITE_URL": "http://127.0.0.1",
         "QUIZSITE_VAR_DIR": str(root / "var"),
         # Plain HTTP on loopback: no redirect to https, cookies without the Secure flag.
         "SECURE_SSL_REDIRECT": "0",
