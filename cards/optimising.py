@@ -11,7 +11,9 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
    the scoring worker up to minutes, and a learner pressing the button again gains nothing.
 3. ``run`` claims the row (queued -> running must change one row), fits on the reviews before the
-   time split, keeps the parameters only if the held-out log loss improves, and records a final
+   time split, keeps the parameters only if the held-out log loss improves beyond noise
+   (``cards.scheduling.fitting``'s keep rule), records the split day (the calibration page scores the
+   kept parameters only on reviews from that day on), and records a final
    status only while its claim still holds (the claim's ``started_at`` is its token).
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
    hold the one-active constraint for good: ``expire_stale`` marks a row failed once it has been queued
@@ -36,6 +38,7 @@ from cards.calibrating import reviews_of
 from cards.models import Optimisation, Profile
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
+from cards.scheduling.fsrs6 import EPOCH
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
@@ -168,13 +171,14 @@ def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
     row.test_points = outcome.test_points
     row.log_loss_before, row.log_loss_after = outcome.loss_before, outcome.loss_after
     row.parameters, row.kept, row.message = outcome.parameters, outcome.keep, outcome.message
+    row.split_day = None if outcome.split is None else EPOCH + timedelta(days=outcome.split.day)
     row.status = Optimisation.Status.DONE
     return outcome
 
 
 FINISHED_FIELDS = (
     "status", "finished_at", "reviews", "test_points", "log_loss_before", "log_loss_after", "parameters", "kept",
-    "message",
+    "message", "split_day",
 )  # fmt: skip
 
 

@@ -36,21 +36,21 @@ class DueTests(TestCase):
     def setUp(self) -> None:
         self.user = make_user(time_zone="UTC", scheduler="fsrs")
 
-    def test_it_waits_for_the_packages_minimum(self) -> None:
+    def test_it_waits_for_the_keep_rules_minimum(self) -> None:
         log_reviews(self.user, cards=10, reviews_each=6)  # 50 scored
         self.assertEqual(optimising.scored_count(self.user.pk), 50)
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=100, reviews_each=6)  # 550 scored: under 640
+        log_reviews(self.user, cards=180, reviews_each=6)  # 950 scored: under 1,000
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=20, reviews_each=6)  # 650
+        log_reviews(self.user, cards=20, reviews_each=6)  # 1,050
         self.assertTrue(optimising.is_due(self.user.pk, NOW))
 
     def test_it_runs_again_when_the_reviews_doubled_or_a_month_passed(self) -> None:
-        log_reviews(self.user, cards=130, reviews_each=6)  # 650
-        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=650)
+        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050
+        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=1050)
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=29)))
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=30)))
-        log_reviews(self.user, cards=130, reviews_each=6)  # 1300: doubled
+        log_reviews(self.user, cards=210, reviews_each=6)  # 2,100: doubled
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
 
     def test_it_keeps_one_fit_active_per_learner_and_enqueues_after_commit(self) -> None:
@@ -73,7 +73,7 @@ class DueTests(TestCase):
         self.assertFalse(outcome.keep)
         self.assertEqual(
             outcome.message,
-            "Default parameters until 640 reviews (0 so far): "
+            "Default parameters until 1000 reviews (0 so far): "
             "the fit learns from the earlier 80% of them and needs 512.",
         )
 
@@ -128,7 +128,7 @@ class CooldownAndStaleTests(TestCase):
         self.assertEqual(lost.status, "failed")
 
     def test_beats_daily_job_frees_a_stale_fit_for_learners_who_never_press_the_button(self) -> None:
-        log_reviews(self.user, cards=130, reviews_each=6)  # 650 scored: due
+        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050 scored: due
         Optimisation.objects.create(user=self.user, created_at=NOW - timedelta(days=3), status="running",
                                     started_at=NOW - timedelta(days=3))  # fmt: skip
         with self.captureOnCommitCallbacks(execute=False) as callbacks:
