@@ -180,6 +180,13 @@ def test_it_scores_a_small_log_by_hand() -> None:
     assert [evaluate.bin_key(p.t, p.i, p.lapses) for p in points] == [(2.48, 4, 0), (8.98, 7, 0), (2.48, 7, 2)]
 
 
+def test_a_drills_first_attempt_is_acquisition_never_a_scored_recall() -> None:
+    # A new drill failed on its first attempt, solved on the same-day repeat, then reviewed two days later:
+    # only the last is a recall (issue 39); the first two set the memory state and are never scored.
+    reviews = evaluate.read_revlog(["card_id,day,rating", "drill,10,1", "drill,10,3", "drill,12,3"])
+    assert [(p.day, p.i) for p in evaluate.test_points(reviews)] == [(12, 3)]
+
+
 def test_the_baselines_predict_from_earlier_outcomes_only() -> None:
     reviews = evaluate.read_revlog(
         [
