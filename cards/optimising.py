@@ -5,7 +5,9 @@ runs on the scoring worker (``cards.tasks.optimise_parameters``, on ``settings.S
 grading worker consumes), the only place torch is imported, through ``cards.scheduling.fitting.fit``.
 
 1. A fit is due when the learner has never had one and has enough reviews, when their scored
-   reviews have doubled since the last, or when the last is a month old.
+   reviews have grown by ``REFIT_GROWTH`` (a quarter) since the last, or when the last is a month old.
+   The keep rule turns down gains within its noise, so a fit it rejects is tried again soon, on more
+   held-out reviews.
 2. ``queue`` writes a queued row (one active per learner, a named constraint);
    ``cards.tasks.request_optimisation`` enqueues the task after commit. A learner's own "fit now"
    (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
@@ -42,6 +44,7 @@ from cards.scheduling.fsrs6 import EPOCH
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
+REFIT_GROWTH = 1.25
 ACTIVE = (Optimisation.Status.QUEUED, Optimisation.Status.RUNNING)
 FAILED_MESSAGE = "The fit failed; the parameters were left as they were."
 STALE_MESSAGE = (
@@ -67,7 +70,8 @@ def is_due(user_id: int, now: datetime) -> bool:
     count = scored_count(user_id)
     if last is None:
         return count >= fitting.MIN_REVIEWS
-    return count >= max(2 * last.reviews, fitting.MIN_REVIEWS) or now - last.created_at >= REFIT_AFTER
+    grown = count >= max(REFIT_GROWTH * last.reviews, fitting.MIN_REVIEWS)
+    return grown or now - last.created_at >= REFIT_AFTER
 
 
 def expire_stale(now: datetime, user_id: int | None = None) -> int:

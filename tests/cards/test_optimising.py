@@ -45,12 +45,14 @@ class DueTests(TestCase):
         log_reviews(self.user, cards=20, reviews_each=6)  # 1,050
         self.assertTrue(optimising.is_due(self.user.pk, NOW))
 
-    def test_it_runs_again_when_the_reviews_doubled_or_a_month_passed(self) -> None:
+    def test_it_runs_again_when_the_reviews_grew_by_a_quarter_or_a_month_passed(self) -> None:
         log_reviews(self.user, cards=210, reviews_each=6)  # 1,050
         Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=1050)
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=29)))
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=30)))
-        log_reviews(self.user, cards=210, reviews_each=6)  # 2,100: doubled
+        log_reviews(self.user, cards=52, reviews_each=6)  # 1,310: not yet a quarter more
+        self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
+        log_reviews(self.user, cards=1, reviews_each=6)  # 1,315: a quarter more than 1,050 (1,312.5)
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
 
     def test_it_keeps_one_fit_active_per_learner_and_enqueues_after_commit(self) -> None:
