@@ -7,8 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.test import TestCase, override_settings
 from django.urls import reverse
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from cards import optimising, tasks
+from cards import optimising, tasks, views
 from cards.models import Optimisation, ReviewLog
 from cards.scheduling import evaluate, fitting
 from tests.cards.factories import make_card, make_user
@@ -173,6 +174,22 @@ class SettingsOptimisationTests(TestCase):
         )  # fmt: skip
         response = self.client.get(reverse("cards:settings"))
         self.assertContains(response, "0.6688 -&gt; 0.6550 on 337 reviews; new parameters kept.")
+        self.assertNotContains(response, "data-parameters")  # a fit with no parameters has no table
+
+    def test_it_shows_each_parameters_change(self) -> None:
+        fitted = list(DEFAULT_PARAMETERS)
+        fitted[0] += 0.5
+        Optimisation.objects.create(
+            user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=False, parameters=fitted,
+            message="Held-out log loss 0.3209 -> 0.3214 on 1355 reviews of 775 cards; new parameters not kept: "
+            "the gain is within 2 standard errors (0.0021).",
+        )  # fmt: skip
+        response = self.client.get(reverse("cards:settings"))
+        self.assertContains(response, 'data-parameter="w20"')
+        row = response.content.decode().split('data-parameter="w0"')[1].split("</tr>")[0]
+        self.assertIn(f"{fitted[0]:.4f}", row)
+        self.assertIn("+0.5000", row)
+        self.assertEqual(views.parameter_rows(None, fitted)[1]["change"], 0)
 
     def test_it_tells_a_learner_pressing_again_when_the_next_fit_may_run(self) -> None:
         with override_settings(FSRS_FIT_COOLDOWN=3600), self.captureOnCommitCallbacks(execute=False) as callbacks:
