@@ -89,10 +89,10 @@ def contexts(
 def _context(report: calibration.Report, target: float) -> dict[str, Any]:
     named = names(report)
     rows = [{"key": name, "name": named[name], **scores} for name, scores in report.scores.items()]
-    drawn = ("fsrs", "sm2", "moving_avg")  # three curves stay readable; the table has every row
+    drawn = {"fsrs": "FSRS-6", "sm2": "SM-2", "moving_avg": "MOVING-AVG"}  # short: the legend is one line
     diagram = charts.reliability_diagram(
         {
-            named[name]: [charts.CalibrationPoint(b.predicted, b.recalled, b.count) for b in bins]
+            drawn[name]: [charts.CalibrationPoint(b.predicted, b.recalled, b.count) for b in bins]
             for name, bins in report.reliability.items()
             if name in drawn
         },

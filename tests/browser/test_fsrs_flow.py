@@ -112,7 +112,8 @@ def test_it_shows_the_calibration_of_a_learners_own_log(page: Any, live_server: 
 
     page.goto(f"{live_server.url}/stats/")
     page.get_by_role("link", name="How well the schedulers predict you").click()
-    expect(page.locator("table.calibration tbody tr")).to_have_count(2)
+    expect(page.locator("table.calibration tbody tr")).to_have_count(4)  # FSRS-6, SM-2, AVG, MOVING-AVG
+    expect(page.locator("[data-beats-moving-avg]")).to_contain_text("FSRS does not beat the moving average here.")
     expect(page.locator("#reliability circle").first).to_be_visible()
     expect(page.locator("#true-retention")).to_be_visible()
     screenshot(page, "calibration.png")
