@@ -1,6 +1,14 @@
 """SM-2 against FSRS-6 on synthetic learners: the retention each reaches and the reviews per day it costs.
 
     .venv/bin/python bench/scheduler.py [--learners 10] [--days 90] [--new-per-day 20] [--retention 0.90]
+    .venv/bin/python bench/scheduler.py --fits [--learners 10] [--days 60,100,150] [--new-per-day 10]
+
+``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; needs torch): each synthetic
+learner (``cards.scheduling.synthetic``; half of them with the defaults as their true parameters, half
+drawn around them or clearly unlike them) studies ``--days`` days under FSRS at the defaults, the fit runs
+on that log, and the fit's verdict is checked against 60 more days the fit never saw: a fit is better when
+its expected log loss there (each review's recall probability taken from the true model, so no outcome
+noise) is lower than the defaults'. Prints how often the rule kept a worse fit and rejected a better one.
 
 Each synthetic learner studies a deck for ``--days`` days with the same daily new-card limit under
 each scheduler in turn (the project's own ``cards.scheduling.schedulers``, exactly as the review
@@ -128,13 +136,74 @@ def _answer(
     true_memory[card] = fsrs6.Memory(after.stability, difficulty, today)
 
 
+def expected_log_loss(true_p: list[float], ps: list[float]) -> float:
+    """The log loss ``ps`` can expect where recall happens with probability ``true_p``: no outcome noise."""
+    total = 0.0
+    for r, p in zip(true_p, ps, strict=True):
+        p = min(max(p, 1e-15), 1 - 1e-15)
+        total -= r * math.log(p) + (1 - r) * math.log(1 - p)
+    return total / len(ps)
+
+
+def fits(learners: int, days: list[int], new_per_day: int) -> None:
+    """``--fits``: the keep rule's two error rates on synthetic learners with known true parameters."""
+    from cards.scheduling import fitting, synthetic
+
+    print("| learner | truth | days | scored | held-out (se) | kept | unseen, expected | verdict |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    kept_worse = rejected_better = worse = better = 0
+    for seed in range(1, learners + 1):
+        rng = random.Random(seed)
+        kind = ("defaults", "drawn", "defaults", "distinct")[seed % 4]
+        truth = {
+            "defaults": DEFAULT_PARAMETERS,
+            "drawn": synthetic.drawn_parameters(rng),
+            "distinct": synthetic.distinct_parameters(),
+        }[kind]
+        for span in days:
+            log = synthetic.learner_log(truth, seed, span, new_per_day)
+            outcome = fitting.optimise(log, None)
+            if outcome.parameters is None:
+                continue
+            future = synthetic.learner_log(truth, seed, span + 60, new_per_day)
+            end = max(review.day for review in log) + 1
+            true_p = [p.p_fsrs for p in fitting.held_out_points(future, truth, end)]
+            before, after = (
+                expected_log_loss(true_p, [p.p_fsrs for p in fitting.held_out_points(future, w, end)])
+                for w in (DEFAULT_PARAMETERS, outcome.parameters)
+            )
+            improved = after < before
+            better += improved
+            worse += not improved
+            wrong = outcome.keep != improved
+            kept_worse += outcome.keep and not improved
+            rejected_better += improved and not outcome.keep
+            print(
+                f"| {seed} | {kind} | {span} | {len(fitting.scored_days(log))} | {outcome.loss_before:.4f} -> "
+                f"{outcome.loss_after:.4f} ({outcome.se:.4f}) | {'yes' if outcome.keep else 'no'} | "
+                f"{before:.4f} -> {after:.4f} | {'wrong' if wrong else 'right'} |",
+                flush=True,
+            )
+    fits_run = better + worse
+    print(
+        f"\n{fits_run} fits: kept a worse fit {kept_worse} times ({kept_worse / max(fits_run, 1):.1%} of fits, "
+        f"{kept_worse}/{worse} worse ones); rejected a better one {rejected_better} times "
+        f"({rejected_better / max(fits_run, 1):.1%} of fits, {rejected_better}/{better} better ones)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, default=10)
-    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--days", default="90", help="days of study (with --fits: a comma-separated list)")
     parser.add_argument("--new-per-day", type=int, default=20)
     parser.add_argument("--retention", type=float, default=0.90)
+    parser.add_argument("--fits", action="store_true", help="test the FSRS fit's keep rule instead")
     args = parser.parse_args()
+    if args.fits:
+        fits(args.learners, [int(day) for day in args.days.split(",")], args.new_per_day)
+        return
+    args.days = int(args.days)
     schedulers: list[tuple[str, Scheduler]] = [
         ("SM-2 (baseline)", SM2Scheduler()),
         (f"FSRS-6 at {args.retention:.2f}", FSRSScheduler(desired_retention=args.retention)),

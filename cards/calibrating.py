@@ -38,12 +38,23 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from cards import charts
-from cards.models import ReviewLog
+from cards.models import Optimisation, ReviewLog
 from cards.scheduling import calibration, evaluate
 from cards.scheduling.fsrs6 import EPOCH, rating_for_quality
 
-NAMES = {"sm2": "SM-2", "fsrs": "FSRS-6"}
 MONTHS_SHOWN = 24
+
+
+def names(report: calibration.Report) -> dict[str, str]:
+    """Each predictor's name on the page; FSRS-6 says whose parameters it ran with."""
+    fitted = "fsrs_default" in report.scores
+    return {
+        "fsrs": _("FSRS-6 (your fitted parameters)") if fitted else _("FSRS-6 (default parameters)"),
+        "fsrs_default": _("FSRS-6 (default parameters)"),
+        "sm2": "SM-2",
+        "avg": _("AVG (share recalled on earlier days)"),
+        "moving_avg": _("MOVING-AVG (moving average of your recent recall)"),
+    }
 
 
 def reviews_of(user_ids: Iterable[int]) -> list[evaluate.Review]:
@@ -59,11 +70,15 @@ def reviews_of(user_ids: Iterable[int]) -> list[evaluate.Review]:
 
 
 def contexts(
-    reviews: Sequence[evaluate.Review], parameters: Sequence[float] | None, target: float
+    reviews: Sequence[evaluate.Review],
+    parameters: Sequence[float] | None,
+    target: float,
+    fitted_before: int | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The page's context in every interface language, scored once: the charts carry words, and the report is
-    computed on the scoring worker for whoever reads it later."""
-    report = calibration.report(reviews, parameters)
+    computed on the scoring worker for whoever reads it later. ``fitted_before``: the first day the
+    parameters' fit did not train on (``calibration.report``)."""
+    report = calibration.report(reviews, parameters, fitted_before)
     found = {}
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
@@ -72,11 +87,14 @@ def contexts(
 
 
 def _context(report: calibration.Report, target: float) -> dict[str, Any]:
-    rows = [{"name": NAMES[name], **scores} for name, scores in report.scores.items()]
+    named = names(report)
+    rows = [{"key": name, "name": named[name], **scores} for name, scores in report.scores.items()]
+    drawn = {"fsrs": "FSRS-6", "sm2": "SM-2", "moving_avg": "MOVING-AVG"}  # short: the legend is one line
     diagram = charts.reliability_diagram(
         {
-            NAMES[name]: [charts.CalibrationPoint(b.predicted, b.recalled, b.count) for b in bins]
+            drawn[name]: [charts.CalibrationPoint(b.predicted, b.recalled, b.count) for b in bins]
             for name, bins in report.reliability.items()
+            if name in drawn
         },
         chart_id="reliability",
         title=_("Predicted recall against recall, on the test folds"),
@@ -110,6 +128,7 @@ def _context(report: calibration.Report, target: float) -> dict[str, Any]:
         "retention_chart": retention,
         "min_points": calibration.MIN_TEST_POINTS,
         "target": target,
+        "beats_moving_avg": report.beats_moving_avg,
     }
 
 
@@ -157,6 +176,25 @@ class Subject:
         return f"calibration:{self.kind}:{self.id}:{digest}"
 
 
+def fitted_before(subject: Subject) -> int | None:
+    """The first day (a day number) the subject's FSRS parameters were not trained on: the split day of the
+    learner's latest kept fit. A fit kept before split days were recorded may have trained on every review
+    before it finished, so its finishing day stands in; None when there is no fit to ask about."""
+    if subject.kind != "learner" or not subject.parameters:
+        return None
+    kept = (
+        Optimisation.objects.filter(user_id=subject.id, kept=True)
+        .order_by("-finished_at")
+        .values_list("split_day", "finished_at")
+        .first()
+    )
+    if kept is None:
+        return None
+    split_day, finished_at = kept
+    day = split_day or (finished_at.date() + timedelta(days=1) if finished_at else None)
+    return None if day is None else (day - EPOCH).days
+
+
 def learner_subject(profile: Any) -> Subject:
     """A learner's own page: their log, scored with their FSRS parameters against their desired retention."""
     return Subject(
@@ -188,7 +226,8 @@ def compute(subject: Subject, now: datetime | None = None) -> Report:
     """Step 4, on the scoring worker: score the subject's log and keep the report under both keys."""
     mark = subject.ledger_mark()
     reviews = reviews_of(subject.user_ids)
-    report = Report(contexts(reviews, subject.parameters, subject.target), len(reviews), now or timezone.now())
+    context = contexts(reviews, subject.parameters, subject.target, fitted_before(subject))
+    report = Report(context, len(reviews), now or timezone.now())
     keep = int(KEEP_FOR.total_seconds())
     cache.set_many({subject._key(mark): report, subject.latest_key: report}, keep)
     return report

@@ -658,7 +658,12 @@ class Optimisation(models.Model):
     test_points = models.PositiveIntegerField(default=0, help_text="Held-out reviews the two parameter sets met.")
     log_loss_before = models.FloatField(null=True, blank=True)
     log_loss_after = models.FloatField(null=True, blank=True)
-    kept = models.BooleanField(default=False, help_text="The fitted parameters predicted the held-out reviews better.")
+    kept = models.BooleanField(
+        default=False, help_text="The fitted parameters predicted the held-out reviews better, beyond noise."
+    )
+    split_day = models.DateField(
+        null=True, blank=True, help_text="The first held-out day: the fit trained only on reviews before it."
+    )
     parameters = models.JSONField(null=True, blank=True, help_text="What the fit produced, kept or not.")
     message = models.TextField(blank=True)
 

@@ -5,13 +5,17 @@ runs on the scoring worker (``cards.tasks.optimise_parameters``, on ``settings.S
 grading worker consumes), the only place torch is imported, through ``cards.scheduling.fitting.fit``.
 
 1. A fit is due when the learner has never had one and has enough reviews, when their scored
-   reviews have doubled since the last, or when the last is a month old.
+   reviews have grown by ``REFIT_GROWTH`` (a quarter) since the last, or when the last is a month old.
+   The keep rule turns down gains within its noise, so a fit it rejects is tried again soon, on more
+   held-out reviews.
 2. ``queue`` writes a queued row (one active per learner, a named constraint);
    ``cards.tasks.request_optimisation`` enqueues the task after commit. A learner's own "fit now"
    (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
    the scoring worker up to minutes, and a learner pressing the button again gains nothing.
 3. ``run`` claims the row (queued -> running must change one row), fits on the reviews before the
-   time split, keeps the parameters only if the held-out log loss improves, and records a final
+   time split, keeps the parameters only if the held-out log loss improves beyond noise
+   (``cards.scheduling.fitting``'s keep rule), records the split day (the calibration page scores the
+   kept parameters only on reviews from that day on), and records a final
    status only while its claim still holds (the claim's ``started_at`` is its token).
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
    hold the one-active constraint for good: ``expire_stale`` marks a row failed once it has been queued
@@ -36,9 +40,11 @@ from cards.calibrating import reviews_of
 from cards.models import Optimisation, Profile
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
+from cards.scheduling.fsrs6 import EPOCH
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
+REFIT_GROWTH = 1.25
 ACTIVE = (Optimisation.Status.QUEUED, Optimisation.Status.RUNNING)
 FAILED_MESSAGE = "The fit failed; the parameters were left as they were."
 STALE_MESSAGE = (
@@ -64,7 +70,8 @@ def is_due(user_id: int, now: datetime) -> bool:
     count = scored_count(user_id)
     if last is None:
         return count >= fitting.MIN_REVIEWS
-    return count >= max(2 * last.reviews, fitting.MIN_REVIEWS) or now - last.created_at >= REFIT_AFTER
+    grown = count >= max(REFIT_GROWTH * last.reviews, fitting.MIN_REVIEWS)
+    return grown or now - last.created_at >= REFIT_AFTER
 
 
 def expire_stale(now: datetime, user_id: int | None = None) -> int:
@@ -168,13 +175,14 @@ def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
     row.test_points = outcome.test_points
     row.log_loss_before, row.log_loss_after = outcome.loss_before, outcome.loss_after
     row.parameters, row.kept, row.message = outcome.parameters, outcome.keep, outcome.message
+    row.split_day = None if outcome.split is None else EPOCH + timedelta(days=outcome.split.day)
     row.status = Optimisation.Status.DONE
     return outcome
 
 
 FINISHED_FIELDS = (
     "status", "finished_at", "reviews", "test_points", "log_loss_before", "log_loss_after", "parameters", "kept",
-    "message",
+    "message", "split_day",
 )  # fmt: skip
 
 

@@ -55,7 +55,7 @@ def optimise_parameters(optimisation_id: int) -> str | None:
 
 @shared_task(name="cards.tasks.optimise_due")
 def optimise_due() -> int:
-    """Daily: a fit for every FSRS learner whose reviews doubled since the last one, or whose last is a month old.
+    """Daily: a fit for every FSRS learner whose reviews grew by a quarter since the last, or whose last is a month old.
 
     Fits that can no longer finish are given up first (``optimising.expire_stale``), so a learner whose worker
     was killed mid-fit is fitted again here too, not only when they press "fit now"."""

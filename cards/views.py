@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views import i18n
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from cards import charts, extensions, fit_text, switching, tasks
 from cards import review as reviewing
@@ -234,6 +235,7 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     zones = sorted(zoneinfo.available_timezones())
     other = Scheduler.SM2 if profile.scheduler == Scheduler.FSRS else Scheduler.FSRS
     optimisation = Optimisation.objects.filter(user=request.user).order_by("-created_at").first()
+    fitted = optimisation.parameters if optimisation and optimisation.parameters else None
     context = {
         "form": form,
         "zones": zones,
@@ -243,8 +245,20 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         "optimisation": optimisation,
         "optimisation_message": fit_text.translate(optimisation.message) if optimisation else "",
         "min_reviews": MIN_REVIEWS,
+        "parameter_rows": parameter_rows(profile.fsrs_parameters, fitted) if fitted else [],
     }
     return render(request, "cards/settings.html", context)
+
+
+def parameter_rows(in_use: list[float] | None, fitted: list[float]) -> list[dict[str, Any]]:
+    """Each FSRS-6 parameter: the package's default, the one in use, what the last fit produced, and the fit's
+    change from the one in use (from the default when the fit was kept, since then the two are the same)."""
+    current = list(in_use) if in_use else list(DEFAULT_PARAMETERS)
+    rows = []
+    for index, (default, used, new) in enumerate(zip(DEFAULT_PARAMETERS, current, fitted, strict=False)):
+        base = default if used == new else used
+        rows.append({"name": f"w{index}", "default": default, "in_use": used, "fitted": new, "change": new - base})
+    return rows
 
 
 @login_required

@@ -256,7 +256,9 @@ class DrillReview(models.Model):
     seed = models.PositiveBigIntegerField(help_text="Random per review: it marks the review's submissions.")
     started_at = models.DateTimeField(default=timezone.now)
     reference_viewed_at = models.DateTimeField(
-        null=True, blank=True, help_text="Set when the learner opened the reference: caps the quality at 3."
+        null=True,
+        blank=True,
+        help_text="Set when the learner opened the reference: an acceptance after it is a failed recall (2).",
     )
     finished_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True)

@@ -22,7 +22,12 @@ How a log is scored (srs-benchmark's rules):
 4. FSRS predicts the retrievability the pinned ``fsrs`` package gives just before the review
    (default parameters unless others are passed, no learning or relearning steps, no fuzz), every
    review replayed with ``Scheduler.review_card`` at noon UTC of its day.
-5. Log loss with ``p`` clipped to [1e-15, 1 - 1e-15]; AUC with tied predictions counted half;
+5. Two zero-parameter baselines, from the learner's own outcomes only (srs-benchmark's AVG and, in
+   its spirit, MOVING-AVG): AVG predicts the share recalled on all earlier days; MOVING-AVG an
+   exponentially weighted moving average of every earlier scored review in log order, each review
+   moving it ``MOVING_STEP`` of the way to its outcome. Both start at ``BASELINE_PRIOR``. A model
+   that does not beat them has learnt nothing about this learner's cards.
+6. Log loss with ``p`` clipped to [1e-15, 1 - 1e-15]; AUC with tied predictions counted half;
    RMSE(bins): the count-weighted root mean square of (mean y - mean p) over the bins that
    :func:`bin_key` puts each point in.
 """
@@ -54,6 +59,9 @@ EPSILON = 1e-15
 # Day 0 is 1970-01-01; each review happens at noon UTC of its day.
 DAY_ZERO_NOON = datetime(1970, 1, 1, 12, tzinfo=UTC)
 REQUIRED_COLUMNS = ("card_id", "day", "rating")
+BASELINE_PRIOR = 0.9
+MOVING_STEP = 0.03
+BASELINES = ("avg", "moving_avg")
 
 
 class RevlogError(ValueError):
@@ -91,6 +99,8 @@ class Report(TypedDict):
     n: int
     sm2: Scores
     fsrs: Scores
+    avg: Scores
+    moving_avg: Scores
 
 
 def read_revlog(lines: Iterable[str]) -> list[Review]:
@@ -182,12 +192,45 @@ def test_points(reviews: Iterable[Review], scheduler: FSRSScheduler | None = Non
     return points
 
 
-def log_loss(ys: Sequence[int], ps: Sequence[float]) -> float:
-    total = 0.0
+def point_losses(ys: Sequence[int], ps: Sequence[float]) -> list[float]:
+    """Each point's log loss, ``p`` clipped as in step 5."""
+    losses = []
     for y, p in zip(ys, ps, strict=True):
         p = min(max(p, EPSILON), 1 - EPSILON)
-        total -= math.log(p) if y else math.log(1 - p)
-    return total / len(ys)
+        losses.append(-math.log(p) if y else -math.log(1 - p))
+    return losses
+
+
+def baselines(reviews: Iterable[Review], points: Sequence[TestPoint]) -> dict[str, list[float]]:
+    """Step 5: AVG's and MOVING-AVG's prediction for each of ``points`` (``test_points`` of ``reviews``)."""
+    ordered = sorted(reviews, key=lambda r: r.day)  # stable: the log's order within a day, as ``by_card``
+    ordinal: dict[str, int] = defaultdict(int)
+    last_day: dict[str, int] = {}
+    found: dict[tuple[str, int], tuple[float, float]] = {}
+    recalled = total = 0
+    today_recalled = today_total = 0
+    today: int | None = None
+    moving = BASELINE_PRIOR
+    for review in ordered:
+        if review.day != today:
+            recalled, total, today_recalled, today_total = recalled + today_recalled, total + today_total, 0, 0
+            today = review.day
+        ordinal[review.card_id] += 1
+        previous = last_day.get(review.card_id)
+        last_day[review.card_id] = review.day
+        if previous is None or review.day <= previous:
+            continue
+        y = int(review.rating != AGAIN)
+        found[(review.card_id, ordinal[review.card_id])] = (recalled / total if total else BASELINE_PRIOR, moving)
+        moving += MOVING_STEP * (y - moving)
+        today_recalled += y
+        today_total += 1
+    pairs = [found[(point.card_id, point.i)] for point in points]
+    return {"avg": [a for a, _ in pairs], "moving_avg": [m for _, m in pairs]}
+
+
+def log_loss(ys: Sequence[int], ps: Sequence[float]) -> float:
+    return sum(point_losses(ys, ps)) / len(ys)
 
 
 def auc(ys: Sequence[int], ps: Sequence[float]) -> float | None:
@@ -237,33 +280,37 @@ def scores(points: Sequence[TestPoint], ps: Sequence[float]) -> Scores:
     return Scores(log_loss=log_loss(ys, ps), rmse_bins=rmse_bins(points, ps), auc=auc(ys, ps))
 
 
-def report(points: Sequence[TestPoint]) -> Report:
+def report(points: Sequence[TestPoint], baseline: dict[str, list[float]]) -> Report:
     return Report(
         n=len(points),
         sm2=scores(points, [point.p_sm2 for point in points]),
         fsrs=scores(points, [point.p_fsrs for point in points]),
+        avg=scores(points, baseline["avg"]),
+        moving_avg=scores(points, baseline["moving_avg"]),
     )
 
 
 def evaluate(reviews: Iterable[Review], scheduler: FSRSScheduler | None = None) -> Report:
-    return report(test_points(reviews, scheduler))
+    reviews = list(reviews)
+    points = test_points(reviews, scheduler)
+    return report(points, baselines(reviews, points))
 
 
 def format_table(result: Report) -> str:
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:.4f}"
 
-    lines = [f"{result['n']} test points", f"{'':6}{'log loss':>10}{'RMSE(bins)':>12}{'AUC':>8}"]
-    for name in ("sm2", "fsrs"):
-        s: Scores = result[name]
-        lines.append(f"{name:6}{cell(s['log_loss']):>10}{cell(s['rmse_bins']):>12}{cell(s['auc']):>8}")
+    lines = [f"{result['n']} test points", f"{'':11}{'log loss':>10}{'RMSE(bins)':>12}{'AUC':>8}"]
+    for name in ("sm2", "fsrs", *BASELINES):
+        s: Scores = result[name]  # type: ignore[literal-required]
+        lines.append(f"{name:11}{cell(s['log_loss']):>10}{cell(s['rmse_bins']):>12}{cell(s['auc']):>8}")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cards.scheduling.evaluate",
-        description="Score SM-2 and FSRS (default parameters) on a review log, as srs-benchmark does.",
+        description="Score SM-2, FSRS (default parameters), AVG and MOVING-AVG on a review log, as srs-benchmark does.",
     )
     parser.add_argument("revlog", help="a CSV with columns card_id,day,rating (rating 1-4: Again, Hard, Good, Easy)")
     parser.add_argument("--json", action="store_true", help="print one JSON line instead of a table")

@@ -7,10 +7,15 @@ the table below has a plain test (tests/graders/test_quality.py).
 | ----------------------------------------------------------------- | ------- |
 | accepted on the first submission                                  | 5       |
 | accepted on the second or third submission                        | 4       |
-| accepted after more, or after viewing the reference solution      | 3       |
+| accepted after more submissions                                   | 3       |
+| accepted after viewing the reference solution                     | 2       |
 | moved on after a partially right answer (some hidden cases pass)  | 2       |
 | moved on after a wrong answer (or a runtime error)                | 1       |
 | moved on after rejected / time, memory or output limit; gave up   | 0       |
+
+Seeing the answer is not recalling it: an acceptance after the reference was viewed is a failed recall
+(quality 2, which FSRS reads as Again and SM-2 as a lapse; issue 39). Rated 3 it was Hard, which FSRS
+counts as recalled, so the memory model learnt that the learner remembered what they had just read.
 
 Only ``submit`` submissions are attempts ("Run examples" never counts), and attempts are
 counted within the current review of the drill (``graders.DrillReview``: since the card last
@@ -26,7 +31,7 @@ WRONG = ("wrong_answer", "runtime_error")
 NO_ANSWER = ("rejected", "time_limit", "memory_limit", "output_limit")
 NOT_RATED = ("internal_error", "queued", "running")
 GAVE_UP = 0
-REFERENCE_CAP = 3
+AFTER_REFERENCE = 2  # below 3: a failed recall, Again to FSRS
 
 
 @dataclass(frozen=True)
@@ -40,11 +45,13 @@ class DrillResult:
 
 
 def accepted_quality(attempts: int, reference_viewed: bool) -> int:
-    """5 first time, 4 on the second or third, 3 after more or with the reference's help."""
+    """5 first time, 4 on the second or third, 3 after more; 2 (a failed recall) with the reference's help."""
     if attempts < 1:
         raise ValueError(f"an accepted review has at least one attempt, not {attempts}")
-    if reference_viewed or attempts > 3:
-        return REFERENCE_CAP
+    if reference_viewed:
+        return AFTER_REFERENCE
+    if attempts > 3:
+        return 3
     return 5 if attempts == 1 else 4
 
 

@@ -2,8 +2,9 @@
 
 A drill card is rated by the grader, never by buttons: the review (``DrillReview``) ends
 
-1. when a ``submit`` submission is accepted: ``rate_accepted`` rates the card 5 / 4 / 3 by attempts
-   and reference use (``graders.rating.quality``), in the transaction that records the verdict;
+1. when a ``submit`` submission is accepted: ``rate_accepted`` rates the card 5 / 4 / 3 by attempts,
+   or 2 (a failed recall) after the reference was viewed (``graders.rating.quality``), in the
+   transaction that records the verdict;
 2. when the learner moves on after a final non-accepted verdict: rated by that verdict (2, 1 or 0);
 3. when the learner gives up: rated 0.
 
@@ -194,7 +195,7 @@ def reference_available(review: DrillReview, progress: ReviewProgress) -> bool:
 
 
 def view_reference(review: DrillReview, now: datetime) -> None:
-    """Remember the first look: an acceptance after it is rated at most 3."""
+    """Remember the first look: an acceptance after it is rated 2, a failed recall."""
     DrillReview.objects.filter(pk=review.pk, reference_viewed_at__isnull=True).update(reference_viewed_at=now)
 
 
@@ -240,7 +241,7 @@ def move_on_quality(review: DrillReview, progress: ReviewProgress) -> int | None
 
 
 def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
-    """Rate the drill card 5, 4 or 3 for an accepted attempt, if its review is still open.
+    """Rate the drill card 5, 4 or 3 for an accepted attempt (2 after the reference), if its review is still open.
 
     Called where the verdict is recorded, inside its transaction. The open review is looked up first
     (one indexed query): a drill practised outside the review queue, or accepted again after its

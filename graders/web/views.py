@@ -300,7 +300,7 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def reference(request: HttpRequest, slug: str) -> HttpResponse:
-    """Show the reference once it is unlocked; the first look caps an acceptance after it at 3."""
+    """Show the reference once it is unlocked; after the first look an acceptance is a failed recall (2)."""
     drill = _get_drill(request, slug)
     session = reviews.current_review(request.user, drill)
     if not reviews.reference_available(session.review, reviews.review_progress(session.review)):

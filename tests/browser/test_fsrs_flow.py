@@ -83,7 +83,7 @@ def test_it_switches_to_fsrs_reviews_with_its_labels_and_asks_for_a_fit(page: An
     row = Optimisation.objects.get(user=learner)
     optimising.run(row.pk)  # what the worker does with the task the button sent
     page.reload()
-    expect(page.locator("[data-optimisation]")).to_contain_text("Default parameters until 640 reviews (12 so far)")
+    expect(page.locator("[data-optimisation]")).to_contain_text("Default parameters until 1000 reviews (12 so far)")
     screenshot(page, "fsrs-settings.png")
 
 
@@ -112,7 +112,8 @@ def test_it_shows_the_calibration_of_a_learners_own_log(page: Any, live_server: 
 
     page.goto(f"{live_server.url}/stats/")
     page.get_by_role("link", name="How well the schedulers predict you").click()
-    expect(page.locator("table.calibration tbody tr")).to_have_count(2)
+    expect(page.locator("table.calibration tbody tr")).to_have_count(4)  # FSRS-6, SM-2, AVG, MOVING-AVG
+    expect(page.locator("[data-beats-moving-avg]")).to_contain_text("FSRS does not beat the moving average here.")
     expect(page.locator("#reliability circle").first).to_be_visible()
     expect(page.locator("#true-retention")).to_be_visible()
     screenshot(page, "calibration.png")

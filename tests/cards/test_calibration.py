@@ -13,8 +13,8 @@ from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from cards import calibrating, charts, tasks
-from cards.models import ReviewLog
-from cards.scheduling import calibration, evaluate
+from cards.models import Optimisation, Profile, ReviewLog
+from cards.scheduling import calibration, evaluate, fsrs6, synthetic
 from cards.scheduling.fsrs6 import EPOCH
 from cards.touched import touch
 from teams import tasks as team_tasks
@@ -42,6 +42,49 @@ def test_it_scores_both_schedulers_on_the_same_test_folds_as_the_command() -> No
     assert min(p.day for p in points) == everything[1681 // 6].day
     assert report.scores["fsrs"] == evaluate.scores(points, [p.p_fsrs for p in points])
     assert report.scores["sm2"] == evaluate.scores(points, [p.p_sm2 for p in points])
+
+
+def test_every_row_is_scored_on_the_same_points_beside_the_baselines() -> None:
+    reviews = fixture()
+    report = calibration.report(reviews)
+    everything = sorted(evaluate.test_points(reviews), key=lambda p: p.day)
+    points = calibration.test_fold_points(everything)
+    assert list(report.scores) == ["fsrs", "sm2", "avg", "moving_avg"]  # the defaults are the learner's FSRS
+    baseline = evaluate.baselines(reviews, points)
+    assert report.scores["moving_avg"] == evaluate.scores(points, baseline["moving_avg"])
+    assert report.scores["avg"] == evaluate.scores(points, baseline["avg"])
+    assert report.scope == "folds" and report.pending is None
+    # On this log the moving average predicts better than FSRS at its defaults, and the report says so.
+    assert report.beats_moving_avg is False
+
+
+FITTED = synthetic.distinct_parameters()
+
+
+def test_fitted_parameters_are_scored_only_on_reviews_after_their_training_window() -> None:
+    reviews = fixture()
+    everything = sorted(evaluate.test_points(reviews), key=lambda p: p.day)
+    split_day = everything[len(everything) * 7 // 10].day
+    report = calibration.report(reviews, FITTED, split_day)
+    fitted = [p for p in evaluate.test_points(reviews, fsrs6.scheduler(FITTED)) if p.day >= split_day]
+    fitted.sort(key=lambda p: p.day)
+    assert report.scope == "held_out" and report.held_out_from == EPOCH + timedelta(days=split_day)
+    assert report.test_points == len(fitted) >= calibration.MIN_TEST_POINTS
+    assert list(report.scores) == list(calibration.PREDICTORS)
+    assert report.scores["fsrs"] == evaluate.scores(fitted, [p.p_fsrs for p in fitted])
+    tail = [p for p in everything if p.day >= split_day]
+    assert report.scores["fsrs_default"] == evaluate.scores(tail, [p.p_fsrs for p in tail])
+    assert report.scores["sm2"] == evaluate.scores(tail, [p.p_sm2 for p in tail])
+
+
+def test_fitted_parameters_wait_for_enough_held_out_reviews_and_the_rest_are_scored_without_them() -> None:
+    reviews = fixture()
+    days = sorted(p.day for p in evaluate.test_points(reviews))
+    for split_day in (days[-100], None):  # 100 reviews after the fit; a fit whose window is unknown
+        report = calibration.report(reviews, FITTED, split_day)
+        assert report.scope == "folds" and report.enough
+        assert report.pending == (100 if split_day else 0)
+        assert "fsrs" not in report.scores and list(report.scores) == ["fsrs_default", "sm2", "avg", "moving_avg"]
 
 
 def test_it_bins_predictions_in_tenths_for_the_reliability_diagram() -> None:
@@ -113,6 +156,24 @@ class CalibrationViewTests(TestCase):
         self.assertContains(response, f"{report.scores['fsrs']['log_loss']:.4f}")
         self.assertContains(response, 'class="diagonal"')
         self.assertNotContains(response, "Not enough data yet")
+
+    def test_it_scores_a_kept_fit_only_from_its_split_day_and_says_so(self) -> None:
+        load(self.user, fixture())
+        days = sorted(p.day for p in evaluate.test_points(fixture()))
+        split_day = EPOCH + timedelta(days=days[len(days) * 7 // 10])
+        Profile.objects.filter(user=self.user).update(fsrs_parameters=list(FITTED), fsrs_parameters_version=1)
+        now = datetime(2026, 3, 1, tzinfo=UTC)
+        Optimisation.objects.create(
+            user=self.user, created_at=now, finished_at=now, status="done", kept=True, split_day=split_day
+        )
+        tasks.calibrate_learner(self.user.pk)
+        response = self.client.get(reverse("cards:calibration"))
+        self.assertContains(response, 'data-scope="held_out"')
+        self.assertContains(response, f"reviews before {split_day:%Y-%m-%d}")
+        for key in calibration.PREDICTORS:
+            self.assertContains(response, f'data-scheduler="{key}"')
+        self.assertContains(response, "FSRS-6 (your fitted parameters)")
+        self.assertContains(response, "data-beats-moving-avg=")
 
     def test_it_says_not_enough_data_for_a_new_learner(self) -> None:
         tasks.calibrate_learner(self.user.pk)

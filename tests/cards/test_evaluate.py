@@ -146,8 +146,8 @@ def test_it_prints_one_json_line_from_the_command_line() -> None:
     lines = result.stdout.splitlines()
     assert len(lines) == 1
     payload = json.loads(lines[0])
-    assert set(payload) == {"n", "sm2", "fsrs"}
-    assert set(payload["fsrs"]) == {"log_loss", "rmse_bins", "auc"}
+    assert set(payload) == {"n", "sm2", "fsrs", "avg", "moving_avg"}  # the first three keys as before
+    assert set(payload["fsrs"]) == set(payload["moving_avg"]) == {"log_loss", "rmse_bins", "auc"}
     assert payload["n"] == independent_report(FIXTURE)["n"]
 
 
@@ -180,6 +180,36 @@ def test_it_scores_a_small_log_by_hand() -> None:
     assert [evaluate.bin_key(p.t, p.i, p.lapses) for p in points] == [(2.48, 4, 0), (8.98, 7, 0), (2.48, 7, 2)]
 
 
+def test_a_drills_first_attempt_is_acquisition_never_a_scored_recall() -> None:
+    # A new drill failed on its first attempt, solved on the same-day repeat, then reviewed two days later:
+    # only the last is a recall (issue 39); the first two set the memory state and are never scored.
+    reviews = evaluate.read_revlog(["card_id,day,rating", "drill,10,1", "drill,10,3", "drill,12,3"])
+    assert [(p.day, p.i) for p in evaluate.test_points(reviews)] == [(12, 3)]
+
+
+def test_the_baselines_predict_from_earlier_outcomes_only() -> None:
+    reviews = evaluate.read_revlog(
+        [
+            "card_id,day,rating",
+            "a,0,3",  # first reviews: never scored, never counted
+            "b,0,1",
+            "a,1,1",  # scored: nothing earlier, both at the prior 0.9; then a failure
+            "b,1,3",  # same day: AVG still has no earlier day; MOVING-AVG has moved towards 0
+            "b,1,3",  # t=0: neither scored nor counted
+            "a,3,3",  # AVG: 1 of 2 on earlier days
+        ]
+    )
+    points = evaluate.test_points(reviews)
+    found = evaluate.baselines(reviews, points)
+    step, prior = evaluate.MOVING_STEP, evaluate.BASELINE_PRIOR
+    after_a = prior + step * (0 - prior)
+    after_b = after_a + step * (1 - after_a)
+    by_point = {(p.card_id, p.day): k for k, p in enumerate(points)}
+    assert [found["avg"][by_point[key]] for key in (("a", 1), ("b", 1), ("a", 3))] == [prior, prior, 0.5]
+    moving = [found["moving_avg"][by_point[key]] for key in (("a", 1), ("b", 1), ("a", 3))]
+    assert moving == pytest.approx([prior, after_a, after_b])
+
+
 def test_it_counts_tied_predictions_half_in_auc() -> None:
     assert evaluate.auc([1, 0], [0.5, 0.5]) == 0.5
     assert evaluate.auc([1, 0, 1, 0], [0.9, 0.1, 0.4, 0.4]) == 0.875
@@ -192,8 +222,8 @@ def test_it_clips_predictions_in_log_loss() -> None:
 
 def test_it_reports_nothing_to_score_as_empty() -> None:
     result = evaluate.evaluate(evaluate.read_revlog(["card_id,day,rating", "a,3,3"]))
-    assert result == {"n": 0, "sm2": evaluate.Scores(log_loss=None, rmse_bins=None, auc=None), "fsrs": result["fsrs"]}
-    assert result["fsrs"]["log_loss"] is None
+    empty = evaluate.Scores(log_loss=None, rmse_bins=None, auc=None)
+    assert result == {"n": 0, "sm2": empty, "fsrs": empty, "avg": empty, "moving_avg": empty}
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,11 @@ MESSAGES = [
     "Held-out log loss 0.4123 -> 0.4190 on 210 reviews; new parameters not kept: the current parameters predict "
     "better.",
     "The fit failed; the parameters were left as they were.",
+    "Held-out log loss 0.5046 -> 0.4792 on 1198 reviews of 551 cards; new parameters kept.",
+    "Held-out log loss 0.3209 -> 0.3214 on 1355 reviews of 775 cards; new parameters not kept: the gain is within "
+    "2 standard errors (0.0021).",
+    "Held-out log loss 0.3209 -> 0.3100 on 150 reviews of 90 cards; new parameters not kept: a verdict needs 200 "
+    "held-out reviews.",
 ]
 
 

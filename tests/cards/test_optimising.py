@@ -7,8 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.test import TestCase, override_settings
 from django.urls import reverse
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from cards import optimising, tasks
+from cards import optimising, tasks, views
 from cards.models import Optimisation, ReviewLog
 from cards.scheduling import evaluate, fitting
 from tests.cards.factories import make_card, make_user
@@ -36,21 +37,23 @@ class DueTests(TestCase):
     def setUp(self) -> None:
         self.user = make_user(time_zone="UTC", scheduler="fsrs")
 
-    def test_it_waits_for_the_packages_minimum(self) -> None:
+    def test_it_waits_for_the_keep_rules_minimum(self) -> None:
         log_reviews(self.user, cards=10, reviews_each=6)  # 50 scored
         self.assertEqual(optimising.scored_count(self.user.pk), 50)
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=100, reviews_each=6)  # 550 scored: under 640
+        log_reviews(self.user, cards=180, reviews_each=6)  # 950 scored: under 1,000
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=20, reviews_each=6)  # 650
+        log_reviews(self.user, cards=20, reviews_each=6)  # 1,050
         self.assertTrue(optimising.is_due(self.user.pk, NOW))
 
-    def test_it_runs_again_when_the_reviews_doubled_or_a_month_passed(self) -> None:
-        log_reviews(self.user, cards=130, reviews_each=6)  # 650
-        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=650)
+    def test_it_runs_again_when_the_reviews_grew_by_a_quarter_or_a_month_passed(self) -> None:
+        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050
+        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=1050)
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=29)))
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=30)))
-        log_reviews(self.user, cards=130, reviews_each=6)  # 1300: doubled
+        log_reviews(self.user, cards=52, reviews_each=6)  # 1,310: not yet a quarter more
+        self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
+        log_reviews(self.user, cards=1, reviews_each=6)  # 1,315: a quarter more than 1,050 (1,312.5)
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
 
     def test_it_keeps_one_fit_active_per_learner_and_enqueues_after_commit(self) -> None:
@@ -73,7 +76,7 @@ class DueTests(TestCase):
         self.assertFalse(outcome.keep)
         self.assertEqual(
             outcome.message,
-            "Default parameters until 640 reviews (0 so far): "
+            "Default parameters until 1000 reviews (0 so far): "
             "the fit learns from the earlier 80% of them and needs 512.",
         )
 
@@ -128,7 +131,7 @@ class CooldownAndStaleTests(TestCase):
         self.assertEqual(lost.status, "failed")
 
     def test_beats_daily_job_frees_a_stale_fit_for_learners_who_never_press_the_button(self) -> None:
-        log_reviews(self.user, cards=130, reviews_each=6)  # 650 scored: due
+        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050 scored: due
         Optimisation.objects.create(user=self.user, created_at=NOW - timedelta(days=3), status="running",
                                     started_at=NOW - timedelta(days=3))  # fmt: skip
         with self.captureOnCommitCallbacks(execute=False) as callbacks:
@@ -171,6 +174,22 @@ class SettingsOptimisationTests(TestCase):
         )  # fmt: skip
         response = self.client.get(reverse("cards:settings"))
         self.assertContains(response, "0.6688 -&gt; 0.6550 on 337 reviews; new parameters kept.")
+        self.assertNotContains(response, "data-parameters")  # a fit with no parameters has no table
+
+    def test_it_shows_each_parameters_change(self) -> None:
+        fitted = list(DEFAULT_PARAMETERS)
+        fitted[0] += 0.5
+        Optimisation.objects.create(
+            user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=False, parameters=fitted,
+            message="Held-out log loss 0.3209 -> 0.3214 on 1355 reviews of 775 cards; new parameters not kept: "
+            "the gain is within 2 standard errors (0.0021).",
+        )  # fmt: skip
+        response = self.client.get(reverse("cards:settings"))
+        self.assertContains(response, 'data-parameter="w20"')
+        row = response.content.decode().split('data-parameter="w0"')[1].split("</tr>")[0]
+        self.assertIn(f"{fitted[0]:.4f}", row)
+        self.assertIn("+0.5000", row)
+        self.assertEqual(views.parameter_rows(None, fitted)[1]["change"], 0)
 
     def test_it_tells_a_learner_pressing_again_when_the_next_fit_may_run(self) -> None:
         with override_settings(FSRS_FIT_COOLDOWN=3600), self.captureOnCommitCallbacks(execute=False) as callbacks:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cards.scheduling.fsrs6 import rating_for_quality
 from graders.rating.quality import DrillResult, accepted_quality, drill_quality
 
 
@@ -19,9 +20,10 @@ def test_it_rates_an_acceptance_after_more_submissions_3() -> None:
     assert [drill_quality(DrillResult("accepted", attempts=n)) for n in (4, 5, 12)] == [3, 3, 3]
 
 
-def test_it_caps_an_acceptance_after_viewing_the_reference_at_3() -> None:
+def test_it_rates_an_acceptance_after_viewing_the_reference_a_failed_recall() -> None:
     qualities = [drill_quality(DrillResult("accepted", attempts=n, reference_viewed=True)) for n in (1, 2, 3, 4)]
-    assert qualities == [3, 3, 3, 3]
+    assert qualities == [2, 2, 2, 2]
+    assert {rating_for_quality(q) for q in qualities} == {1}  # Again to FSRS, never Hard (a recall)
 
 
 def test_it_rates_a_partially_right_answer_2() -> None:

@@ -223,6 +223,9 @@ def test_it_unlocks_the_reference_after_three_failed_submissions(client_for: Cli
     response = client_for.post(url, follow=True)
     assert "Reference solution" in response.content.decode() and "return x + 1" in response.content.decode()
     assert DrillReview.objects.get().reference_viewed_at is not None
+    # Accepted after seeing the answer: a failed recall (2, Again to FSRS), not Hard (issue 39).
+    submit_and_settle(client_for, drill, RIGHT, Status.ACCEPTED)
+    assert ReviewLog.objects.get().quality == 2
 
 
 def test_it_unlocks_the_reference_after_an_acceptance(client_for: Client, drill: Drill) -> None:
