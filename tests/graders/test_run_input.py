@@ -174,3 +174,14 @@ def test_it_never_touches_hidden_cases_seeds_verdicts_or_the_card(drill: Drill, 
     assert report["input_error"] == "" and report["status"] == "runtime_error"  # solution(x) got two arguments
     assert not Submission.objects.exists() and not DrillReview.objects.exists()
     assert not CardState.objects.exists() and not ReviewLog.objects.exists()
+
+
+def test_it_reads_the_arguments_as_a_call_does() -> None:
+    from graders.drills.schema import call_arguments
+
+    assert call_arguments("torch.tensor([1.0, 2.0]), 3") == ("torch.tensor([1.0, 2.0])", "3")
+    assert call_arguments("") == ()
+    assert call_arguments("[i * 2 for i in range(3)], torch.randn(2,\n 3, generator=g)") == (
+        "[i * 2 for i in range(3)]",
+        "(torch.randn(2,\n 3, generator=g))",  # a line break is valid in a call, and in parentheses alone
+    )
