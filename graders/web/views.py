@@ -5,6 +5,7 @@ otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.sub
 or one template. With JavaScript the submit request waits for the verdict (a bounded time,
 ``graders.web.submissions.wait_for_verdict``) and answers with it; a verdict not ready by then polls itself
 every 300 ms (htmx). Without JavaScript the submission page refreshes itself until the verdict is final.
+"Run on your own input" (``run_input``) follows the same shape with its own job (``graders.web.run_requests``).
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _refuse(request: HttpRequest, drill: Drill, form: SubmissionForm, errors: Any, *, status: int) -> HttpResponse:
-    """A refused submission (or run) writes nothing: htmx gets the message in its slot, a plain post the page."""
+    """A refused submission writes nothing: htmx gets the message in the verdict slot, a plain post the page."""
     if _is_htmx(request):
         # htmx swaps only 2xx answers by default; the message is the content here, not a failure page.
         return render(request, "graders/snippets/refused.html", {"errors": list(errors)})
