@@ -6,6 +6,10 @@ code's size, the learner's rate limit (429 with `Retry-After`), the seed of the 
 review of the drill (so a drill solved here rates its card exactly as on the page), then a QUEUED row
 handed to the grading workers once it is committed; poll `GET /api/v1/submissions/<uuid>/` for the
 verdict. Other learners' submissions are 404.
+
+A "Run" (`POST /api/v1/runs/`) is `graders.web.run_requests.request_run`, the drill page's Run button: your
+code and the reference on arguments you write in the case language (checked here, evaluated only in the
+sandbox), with its own rate limit; never graded. Poll `GET /api/v1/runs/<uuid>/` for both outputs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from api.permissions import IsOwner
 from api.schema import error
 from api.serializers import (
     SLUG_PATTERN,
+    DrillRunCreateSerializer,
+    DrillRunSerializer,
     DrillSerializer,
     SubmissionCreateSerializer,
     SubmissionSerializer,
@@ -31,8 +37,8 @@ from api.serializers import (
     query_slug,
 )
 from api.throttling import UserThrottle
-from graders.models import Drill, Submission
-from graders.web import submissions
+from graders.models import Drill, DrillRun, Submission
+from graders.web import run_requests, submissions
 
 # Everything a learner may see of a drill; reference_code stays in the database.
 DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")
@@ -124,3 +130,50 @@ class SubmissionDetail(generics.RetrieveAPIView):
 
     def get_queryset(self) -> QuerySet[Submission]:
         return Submission.objects.filter(user=self.request.user).select_related("drill")
+
+
+class RunCreate(generics.CreateAPIView):
+    """`POST`: run your code and the drill's reference on your own arguments (never graded, not an attempt)."""
+
+    serializer_class = DrillRunSerializer
+    throttle_classes = [UserThrottle]
+
+    @extend_schema(
+        request=DrillRunCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "wait",
+                bool,
+                description="Wait for the run (at most a second or two, the server's cap) and answer with it; "
+                "a `status` still `queued` or `running` means it was not ready by then: poll the run.",
+            )
+        ],
+        responses={201: DrillRunSerializer, 404: error("No such drill (or it was retired).")},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        wait = query_bool(request.query_params, "wait")
+        serializer = DrillRunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        drill = _drills(request.user).filter(slug=data["drill"]).first()
+        if drill is None:
+            raise NotFound(_("No such drill."))
+        run = run_requests.request_run(request.user, drill, data["code"], data["arguments"])
+        if isinstance(run, submissions.Refused):
+            if run.status == status.HTTP_429_TOO_MANY_REQUESTS:
+                raise Throttled(wait=run.retry_after, detail=run.message)
+            raise ValidationError({"code": [run.message]})
+        if wait:
+            run = run_requests.wait_for_run(run)
+        return Response(DrillRunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class RunDetail(generics.RetrieveAPIView):
+    """One of your runs, with both outputs once done."""
+
+    serializer_class = DrillRunSerializer
+    lookup_field = "uuid"
+    permission_classes = [*generics.RetrieveAPIView.permission_classes, IsOwner]
+
+    def get_queryset(self) -> QuerySet[DrillRun]:
+        return DrillRun.objects.filter(user=self.request.user).select_related("drill")

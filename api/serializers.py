@@ -17,7 +17,8 @@ from rest_framework.exceptions import AuthenticationFailed
 from cards.models import Card, CardState, Note, ReviewLog
 from cards.scheduling.sm2 import Rating
 from graders.drills.schema import DrillError, parse_drill
-from graders.models import Drill, Submission
+from graders.models import Drill, DrillRun, Submission
+from graders.web.run_requests import ARGUMENTS_CHARS, check_arguments
 
 # DRF refuses NUL in text anyway; the validator also puts the rule in the schema (as a pattern),
 # so clients and schemathesis know it. Slug-shaped query parameters keep NUL away from the database.
@@ -309,6 +310,38 @@ class SubmissionCreateSerializer(serializers.Serializer):
         default=Submission.Kind.SUBMIT,
         help_text="`examples` grades the visible examples only and is not an attempt.",
     )
+
+
+class DrillRunSerializer(serializers.ModelSerializer):
+    """One of your "Run"s: your code and the reference on your arguments. ``result`` (once ``done``) holds both
+    outputs (``expected``, ``actual``), whether they match (``same``) and the diff (``mismatch``, as a verdict's)."""
+
+    drill = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    started_at = serializers.DateTimeField(source="claimed_at", read_only=True, allow_null=True)
+    arguments = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+    class Meta:
+        model = DrillRun
+        fields = ["uuid", "drill", "status", "code", "arguments", "result", "queued_at", "started_at", "finished_at"]
+
+
+class DrillRunCreateSerializer(serializers.Serializer):
+    drill = serializers.SlugField(max_length=120, help_text="The drill's slug; an unknown one is 404.")
+    code = serializers.CharField(max_length=MAX_CODE_CHARS, trim_whitespace=False, validators=[NO_NUL])
+    arguments = serializers.CharField(
+        max_length=ARGUMENTS_CHARS,
+        allow_blank=True,
+        trim_whitespace=False,
+        validators=[NO_NUL],
+        help_text="The arguments as in `entry_point(<arguments>)`: case expressions (`torch`, `math`, `g`, `rng`...) "
+        "separated by commas, evaluated only in the sandbox.",
+    )
+
+    def validate_arguments(self, value: str) -> str:
+        problem = check_arguments(value).problem
+        if problem is not None:
+            raise serializers.ValidationError(problem)
+        return value
 
 
 # ------------------------------------------------------------------------------------------ teams

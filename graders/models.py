@@ -320,6 +320,41 @@ class DrillExamples(Job):
         return f"examples of {self.drill_id} at {self.drill_version[:12]}"
 
 
+class DrillRun(Job):
+    """One "Run" of a learner's code on arguments they typed, beside the reference's run on them
+    (``graders.kinds.runs``): never graded, never rated, never near a hidden case or a seed.
+
+    ``arguments`` are the learner's case expressions, checked by the web (``graders.drills.schema.call_arguments``)
+    and evaluated only in a runner; ``result`` holds both outputs and the diff once final (``RunReport``).
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False, help_text="The public id.")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drill_runs")
+    drill = models.ForeignKey(Drill, on_delete=models.CASCADE, related_name="runs")
+    drill_version = models.CharField(max_length=64, help_text="The drill version whose reference it ran.")
+    code = models.TextField()
+    arguments = models.JSONField(default=list, help_text="The argument expressions, in order.")
+    status = models.CharField(
+        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
+    )
+    result = models.JSONField(null=True, blank=True, help_text="Both outputs and their diff (RunReport).")
+
+    class Meta:
+        ordering = ["-queued_at"]
+        constraints = [*job_constraints("drillrun", JOB_DONE)]
+        indexes = [
+            # The reaper: pending rows by status and claim age.
+            models.Index(
+                fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="drillrun_pending_idx"
+            ),
+            # The learner's run rate limit: WHERE user = ? AND queued_at > ? ORDER BY queued_at DESC.
+            models.Index(fields=["user", "-queued_at"], name="drillrun_user_queued_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.uuid} of {self.drill_id}: {self.status}"
+
+
 class DrillDraft(models.Model):
     """A drill a course's editor is writing: its drill-file text, kept between requests, and its last check.
 

@@ -412,6 +412,9 @@ NOTE_CORRECTIONS_FILE = Path(os.getenv("NOTE_CORRECTIONS_FILE", BASE_DIR / "note
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
 GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")
 GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
+# "Run on your own input" (graders.web.run_requests): its own limit, so trying inputs never costs a submission.
+GRADER_RUN_RATE_LIMIT = envint("GRADER_RUN_RATE_LIMIT", "10")
+GRADER_RUN_RATE_WINDOW = envint("GRADER_RUN_RATE_WINDOW", "60")
 # The submit request waits this long for the verdict and renders it in its own response (polling only
 # after that), with at most GRADER_SUBMIT_WAITERS requests of a web process waiting at once (graders.jobs.notify).
 GRADER_SUBMIT_WAIT_MS = envint("GRADER_SUBMIT_WAIT_MS", "1500")

@@ -212,15 +212,32 @@ class _Reader:
             raise self.fail(unknown[0], f"is not a known field (known: {', '.join(sorted(known))})")
 
 
-def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
-    """Case expressions run in the grading process, so they get a tiny vocabulary and no dunders.
+class ExpressionError(ValueError):
+    """A case expression outside the case language; the message says why, in a phrase after its name."""
 
-    Returns the free names the expression reads (those a comprehension binds are its own).
+
+def expression_names(expr: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The free names a case expression reads (those a comprehension binds are its own), or ExpressionError.
+
+    Case expressions (a drill's, or a learner's "Run" arguments) run in a runner's jail; this tiny vocabulary
+    with no dunders keeps honest mistakes out and names them before anything is queued.
     """
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as exc:
-        raise reader.fail(name, f"is not a valid expression ({exc.msg}): {expr!r}") from None
+        raise ExpressionError(f"is not a valid expression ({exc.msg}): {expr!r}") from None
+    return _checked_names(tree, known)
+
+
+def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """``expression_names`` with the error naming the drill file and the field."""
+    try:
+        return expression_names(expr, known)
+    except ExpressionError as exc:
+        raise reader.fail(name, str(exc)) from None
+
+
+def _checked_names(tree: ast.AST, known: frozenset[str]) -> frozenset[str]:
     bound = {
         n.id
         for c in ast.walk(tree)
@@ -231,12 +248,38 @@ def _check_expression(reader: _Reader, name: str, expr: str, known: frozenset[st
     known = known | bound
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            raise reader.fail(name, f"uses the private attribute {node.attr!r}")
+            raise ExpressionError(f"uses the private attribute {node.attr!r}")
         if isinstance(node, ast.Name) and node.id not in CASE_NAMES | known:
-            raise reader.fail(name, f"uses the unknown name {node.id!r}")
+            raise ExpressionError(f"uses the unknown name {node.id!r}")
         if isinstance(node, ast.Lambda | ast.NamedExpr):
-            raise reader.fail(name, "must be a plain expression (no lambda, no ':=')")
+            raise ExpressionError("must be a plain expression (no lambda, no ':=')")
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)) - bound
+
+
+def call_arguments(text: str) -> tuple[str, ...]:
+    """The argument expressions of a call written as the drill page shows one, ``a, b`` of ``f(a, b)``.
+
+    Each must be a case expression (``expression_names``); no keywords, no ``*``: the entry point is called
+    with positional arguments, like every case. Raises ExpressionError saying which argument is wrong.
+    """
+    try:
+        call = ast.parse(f"f(\n{text}\n)", mode="eval").body
+    except SyntaxError as exc:
+        raise ExpressionError(f"they are not valid Python arguments ({exc.msg})") from None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id != "f":
+        raise ExpressionError("they must be the arguments of one call, separated by commas")
+    if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        raise ExpressionError("they must be positional (no name=value, no *)")
+    source = f"f(\n{text}\n)"
+    exprs = []
+    for index, arg in enumerate(call.args):
+        expr = (ast.get_source_segment(source, arg) or "").strip()
+        try:
+            _checked_names(ast.Expression(arg), frozenset())
+        except ExpressionError as exc:
+            raise ExpressionError(f"argument {index + 1} ({expr}) {exc}") from None
+        exprs.append(expr if "\n" not in expr else f"({expr})")  # a line break is valid in a call, not alone
+    return tuple(exprs)
 
 
 # The names through which a case's inputs can differ from one seed to the next (``graders.drills.cases``).

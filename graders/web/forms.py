@@ -1,4 +1,4 @@
-"""The drill page's form: the learner's code and which button sent it."""
+"""The drill page's forms: the learner's code and which button sent it; "Run" on the learner's own arguments."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from graders.models import Submission
+from graders.web.run_requests import check_arguments
 from graders.web.submissions import code_problem
 
 
@@ -26,3 +27,18 @@ class SubmissionForm(forms.Form):
         if problem is not None:
             raise forms.ValidationError(problem, code="invalid")
         return code
+
+
+class RunForm(SubmissionForm):
+    """The code and the arguments of a "Run", as the learner would write ``f(<arguments>)``: refused here when
+    outside the case language (``graders.web.run_requests.check_arguments``), before anything is stored."""
+
+    kind = None  # type: ignore[assignment]  # "Run" is its own button, with its own URL
+    arguments = forms.CharField(strip=False, required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def clean_arguments(self) -> str:
+        text: str = self.cleaned_data["arguments"]
+        problem = check_arguments(text).problem
+        if problem is not None:
+            raise forms.ValidationError(problem, code="invalid")
+        return text

@@ -3,7 +3,7 @@
 ``submit`` does, in order: 1. the code's size and content; 2. the learner's rate limit; 3. the seed of
 the learner's current review of the drill (so a drill solved through the API rates its card exactly as
 on the page); 4. the ``queued`` row, sent to its queue once the transaction commits. A refusal writes
-nothing. Steps 2 to 4 run in one transaction that first locks the learner (``_lock_learner``): a second
+nothing. Steps 2 to 4 run in one transaction that first locks the learner (``lock_learner``): a second
 submit of the same learner waits there and then counts the first one's row, so concurrent submits cannot
 all pass a count that none of them has added to yet.
 
@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 from graders.jobs import notify, tasks
 from graders.jobs.heartbeat import grader_status
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Drill, Submission
+from graders.models import Drill, DrillRun, Submission
 from graders.rating import reviews
 from quizsite.prepared import Prepared
 
@@ -57,8 +57,11 @@ class RateDecision:
         }
 
 
-def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> RateDecision:
-    """Allowed while fewer than ``limit`` submissions were queued in the last ``window_seconds``.
+def check_rate(
+    user_id: int, now: datetime, rule: RateLimit | None = None, model: type[Submission | DrillRun] = Submission
+) -> RateDecision:
+    """Allowed while fewer than ``limit`` rows of ``model`` (submissions; "Run"s have their own limit) were
+    queued in the last ``window_seconds``.
 
     Reads one row whatever the limit: the ``limit``-th newest in the window. If there is one, the window
     is full, and it is the oldest that counts, so its age says when a place frees up.
@@ -66,7 +69,8 @@ def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> Ra
     rule = rule or RateLimit.from_settings()
     if rule.limit <= 0:
         return RateDecision(False, rule.window_seconds)
-    oldest = _limit_th_newest(rule.limit).first(user_id=user_id, since=now - timedelta(seconds=rule.window_seconds))
+    since = now - timedelta(seconds=rule.window_seconds)
+    oldest = _limit_th_newest(model, rule.limit).first(user_id=user_id, since=since)
     if oldest is None:
         return RateDecision(True, 0)
     wait = (oldest + timedelta(seconds=rule.window_seconds) - now).total_seconds()
@@ -74,11 +78,11 @@ def check_rate(user_id: int, now: datetime, rule: RateLimit | None = None) -> Ra
 
 
 @functools.cache
-def _limit_th_newest(limit: int) -> Prepared[datetime]:
-    """When the ``limit``-th newest submission since ``since`` was queued (on every submit: built once)."""
+def _limit_th_newest(model: type[Submission | DrillRun], limit: int) -> Prepared[datetime]:
+    """When the ``limit``-th newest row since ``since`` was queued (on every submit: built once)."""
     return Prepared(
         lambda user_id, since: (
-            Submission.objects.filter(user_id=user_id, queued_at__gt=since)
+            model.objects.filter(user_id=user_id, queued_at__gt=since)
             .order_by("-queued_at")
             .values_list("queued_at", flat=True)[limit - 1 : limit]
         )
@@ -105,7 +109,7 @@ def code_problem(code: str, limit: int) -> str | None:
     return None
 
 
-def _lock_learner(user_id: int) -> None:
+def lock_learner(user_id: int) -> None:
     """Hold the learner until this transaction ends, so their submits count and insert one at a time.
 
     PostgreSQL: the learner's user row ``FOR UPDATE``; a concurrent submit waits for this commit, then its
@@ -139,7 +143,7 @@ def submit(
         return Refused(400, problem)
     rule = RateLimit.from_settings()
     with transaction.atomic():
-        _lock_learner(user.pk)
+        lock_learner(user.pk)
         decision = check_rate(user.pk, now, rule)
         if not decision.allowed:
             return Refused(429, decision.message(rule), decision.retry_after)

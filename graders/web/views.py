@@ -5,6 +5,7 @@ otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.sub
 or one template. With JavaScript the submit request waits for the verdict (a bounded time,
 ``graders.web.submissions.wait_for_verdict``) and answers with it; a verdict not ready by then polls itself
 every 300 ms (htmx). Without JavaScript the submission page refreshes itself until the verdict is final.
+"Run on your own input" (``run_input``) follows the same shape with its own job (``graders.web.run_requests``).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from cards.review import get_profile, learner_today
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.jobs.heartbeat import grader_status
+from graders.jobs.labels import STATUS_LABELS
 from graders.kinds import examples
-from graders.models import Difficulty, Drill, DrillExamples, DrillReview, Submission
+from graders.models import Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
 from graders.rating import reviews
 from graders.rating.progress import DrillStatus
 from graders.web import hub as drill_hub
-from graders.web import submissions
-from graders.web.forms import SubmissionForm
+from graders.web import run_requests, submissions
+from graders.web.forms import RunForm, SubmissionForm
 
 POLL_MS = 300
 # While no grader is alive the pending fragment polls this slowly: nothing changes until one is back.
@@ -93,6 +95,7 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "reference_available": page.reference_available,
         "summary": ReviewSummary(page.review, page.state, page.progress, page.reference_available),
         "rate_limit": submissions.RateLimit.from_settings(),
+        "run_rate_limit": run_requests.run_rate_limit(),
     }
 
 
@@ -193,6 +196,74 @@ def _refuse(request: HttpRequest, drill: Drill, form: SubmissionForm, errors: An
     context = _drill_context(request, drill, form)
     context["refused"] = list(errors)
     return render(request, "graders/drill.html", context, status=status)
+
+
+def _get_run(request: HttpRequest, run_uuid: UUID) -> DrillRun:
+    """Only the learner's own runs exist for them: anyone else's is a 404."""
+    return get_object_or_404(DrillRun.objects.select_related("drill"), uuid=run_uuid, user=request.user)
+
+
+@login_required
+@require_POST
+def run_input(request: HttpRequest, slug: str) -> HttpResponse:
+    """ "Run" on the learner's own arguments. Steps: 1. the form (the arguments checked against the case language,
+    nothing evaluated here)  2. ``graders.web.run_requests.request_run`` (rate limit, store, enqueue)."""
+    drill = _get_drill(request, slug)
+    form = RunForm(request.POST, max_bytes=submissions.code_limit(drill))
+    if not form.is_valid():
+        errors = [error for field in ("code", "arguments") for error in form.errors.get(field, [])]
+        return _refuse_run(request, drill, form, errors, status=400)
+    run = run_requests.request_run(request.user, drill, form.cleaned_data["code"], form.cleaned_data["arguments"])
+    if isinstance(run, submissions.Refused):
+        response = _refuse_run(request, drill, form, [run.message], status=run.status)
+        if run.retry_after:
+            response["Retry-After"] = str(run.retry_after)
+        return response
+    if _is_htmx(request):
+        run = run_requests.wait_for_run(run)
+        return render(request, "graders/snippets/run_status.html", _run_context(run))
+    return redirect("graders:run", run_uuid=run.uuid)
+
+
+def _refuse_run(request: HttpRequest, drill: Drill, form: RunForm, errors: list[str], *, status: int) -> HttpResponse:
+    """A refused run writes nothing: htmx gets the message in the run slot, a plain post the page (the form open,
+    the code and arguments as sent)."""
+    if _is_htmx(request):
+        return render(request, "graders/snippets/refused.html", {"errors": errors})
+    context = _drill_context(request, drill, form)
+    context.update(run_form=form, run_refused=errors)
+    return render(request, "graders/drill.html", context, status=status)
+
+
+def _run_context(run: DrillRun) -> dict[str, Any]:
+    """What the run fragment needs; it polls while pending, like a verdict."""
+    grader = None if run.is_final else grader_status(run.drill.queue)
+    report = run.result or {}
+    learner_status = report.get("status") or ""
+    return {
+        "run": run,
+        "report": report,
+        "learner_status": STATUS_LABELS.get(learner_status, learner_status),  # type: ignore[call-overload]
+        "polling": not run.is_final,
+        "poll_ms": OFFLINE_POLL_MS if grader is not None and grader.offline else POLL_MS,
+        "grader": grader,
+        "silent_for": grader.silent_for(timezone.now()) if grader is not None else "",
+    }
+
+
+@login_required
+@require_GET
+def run_status(request: HttpRequest, run_uuid: UUID) -> HttpResponse:
+    """The htmx fragment of a run: queued, running, then both outputs."""
+    return render(request, "graders/snippets/run_status.html", _run_context(_get_run(request, run_uuid)))
+
+
+@login_required
+@require_GET
+def run_page(request: HttpRequest, run_uuid: UUID) -> HttpResponse:
+    """Without JavaScript: the page refreshes itself until the run is final."""
+    run = _get_run(request, run_uuid)
+    return render(request, "graders/run.html", {**_run_context(run), "drill": run.drill})
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ owner can read them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.test import Client
 from django.test.utils import override_settings
 from django.urls import reverse
@@ -14,8 +16,9 @@ from graders.drills.local import LocalRunner
 from graders.jobs import lifecycle as jobs
 from graders.jobs import tasks
 from graders.jobs.status import Status
+from graders.kinds.runs import RUNS
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Drill, Submission
+from graders.models import Drill, DrillRun, Submission
 from graders.web import submissions
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
@@ -167,3 +170,48 @@ class SubmissionTests(ApiTestCase):
         logs = {log.user_id: (log.quality, log.source) for log in ReviewLog.objects.filter(card=self.drill.card)}
         self.assertEqual(states[self.alice.pk], states[self.bob.pk])
         self.assertEqual(logs, {self.alice.pk: (5, "grader"), self.bob.pk: (5, "grader")})
+
+
+class RunTests(ApiTestCase):
+    """`POST /api/v1/runs/`: the drill page's Run, its arguments checked before anything is stored."""
+
+    drill: Drill
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.drill = make_drill(cls.note)
+
+    def post(self, arguments: str, code: str = RIGHT) -> Any:
+        return self.client.post("/api/v1/runs/", {"drill": "add-one", "code": code, "arguments": arguments})
+
+    def test_it_queues_a_run_and_its_owner_reads_both_outputs(self) -> None:
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            response = self.post("torch.tensor([1.0, 5.0])")
+        self.assertEqual(response.status_code, 201, response.content)
+        body = response.json()
+        self.assertEqual((body["status"], body["drill"]), ("queued", "add-one"))
+        self.assertEqual(body["arguments"], ["torch.tensor([1.0, 5.0])"])
+        self.assertEqual(len(callbacks), 1)
+        run = DrillRun.objects.get(uuid=body["uuid"])
+        self.assertEqual(jobs.process(RUNS, run.pk, LocalRunner(), worker="test").status, Status.DONE)
+        result = self.client.get(f"/api/v1/runs/{run.uuid}/").json()["result"]
+        output = "tensor([2., 6.])\n# shape (2,), float32"
+        self.assertEqual((result["same"], result["expected"], result["actual"]), (True, output, output))
+        self.assert_error(self.as_user(self.bob).get(f"/api/v1/runs/{run.uuid}/"), 404, "not_found")
+        self.assertFalse(Submission.objects.exists())
+
+    def test_it_refuses_arguments_outside_the_case_language_and_stores_nothing(self) -> None:
+        error = self.assert_error(self.post("torch.tensor.__subclasses__()"), 400, "invalid")
+        self.assertIn("uses the private attribute '__subclasses__'", error["details"]["arguments"][0])
+        error = self.assert_error(self.post("__import__('os')"), 400, "invalid")
+        self.assertIn("uses the unknown name '__import__'", error["details"]["arguments"][0])
+        self.assertFalse(DrillRun.objects.exists())
+
+    @override_settings(GRADER_RUN_RATE_LIMIT=1, GRADER_RUN_RATE_WINDOW=60)
+    def test_it_applies_the_run_rate_limit(self) -> None:
+        self.assertEqual(self.post("torch.ones(2)").status_code, 201)
+        response = self.post("torch.ones(2)")
+        self.assert_error(response, 429, "throttled")
+        self.assertGreaterEqual(int(response["Retry-After"]), 1)
+        self.assertEqual(DrillRun.objects.count(), 1)

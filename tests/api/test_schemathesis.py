@@ -65,7 +65,7 @@ def token(db: None, in_test_transaction: None) -> Iterator[str]:
     Membership.objects.create(team=team, user=user, role=Membership.Role.OWNER)
     rates = {"user": "100000/hour", "anon": "100000/hour"}
     throttles = {**django_settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
-    with override_settings(REST_FRAMEWORK=throttles, GRADER_RATE_LIMIT=100_000):
+    with override_settings(REST_FRAMEWORK=throttles, GRADER_RATE_LIMIT=100_000, GRADER_RUN_RATE_LIMIT=100_000):
         cache.clear()
         yield Token.objects.create(user=user).key
     cache.clear()

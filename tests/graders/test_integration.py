@@ -16,8 +16,8 @@ from django.test import override_settings
 
 from graders.jobs import tasks
 from graders.jobs.status import Status
-from graders.models import Drill, Submission
-from graders.web import submissions
+from graders.models import Drill, DrillRun, Submission
+from graders.web import run_requests, submissions
 from tests.graders.conftest import CRASH, RIGHT, WRONG, Workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("celery-redis")]
@@ -148,3 +148,24 @@ def test_it_says_offline_when_the_worker_dies_and_grades_what_waited_once_it_is_
     ready.start()
     wait_for(lambda: final(sub), 60, "the verdict once a worker is back")
     assert sub.status == Status.ACCEPTED
+
+
+def test_it_runs_own_input_in_the_sandbox_beside_the_reference(ready: Workers, learner: User, drill: Drill) -> None:
+    """ "Run" through the real worker: the arguments are made in a runner's jail (a file read there fails, and
+    only the learner's input says so), both outputs and the diff come back, and nothing is graded."""
+    runs = [run_requests.request_run(learner, drill, WRONG, text) for text in RUN_ARGUMENTS]
+    assert all(isinstance(run, DrillRun) for run in runs), runs
+    for run in runs:
+        wait_for(lambda run=run: DrillRun.objects.get(pk=run.pk).is_final, 30, "the run")
+    shown, hostile = (DrillRun.objects.get(pk=run.pk).result for run in runs)
+    assert (shown["expected"], shown["actual"], shown["same"]) == (
+        "tensor([2., 6.])\n# shape (2,), float32",
+        "tensor([3., 7.])\n# shape (2,), float32",
+        False,
+    )
+    assert shown["mismatch"]["kind"] == "value" and shown["device"] == "cpu"
+    assert hostile["input_error"] and "root:" not in str(hostile) and hostile["actual"] is None
+    assert not Submission.objects.exists()
+
+
+RUN_ARGUMENTS = ("torch.tensor([1.0, 5.0])", "torch.from_file('/etc/passwd', size=64, dtype=torch.uint8)")

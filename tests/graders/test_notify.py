@@ -109,3 +109,16 @@ class TestThroughAWorker:
         response = api.post("/api/v1/submissions/?wait=soon", {"drill": drill.slug, "code": RIGHT}, format="json")
         assert response.status_code == 400
         assert not Submission.objects.exists()
+
+    def test_it_answers_a_run_with_both_outputs_itself(self, ready: Workers, learner: User, drill: Drill) -> None:
+        """ "Run" reuses the submit's bounded wait: the page and the API get the finished run in their response."""
+        client = Client()
+        client.force_login(learner)
+        data = {"code": WRONG, "arguments": "torch.tensor([1.0, 5.0])"}
+        html = client.post(reverse("graders:run_input", args=[drill.slug]), data, **HTMX).content.decode()
+        assert "hx-trigger" not in html and "tensor([3., 7.])" in html and "tensor([2., 6.])" in html
+        api = APIClient()
+        api.force_authenticate(learner)
+        body = api.post("/api/v1/runs/?wait=true", {**data, "drill": drill.slug}, format="json").json()
+        assert (body["status"], body["result"]["same"]) == ("done", False)
+        assert not Submission.objects.exists()

@@ -18,7 +18,7 @@ from cards.models import Card, Course, Note, bundled_course
 from cards.review import RatingRequest
 from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields, import_drills
-from graders.models import Drill, Submission
+from graders.models import Drill, DrillRun, Submission
 from graders.web.hub import hub_rows
 from teams import services
 from teams.models import Membership, Team
@@ -146,6 +146,19 @@ class DrillAccessTests(CourseAccessTestCase):
         response = self.client.post(reverse("graders:submit", args=[self.drill.slug]), {"code": "x", "kind": "submit"})
         self.assertEqual(response.status_code, 404)
         self.assertFalse(Submission.objects.exists())
+
+    def test_it_runs_own_input_for_members_only(self) -> None:
+        """ "Run" is for the learners who can see the drill: an outsider's page post and API post are 404."""
+        data = {"code": "def solution(x):\n    return x\n", "arguments": "torch.ones(2)"}
+        self.client.force_login(self.outsider)
+        self.assertEqual(self.client.post(reverse("graders:run_input", args=[self.drill.slug]), data).status_code, 404)
+        api = APIClient()
+        api.force_authenticate(self.outsider)
+        self.assertEqual(api.post("/api/v1/runs/", {**data, "drill": self.drill.slug}, format="json").status_code, 404)
+        self.assertFalse(DrillRun.objects.exists())
+        self.client.force_login(self.member)
+        response = self.client.post(reverse("graders:run_input", args=[self.drill.slug]), data)
+        self.assertEqual((response.status_code, DrillRun.objects.get().user), (302, self.member))
 
     def test_it_lists_the_drill_on_the_hub_and_the_api_for_members_only(self) -> None:
         self.assertIn(self.drill, [row.drill for row in hub_rows(self.member, NOW.date())])
