@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cards', '0009_profile_language'),
+        ('cards', '0010_profile_day_floor'),
     ]
 
     operations = [

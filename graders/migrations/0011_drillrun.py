@@ -11,7 +11,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('graders', '0009_drill_authoring'),
+        ('graders', '0010_drillreview_reference_help'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
