@@ -253,6 +253,9 @@ class DrillSerializer(serializers.ModelSerializer):
     card = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     deck = serializers.SlugRelatedField(source="card.note", slug_field="slug", read_only=True)
     examples = serializers.SerializerMethodField()
+    hint_count = serializers.SerializerMethodField(
+        help_text="How many hints the drill offers (at most 3); each one opened on the drill page caps the rating."
+    )
 
     class Meta:
         model = Drill
@@ -268,11 +271,15 @@ class DrillSerializer(serializers.ModelSerializer):
             "card",
             "deck",
             "examples",
+            "hint_count",
         ]
 
     @extend_schema_field(DrillExampleSerializer(many=True))
     def get_examples(self, drill: Drill) -> list[dict[str, Any]]:
         return list(visible_examples(drill.version, drill.definition, drill.source_path))
+
+    def get_hint_count(self, drill: Drill) -> int:
+        return len(drill.spec.hints)
 
 
 # -------------------------------------------------------------------------------------- submissions
