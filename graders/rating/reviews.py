@@ -201,11 +201,12 @@ def view_reference(review: DrillReview, now: datetime) -> None:
 
 
 def open_hint(review: DrillReview, available: int) -> bool:
-    """Open the review's next hint, if the drill has one more (a conditional update: a double click opens one).
+    """Open the open review's next hint, if the drill has one more (a conditional update: a double click opens one).
 
-    Recorded on the review, so an acceptance after it is capped (``graders.rating.quality.hint_cap``).
+    Recorded on the review, so an acceptance after it is capped (``graders.rating.quality.hint_cap``). A rated
+    review records nothing: its rating is final, and the drill page shows it every hint.
     """
-    changed = DrillReview.objects.filter(pk=review.pk, hints_opened__lt=available).update(
+    changed = DrillReview.objects.filter(pk=review.pk, finished_at__isnull=True, hints_opened__lt=available).update(
         hints_opened=F("hints_opened") + 1
     )
     return changed == 1

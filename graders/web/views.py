@@ -99,8 +99,10 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
 
 
 def _hints_context(spec: DrillSpec, review: DrillReview | None) -> dict[str, Any]:
-    """The hints the review opened (in order) and what opening the next one would cost."""
-    opened = min(review.hints_opened if review is not None else 0, len(spec.hints))
+    """The hints the review opened (in order) and what opening the next one would cost. Once the review is
+    rated there is nothing left to cap: every hint is open (as the reference is after an acceptance)."""
+    rated = review is not None and not review.is_open
+    opened = len(spec.hints) if rated else min(review.hints_opened if review is not None else 0, len(spec.hints))
     return {
         "hints_opened": spec.hints[:opened],
         "hints_total": len(spec.hints),
@@ -252,7 +254,8 @@ def _status_context(
         "grader": grader,
         "silent_for": grader.silent_for(timezone.now()) if grader is not None else "",
         "move_on_quality": _move_on_quality(review, progress),
-        "verdict_hints": _hints_context(sub.drill.spec, review)["hints_opened"] if sub.is_final else (),
+        # The hints the review opened (those it was rated with), never the ones a rated review shows for free.
+        "verdict_hints": sub.drill.spec.hints[: review.hints_opened] if review is not None and sub.is_final else (),
     }
 
 

@@ -129,6 +129,16 @@ def test_each_hint_opened_caps_the_rating_of_an_acceptance(
     assert (HINTS[0][0] in verdict) == (hints > 0)  # the opened hints are shown on the verdict
 
 
+def test_a_rated_review_shows_every_hint_and_records_no_more(client_for: Client, hinted: Drill) -> None:
+    sub = submit_and_settle(client_for, hinted, RIGHT, Status.ACCEPTED)
+    page = client_for.get(reverse("graders:drill", args=[hinted.slug])).content.decode()
+    assert HINTS[0][0] in page and HINTS[1][0] in page and "Show hint" not in page
+    open_hint(client_for, hinted)
+    assert DrillReview.objects.get().hints_opened == 0 and ReviewLog.objects.get().quality == 5
+    verdict = client_for.get(reverse("graders:submission_status", args=[sub.uuid])).content.decode()
+    assert "data-verdict-hints" not in verdict  # rated without hints: the verdict lists none
+
+
 def test_a_failing_review_keeps_its_rating_below_every_cap(client_for: Client, hinted: Drill) -> None:
     open_hint(client_for, hinted)
     submit_and_settle(client_for, hinted, WRONG, Status.WRONG_ANSWER, hidden_passed=1)
