@@ -282,6 +282,21 @@ class DrillSerializer(serializers.ModelSerializer):
         return len(drill.spec.hints)
 
 
+class HintSerializer(serializers.Serializer):
+    en = serializers.CharField()
+    zh = serializers.CharField()
+
+
+class DrillHintsSerializer(serializers.Serializer):
+    """The hints you see in your current review of a drill (every one once the review is rated)."""
+
+    hint_count = serializers.IntegerField(help_text="How many hints the drill offers.")
+    opened = HintSerializer(many=True, help_text="The hints open to you, in order.")
+    rating_cap = serializers.IntegerField(
+        help_text="The best SM-2 quality an acceptance in this review can get after the hints opened (5, 4 or 3)."
+    )
+
+
 # -------------------------------------------------------------------------------------- submissions
 
 

@@ -200,6 +200,14 @@ def view_reference(review: DrillReview, now: datetime) -> None:
     DrillReview.objects.filter(pk=review.pk, reference_viewed_at__isnull=True).update(reference_viewed_at=now)
 
 
+def shown_hints(review: DrillReview | None, available: int) -> int:
+    """How many of the drill's hints the learner sees: those the review opened, or every one once it is rated
+    (nothing is left to cap, as with the reference after an acceptance)."""
+    if review is not None and not review.is_open:
+        return available
+    return min(review.hints_opened if review is not None else 0, available)
+
+
 def open_hint(review: DrillReview, available: int) -> bool:
     """Open the open review's next hint, if the drill has one more (a conditional update: a double click opens one).
 

@@ -99,10 +99,8 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
 
 
 def _hints_context(spec: DrillSpec, review: DrillReview | None) -> dict[str, Any]:
-    """The hints the review opened (in order) and what opening the next one would cost. Once the review is
-    rated there is nothing left to cap: every hint is open (as the reference is after an acceptance)."""
-    rated = review is not None and not review.is_open
-    opened = len(spec.hints) if rated else min(review.hints_opened if review is not None else 0, len(spec.hints))
+    """The hints the learner sees (``reviews.shown_hints``) and what opening the next one would cost."""
+    opened = reviews.shown_hints(review, len(spec.hints))
     return {
         "hints_opened": spec.hints[:opened],
         "hints_total": len(spec.hints),

@@ -150,3 +150,14 @@ def test_the_api_gives_the_hint_count_never_the_hints(client_for: Client, hinted
     body = client_for.get(f"/api/v1/drills/{hinted.slug}/").json()
     assert body["hint_count"] == 2
     assert HINTS[0][0] not in str(body)
+
+
+def test_the_api_opens_the_next_hint_as_the_page_does(client_for: Client, hinted: Drill) -> None:
+    url = f"/api/v1/drills/{hinted.slug}/hints/"
+    assert client_for.get(url).status_code == 405
+    first = client_for.post(url).json()
+    assert first == {"hint_count": 2, "opened": [{"en": HINTS[0][0], "zh": HINTS[0][1]}], "rating_cap": 4}
+    client_for.post(url)
+    last = client_for.post(url).json()  # nothing left to open
+    assert (len(last["opened"]), last["rating_cap"], DrillReview.objects.get().hints_opened) == (2, 3, 2)
+    assert client_for.post("/api/v1/drills/no-such-drill/hints/").status_code == 404
