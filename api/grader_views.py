@@ -1,4 +1,4 @@
-"""Drills (read) and your submissions (create, read).
+"""Drills (read), their hints (open the next one) and your submissions (create, read).
 
 A drill is served without its reference solution, its stored definition or its hidden cases.
 A submission is made by `graders.web.submissions.submit`, the same use case as the drill page: the
@@ -28,6 +28,7 @@ from api.permissions import IsOwner
 from api.schema import error
 from api.serializers import (
     SLUG_PATTERN,
+    DrillHintsSerializer,
     DrillRunCreateSerializer,
     DrillRunSerializer,
     DrillSerializer,
@@ -38,6 +39,8 @@ from api.serializers import (
 )
 from api.throttling import UserThrottle
 from graders.models import Drill, DrillRun, Submission
+from graders.rating import reviews
+from graders.rating.quality import hint_cap
 from graders.web import run_requests, submissions
 
 # Everything a learner may see of a drill; reference_code stays in the database.
@@ -70,6 +73,33 @@ class DrillDetail(generics.RetrieveAPIView):
 
     def get_queryset(self) -> QuerySet[Drill]:
         return _drills(self.request.user)
+
+
+class DrillHints(generics.GenericAPIView):
+    """`POST`: open the next hint of your current review of the drill, as "Show hint" on the drill page does.
+
+    Each hint opened caps an acceptance in this review (one at 4, two or more at 3; docs/scheduling.md). With
+    every hint open already, or the review rated, it opens nothing and answers what you see.
+    """
+
+    serializer_class = DrillHintsSerializer
+
+    @extend_schema(request=None, responses={200: DrillHintsSerializer, 404: error("No such drill.")})
+    def post(self, request: Request, slug: str) -> Response:
+        drill = _drills(request.user).filter(slug=slug).first()
+        if drill is None:
+            raise NotFound(_("No such drill."))
+        hints = drill.spec.hints
+        review = reviews.current_review(request.user, drill).review
+        reviews.open_hint(review, len(hints))
+        review.refresh_from_db(fields=["hints_opened", "finished_at"])
+        shown = reviews.shown_hints(review, len(hints))
+        data = {
+            "hint_count": len(hints),
+            "opened": [{"en": hint.en, "zh": hint.zh} for hint in hints[:shown]],
+            "rating_cap": hint_cap(review.hints_opened),
+        }
+        return Response(DrillHintsSerializer(data).data)
 
 
 class SubmissionList(generics.ListCreateAPIView):

@@ -254,6 +254,9 @@ class DrillSerializer(serializers.ModelSerializer):
     card = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
     deck = serializers.SlugRelatedField(source="card.note", slug_field="slug", read_only=True)
     examples = serializers.SerializerMethodField()
+    hint_count = serializers.SerializerMethodField(
+        help_text="How many hints the drill offers (at most 3); each one opened on the drill page caps the rating."
+    )
 
     class Meta:
         model = Drill
@@ -269,11 +272,30 @@ class DrillSerializer(serializers.ModelSerializer):
             "card",
             "deck",
             "examples",
+            "hint_count",
         ]
 
     @extend_schema_field(DrillExampleSerializer(many=True))
     def get_examples(self, drill: Drill) -> list[dict[str, Any]]:
         return list(visible_examples(drill.version, drill.definition, drill.source_path))
+
+    def get_hint_count(self, drill: Drill) -> int:
+        return len(drill.spec.hints)
+
+
+class HintSerializer(serializers.Serializer):
+    en = serializers.CharField()
+    zh = serializers.CharField()
+
+
+class DrillHintsSerializer(serializers.Serializer):
+    """The hints you see in your current review of a drill (every one once the review is rated)."""
+
+    hint_count = serializers.IntegerField(help_text="How many hints the drill offers.")
+    opened = HintSerializer(many=True, help_text="The hints open to you, in order.")
+    rating_cap = serializers.IntegerField(
+        help_text="The best SM-2 quality an acceptance in this review can get after the hints opened (5, 4 or 3)."
+    )
 
 
 # -------------------------------------------------------------------------------------- submissions

@@ -27,6 +27,7 @@ v1 = [
     path("stats/", card_views.Stats.as_view(), name="stats"),
     path("drills/", grader_views.DrillList.as_view(), name="drills"),
     path("drills/<slug:slug>/", grader_views.DrillDetail.as_view(), name="drill"),
+    path("drills/<slug:slug>/hints/", grader_views.DrillHints.as_view(), name="drill-hints"),
     path("submissions/", grader_views.SubmissionList.as_view(), name="submissions"),
     path("submissions/<uuid:uuid>/", grader_views.SubmissionDetail.as_view(), name="submission"),
     path("runs/", grader_views.RunCreate.as_view(), name="runs"),

@@ -194,15 +194,22 @@ class AlternativeForm(forms.Form):
     code = CodeField(label=_("Code"))
 
 
+class HintForm(forms.Form):
+    en = TextField(label=_("Hint (English)"), help_text=_("A nudge toward the idea, never the answer's code."))
+    zh = TextField(label=_("Hint (Chinese)"))
+
+
 LISTS: dict[str, type[forms.Form]] = {
     "examples": ExampleForm,
     "hidden": HiddenForm,
     "wrong": WrongForm,
     "alternative": AlternativeForm,
+    "hints": HintForm,
 }
 # The fields that count as something typed: a list's row without any of them is an empty row, left out.
 CONTENT = {"examples": ("name", "args", "let"), "hidden": ("name", "args", "let"), "wrong": ("why", "code", "says")}
 CONTENT["alternative"] = ("why", "code")
+CONTENT["hints"] = ("en", "zh")
 
 
 def _formset(name: str) -> type[forms.BaseFormSet]:
@@ -211,7 +218,7 @@ def _formset(name: str) -> type[forms.BaseFormSet]:
 
 @dataclass
 class DrillForms:
-    """The main form and one formset per list (``examples``, ``hidden``, ``wrong``, ``alternative``)."""
+    """The main form and one formset per list (``examples``, ``hidden``, ``wrong``, ``alternative``, ``hints``)."""
 
     main: DrillForm
     lists: dict[str, forms.BaseFormSet]

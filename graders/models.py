@@ -260,6 +260,10 @@ class DrillReview(models.Model):
         blank=True,
         help_text="Set when the learner opened the reference: an acceptance after it is a failed recall (2).",
     )
+    hints_opened = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Hints opened, in the drill's order: one caps the quality at 4, two or more at 3.",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True)
     quality = models.PositiveSmallIntegerField(null=True, blank=True, help_text="The SM-2 quality it was rated.")
@@ -276,6 +280,7 @@ class DrillReview(models.Model):
                 fields=["user", "drill"], condition=models.Q(finished_at__isnull=True), name="drillreview_one_open"
             ),
             models.CheckConstraint(condition=models.Q(quality__lte=5), name="drillreview_quality_range"),
+            models.CheckConstraint(condition=models.Q(hints_opened__lte=3), name="drillreview_hints_range"),
         ]
 
     def __str__(self) -> str:

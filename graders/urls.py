@@ -18,6 +18,7 @@ urlpatterns = [
     path("<slug:slug>/run/", views.run_input, name="run_input"),
     path("<slug:slug>/history/", views.history, name="history"),
     path("<slug:slug>/examples/", views.examples_fragment, name="examples"),
+    path("<slug:slug>/hint/", views.hint, name="hint"),
     path("<slug:slug>/reference/", views.reference, name="reference"),
     path("<slug:slug>/give-up/", views.give_up, name="give_up"),
     path("<slug:slug>/move-on/", views.move_on, name="move_on"),

@@ -45,7 +45,7 @@ SCALARS = (
     "reference",
 )
 TABLES = ("source", "compare", "constraints", "limits", "contract")
-LISTS = ("examples", "hidden", "wrong", "alternative")
+LISTS = ("examples", "hidden", "wrong", "alternative", "hints")
 # Written even when empty: a drill file without them is not a drill file.
 ALWAYS = frozenset({"slug", "title", "entry_point", "device", "difficulty", "starter", "reference", "source"})
 TOP_DEFAULTS: dict[str, Any] = {
@@ -85,9 +85,11 @@ ITEM_DEFAULTS: dict[str, dict[str, Any]] = {
     "hidden": {"name": "", "repeat": 1, "fixed": False, "let": {}, "args": []},
     "wrong": {"why": "", "expect": "wrong_answer", "says": "", "code": ""},
     "alternative": {"why": "", "code": ""},
+    "hints": {"en": "", "zh": ""},
 }
 ITEM_ALWAYS = {"examples": ("name", "args"), "hidden": ("name", "args"), "wrong": ("why", "expect", "code")}
 ITEM_ALWAYS["alternative"] = ("code",)
+ITEM_ALWAYS["hints"] = ("en", "zh")
 # Lists of names the form edits as one line each ("a, b"): they never hold a line break or a comma.
 NAME_LISTS = {("", "tags"), ("constraints", "forbid"), ("constraints", "allow"), ("contract", "in_place")}
 

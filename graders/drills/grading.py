@@ -22,8 +22,8 @@ from graders.drills.cases import Case, generate_cases, hidden_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
-from graders.drills.hints import hint_for
 from graders.drills.schema import Drill, DrillError, DrillLimits
+from graders.drills.teacher import hint_for
 from graders.jobs.status import VERDICTS
 from graders.sandbox.results import RunResult
 
@@ -84,7 +84,7 @@ class Verdict(TypedDict):
     mismatch: NotRequired[Mismatch]  # the first failing visible case's details, never a hidden one's
     violations: NotRequired[list[str]]
     advice: NotRequired[list[str]]  # an accepted solution's torch habits worth changing (never a failure)
-    hint: NotRequired[str]  # a failed one's common mistake named, with its fix (graders.drills.hints)
+    hint: NotRequired[str]  # a failed one's common mistake named, with its fix (graders.drills.teacher)
 
 
 class ReferenceFailure(RuntimeError):
@@ -151,8 +151,8 @@ class SeedReservoir:
     ``first`` seeds to ``batch`` (doubling each time): each batch takes a warm runner from the learners' pool,
     so a busy drill wants few large batches, and a drill attempted twice a day should not pay for 64 seeds
     (each worker process keeps its own reservoir). A batch is one runner's job under the drill's limits, so
-    it is planned to fit a share of them and halved when it does not (``_make``). A seed whose cases never left the grader (an example
-    failed first) is handed back, unseen, for the next attempt.
+    it is planned to fit a share of them and halved when it does not (``_make``). A seed whose cases never
+    left the grader (an example failed first) is handed back, unseen, for the next attempt.
     """
 
     def __init__(

@@ -115,6 +115,20 @@ class Solution:
     says: str = ""
 
 
+# A drill offers at most this many hints: each one opened lowers the best rating the review can get
+# (``graders.rating.quality``), so a fourth would only say the answer.
+MAX_HINTS = 3
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A nudge toward the idea (which function, which dim, what to watch for), never the answer's code;
+    in both languages, because the learner opens it in whichever the page shows."""
+
+    en: str
+    zh: str
+
+
 @dataclass(frozen=True)
 class Source:
     """The note section the drill comes from (note file name + heading text)."""
@@ -137,6 +151,7 @@ class Drill:
     hidden: tuple[CaseSpec, ...]
     wrong: tuple[Solution, ...] = ()  # the author's known-wrong solutions (``Solution``)
     alternatives: tuple[Solution, ...] = ()  # the author's other right solutions
+    hints: tuple[Hint, ...] = ()  # at most ``MAX_HINTS``, opened one at a time on the drill page
     compare: CompareRule = field(default_factory=CompareRule)
     constraints: Constraints = field(default_factory=Constraints)
     limits: DrillLimits = field(default_factory=DrillLimits)
@@ -445,6 +460,21 @@ def _solutions(top: _Reader, name: str) -> tuple[Solution, ...]:
     return tuple(found)
 
 
+def _hints(top: _Reader) -> tuple[Hint, ...]:
+    """``[[hints]]`` tables, each with ``en`` and ``zh``: at most ``MAX_HINTS``, each in both languages."""
+    items = top.get("hints", list, [])
+    if len(items) > MAX_HINTS:
+        raise top.fail("hints", f"at most {MAX_HINTS} hints, not {len(items)}")
+    found = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise top.fail(f"hints[{i}]", "must be a table")
+        sub = _Reader(top.path, item, f"hints[{i}].")
+        sub.check_known({"en", "zh"})
+        found.append(Hint(en=sub.text("en"), zh=sub.text("zh")))
+    return tuple(found)
+
+
 def parse_drill(text: str, path: str = "<drill>") -> Drill:
     """Parse and validate one drill file's text; ``version`` is a hash of exactly this text."""
     try:
@@ -457,6 +487,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
         | {"source", "examples", "hidden", "compare", "constraints", "limits", "contract"}
         | {"difficulty", "tags", "track", "position"}
         | {"wrong", "alternative"}  # the author's checks (``Solution``)
+        | {"hints"}
     )
     slug, entry = top.text("slug"), top.text("entry_point")
     if not all(part.isalnum() for part in slug.split("-")) or slug != slug.lower():
@@ -496,6 +527,7 @@ def parse_drill(text: str, path: str = "<drill>") -> Drill:
         hidden=hidden,
         wrong=_solutions(top, "wrong"),
         alternatives=_solutions(top, "alternative"),
+        hints=_hints(top),
         compare=_compare(top),
         constraints=_constraints(top),
         limits=_limits(top),

@@ -8,6 +8,8 @@ A drill card is rated by the grader, never by buttons: the review (``DrillReview
 2. when the learner moves on after a final non-accepted verdict: rated by that verdict (2, 1 or 0);
 3. when the learner gives up: rated 0.
 
+Each hint the learner opens (``open_hint``) caps an acceptance: one at 4, two or more at 3.
+
 Wrong answers alone never rate the card (a LeetCode learner keeps trying; an Anki learner rates
 once per review), so the learner decides when a failing review ends. A rating below 3 puts the
 card back into today's queue (SM-2 step 7), and coming back opens a new review with a fresh seed.
@@ -22,7 +24,7 @@ from datetime import datetime, time
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
@@ -199,6 +201,26 @@ def view_reference(review: DrillReview, now: datetime) -> None:
     DrillReview.objects.filter(pk=review.pk, reference_viewed_at__isnull=True).update(reference_viewed_at=now)
 
 
+def shown_hints(review: DrillReview | None, available: int) -> int:
+    """How many of the drill's hints the learner sees: those the review opened, or every one once it is rated
+    (nothing is left to cap, as with the reference after an acceptance)."""
+    if review is not None and not review.is_open:
+        return available
+    return min(review.hints_opened if review is not None else 0, available)
+
+
+def open_hint(review: DrillReview, available: int) -> bool:
+    """Open the open review's next hint, if the drill has one more (a conditional update: a double click opens one).
+
+    Recorded on the review, so an acceptance after it is capped (``graders.rating.quality.hint_cap``). A rated
+    review records nothing: its rating is final, and the drill page shows it every hint.
+    """
+    changed = DrillReview.objects.filter(pk=review.pk, finished_at__isnull=True, hints_opened__lt=available).update(
+        hints_opened=F("hints_opened") + 1
+    )
+    return changed == 1
+
+
 def finish(review: DrillReview, card: Card, outcome: str, quality: int, now: datetime) -> Outcome | None:
     """End the review once (a conditional update) and record its quality as a ``grader`` review.
 
@@ -236,6 +258,7 @@ def move_on_quality(review: DrillReview, progress: ReviewProgress) -> int | None
         attempts=progress.attempts,
         hidden_passed=int((last.verdict or {}).get("hidden_passed", 0)),
         reference_viewed=review.reference_viewed_at is not None,
+        hints_opened=review.hints_opened,
     )
     return drill_quality(result)
 
@@ -251,7 +274,7 @@ def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
     if review is None:
         return None
     attempts = review_attempts(review).filter(pk__lte=sub.pk).count()
-    quality = accepted_quality(max(attempts, 1), review.reference_viewed_at is not None)
+    quality = accepted_quality(max(attempts, 1), review.reference_viewed_at is not None, review.hints_opened)
     outcome = finish(review, sub.drill.card, DrillReview.Outcome.ACCEPTED, quality, now)
     logger.info("drill %s for user %s accepted: quality %s, %s", sub.drill.slug, sub.user_id, quality, outcome)
     return outcome

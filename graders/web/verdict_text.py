@@ -222,7 +222,7 @@ SHAPES = shapes(
         "line %(line)s: `torch.tensor(%(name)s)` copies a tensor and warns; use `%(same)s.clone().detach()` (or "
         "`torch.as_tensor(%(again)s)` when no copy is needed)"
     ),
-    # graders.drills.hints: a failed verdict's common mistake, named with its fix.
+    # graders.drills.teacher: a failed verdict's common mistake, named with its fix.
     gettext_noop(
         "you updated a tensor that requires grad in place (like `w -= lr * w.grad`) while autograd was recording, "
         "and autograd refuses to change a leaf it tracks: wrap the update in `with torch.no_grad():`"

@@ -1,4 +1,4 @@
-"""The drill page, submissions and their live verdicts, history, reference, give up and move on.
+"""The drill page, submissions and their live verdicts, history, hints, reference, give up and move on.
 
 Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
 otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.submissions``, then a redirect
@@ -36,6 +36,7 @@ from graders.kinds import examples
 from graders.models import Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
 from graders.rating import reviews
 from graders.rating.progress import DrillStatus
+from graders.rating.quality import hint_cap
 from graders.web import hub as drill_hub
 from graders.web import run_requests, submissions
 from graders.web.forms import RunForm, SubmissionForm
@@ -92,10 +93,22 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "prompt_zh": render_markdown(drill.prompt_zh),
         "prompt_en": render_markdown(drill.prompt_en),
         "contract": _contract_sentences(spec),
+        **_hints_context(spec, page.review),
         "reference_available": page.reference_available,
         "summary": ReviewSummary(page.review, page.state, page.progress, page.reference_available),
         "rate_limit": submissions.RateLimit.from_settings(),
         "run_rate_limit": run_requests.run_rate_limit(),
+    }
+
+
+def _hints_context(spec: DrillSpec, review: DrillReview | None) -> dict[str, Any]:
+    """The hints the learner sees (``reviews.shown_hints``) and what opening the next one would cost."""
+    opened = reviews.shown_hints(review, len(spec.hints))
+    return {
+        "hints_opened": spec.hints[:opened],
+        "hints_total": len(spec.hints),
+        "next_hint": opened + 1 if opened < len(spec.hints) else None,
+        "next_hint_cap": hint_cap(opened + 1),
     }
 
 
@@ -310,6 +323,8 @@ def _status_context(
         "grader": grader,
         "silent_for": grader.silent_for(timezone.now()) if grader is not None else "",
         "move_on_quality": _move_on_quality(review, progress),
+        # The hints the review opened (those it was rated with), never the ones a rated review shows for free.
+        "verdict_hints": sub.drill.spec.hints[: review.hints_opened] if review is not None and sub.is_final else (),
     }
 
 
@@ -379,6 +394,20 @@ def reference(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("graders:drill", slug=slug)
     reviews.view_reference(session.review, timezone.now())
     return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#reference")
+
+
+@login_required
+@require_POST
+def hint(request: HttpRequest, slug: str) -> HttpResponse:
+    """Open the review's next hint; recorded on the review, it caps an acceptance (1 hint: 4, 2 or more: 3)."""
+    drill = _get_drill(request, slug)
+    session = reviews.current_review(request.user, drill)
+    reviews.open_hint(session.review, len(drill.spec.hints))
+    if _is_htmx(request):
+        session.review.refresh_from_db(fields=["hints_opened"])
+        context = {"drill": drill, **_hints_context(drill.spec, session.review)}
+        return render(request, "graders/snippets/hints.html", context)
+    return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#hints")
 
 
 @login_required

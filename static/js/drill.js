@@ -35,7 +35,7 @@
   }
 
   function applyLang(lang) {
-    document.querySelectorAll(".prompt [data-lang]").forEach(function (block) {
+    document.querySelectorAll(".prompt [data-lang], .hints [data-lang], .verdict-hints [data-lang]").forEach(function (block) {
       block.hidden = block.getAttribute("data-lang") !== lang;
     });
     var toggle = document.querySelector("[data-lang-toggle]");
@@ -137,6 +137,10 @@
         applyLang(lang);
       });
     }
+    // An opened hint and a verdict arrive by htmx: show them in the statement's language too.
+    document.body.addEventListener("htmx:afterSettle", function () {
+      applyLang(lang);
+    });
     if (window.matchMedia && !stored(THEME_KEY)) {
       window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", function (event) {
         applyTheme(event.matches);

@@ -35,7 +35,7 @@ class AuthTests(ApiTestCase):
                 response = anonymous.get(url)
                 self.assert_error(response, 401, "not_authenticated")
                 self.assertEqual(response["WWW-Authenticate"], "Token")
-        for url in ("/api/v1/reviews/", "/api/v1/submissions/"):
+        for url in ("/api/v1/reviews/", "/api/v1/submissions/", "/api/v1/drills/add-one/hints/"):
             self.assert_error(anonymous.post(url, {}), 401, "not_authenticated")
 
     def test_it_refuses_a_wrong_token(self) -> None:

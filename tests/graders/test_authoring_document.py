@@ -85,6 +85,8 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
     document["wrong"] = draw(st.lists(wrong.filter(lambda w: w["why"] or w["says"] or w["code"]), max_size=3))
     alternative = st.fixed_dictionaries({"why": LINE, "code": TEXT}).filter(lambda a: a["why"] or a["code"])
     document["alternative"] = draw(st.lists(alternative, max_size=2))
+    hint = st.fixed_dictionaries({"en": TEXT, "zh": TEXT}).filter(lambda h: h["en"] or h["zh"])
+    document["hints"] = draw(st.lists(hint, max_size=3))
     return document
 
 
@@ -125,6 +127,14 @@ def test_it_leaves_defaults_out_and_keeps_the_bundled_order() -> None:
     assert text.index("[source]") < text.index("[[hidden]]")
 
 
+def test_it_writes_each_hint_in_both_languages_and_reads_them_back_in_order() -> None:
+    long = "Which dim holds the classes? " * 4  # too long for an inline table: written as [[hints]]
+    document = blank() | {"slug": "a", "hints": [{"en": long, "zh": "哪一维？"}, {"en": "", "zh": "只有中文"}]}
+    text = write_drill(document)
+    assert f'[[hints]]\nen = "{long}"\nzh = "哪一维？"\n\n[[hints]]\nen = ""\nzh = "只有中文"\n' in text
+    assert read_document(text)["hints"] == document["hints"]
+
+
 def test_the_fixed_flag_the_form_writes_is_the_one_the_loader_reads() -> None:
     document = read_document((DRILLS_DIR / "tips-gradients-numpy-tf" / "reverse-1d.toml").read_text(encoding="utf-8"))
     empty = next(case for case in document["hidden"] if case["name"] == "empty")
@@ -149,6 +159,8 @@ def test_the_fixed_flag_the_form_writes_is_the_one_the_loader_reads() -> None:
         ('slug = "a"\ntags = ["two words"]\n', "tags: each item must be one word"),
         ('slug = "a"\nprompt_en = "a\\r\\nb"\n', "prompt_en: holds a carriage return"),
         ('slug = "a"\n[[wrong]]\nwhy = "x"\nexpect = "wrong_answer"\ncode = "y"\nlevel = 2\n', "wrong[0].level"),
+        ('slug = "a"\n[[hints]]\nen = "x"\nzh = "y"\nlevel = 2\n', "hints[0].level"),
+        ('slug = "a"\n[[hints]]\nen = 3\nzh = "y"\n', "hints[0].en: must be str"),
     ],
 )
 def test_it_says_why_the_form_cannot_hold_a_text(text: str, reason: str) -> None:

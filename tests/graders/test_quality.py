@@ -50,3 +50,17 @@ def test_it_refuses_to_rate_what_is_not_the_learners_verdict(status: str) -> Non
 def test_it_refuses_an_acceptance_without_an_attempt() -> None:
     with pytest.raises(ValueError, match="at least one attempt"):
         accepted_quality(0, False)
+
+
+@pytest.mark.parametrize(
+    ("hints", "qualities"), [(0, [5, 4, 4, 3]), (1, [4, 4, 4, 3]), (2, [3, 3, 3, 3]), (3, [3] * 4)]
+)
+def test_each_hint_opened_caps_an_acceptance(hints: int, qualities: list[int]) -> None:
+    """1 hint: at most 4 (Good), 2 or more: at most 3 (Hard); a cap never raises what attempts earned."""
+    got = [drill_quality(DrillResult("accepted", attempts=n, hints_opened=hints)) for n in (1, 2, 3, 4)]
+    assert got == qualities
+
+
+def test_hints_never_change_a_failing_reviews_rating() -> None:
+    assert drill_quality(DrillResult("wrong_answer", attempts=1, hidden_passed=1, hints_opened=3)) == 2
+    assert drill_quality(DrillResult("rejected", attempts=1, hints_opened=1)) == 0

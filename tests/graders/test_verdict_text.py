@@ -20,8 +20,8 @@ from graders.drills.compare import compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import judge, judge_type
 from graders.drills.grading import HIDDEN_FAILED
-from graders.drills.hints import HINTS
 from graders.drills.schema import CompareRule, Constraints, Contract
+from graders.drills.teacher import HINTS
 from graders.web.verdict_text import SHAPES, mismatch_title, translate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
