@@ -182,6 +182,9 @@ class RunCreate(generics.CreateAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         wait = query_bool(request.query_params, "wait")
+        slug = request.data.get("drill") if isinstance(request.data, dict) else None
+        if isinstance(slug, str) and not _drills(request.user).filter(slug=slug).exists():
+            raise NotFound(_("No such drill."))  # before the arguments are read: they mean nothing without it
         serializer = DrillRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
