@@ -8,7 +8,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - a section of the stats page (the drills' pass rates), with the function that computes its context;
 - a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead;
 - a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch);
-- who may read a private course (a team's members): ``register_course_readers``.
+- who may read a private course (a team's members): ``register_course_readers``;
+- a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts).
 """
 
 from __future__ import annotations
@@ -85,3 +86,16 @@ def register_course_readers(readers: Callable[[int], Any]) -> None:
 def course_reader_queries(user_id: int) -> list[Any]:
     """The registered subqueries of the private course ids ``user_id`` may read (none registered: none)."""
     return [readers(user_id) for readers in _COURSE_READERS]
+
+
+_AUDIT_CHECKS: dict[str, Callable[[], list[str]]] = {}
+
+
+def register_audit_check(title: str, problems: Callable[[], list[str]]) -> None:
+    """``problems()``: one line per problem that ``manage.py audit_cards`` lists under ``title``."""
+    _AUDIT_CHECKS[title] = problems
+
+
+def audit_checks() -> dict[str, list[str]]:
+    """Every registered audit check's problems, by title, in registration order."""
+    return {title: problems() for title, problems in _AUDIT_CHECKS.items()}
