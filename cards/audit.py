@@ -11,8 +11,9 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from cards import extensions
 from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_headings
-from cards.ingest.quality import Face, asks_two_questions, near_duplicates
+from cards.ingest.quality import Face, asks_two_questions, contains_own_answer, near_duplicates
 from cards.models import Card, Note
 
 GENERIC_FRONT = "要点是什么"
@@ -48,7 +49,9 @@ class Audit:
     output_kept_out: int = 0  # in their notes, kept out of review by the notes check
     output_unchecked: int = 0  # in their notes, no final run yet
     two_questions: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" of fronts asking two things
-    duplicates: list[str] = field(default_factory=list)  # "<score> <card> = <card>" of cards that ask one fact
+    duplicates: list[str] = field(default_factory=list)  # "<why>: <card> = <card>" of cards that ask one fact
+    own_answers: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" of fronts showing the back
+    checks: dict[str, list[str]] = field(default_factory=dict)  # the apps' own checks: title -> problems
 
 
 def audit_cards() -> Audit:
@@ -80,7 +83,9 @@ def audit_cards() -> Audit:
         uncovered[note.slug] = [p for p in paths if p not in covered[note.slug]]
     audit = Audit(rows=sorted(rows.values(), key=lambda r: (r.note, r.kind)), uncovered=uncovered, headings=headings)
     audit.two_questions = [face.name for face in faces if face.kind != "mapping" and asks_two_questions(face.front)]
-    audit.duplicates = [f"{score:.2f} {a.name}  =  {b.name}" for a, b, score in near_duplicates(faces)]
+    audit.duplicates = [f"{why}: {a.name}  =  {b.name}" for a, b, why in near_duplicates(faces)]
+    audit.own_answers = [face.name for face in faces if contains_own_answer(face)]
+    audit.checks = extensions.audit_checks()
     return audit
 
 

@@ -11,6 +11,7 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - who may read a private course (a team's members): ``register_course_readers``;
 - a line on the login and sign-up pages about where the visitor is going (an invite names its team):
   ``register_login_note``.
+- a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts).
 """
 
 from __future__ import annotations
@@ -100,3 +101,16 @@ def register_login_note(note: Callable[[str], str | None]) -> None:
 
 def login_notes(next_url: str) -> list[str]:
     return [said for note in _LOGIN_NOTES if next_url and (said := note(next_url))]
+
+
+_AUDIT_CHECKS: dict[str, Callable[[], list[str]]] = {}
+
+
+def register_audit_check(title: str, problems: Callable[[], list[str]]) -> None:
+    """``problems()``: one line per problem that ``manage.py audit_cards`` lists under ``title``."""
+    _AUDIT_CHECKS[title] = problems
+
+
+def audit_checks() -> dict[str, list[str]]:
+    """Every registered audit check's problems, by title, in registration order."""
+    return {title: problems() for title, problems in _AUDIT_CHECKS.items()}

@@ -27,6 +27,8 @@ class GradersConfig(AppConfig):
         # /healthz: the Celery workers answer, and every grading queue has a live grader.
         site_health.register_check("celery", health.check_celery)
         site_health.register_check("graders", health.check_graders)
+        # manage.py audit_cards: a bundled drill whose statement promises what its contract does not check.
+        extensions.register_audit_check("drill statements that contradict their contract", drill_statement_problems)
 
 
 def hub_for_note(note_slug: str) -> str:
@@ -34,3 +36,13 @@ def hub_for_note(note_slug: str) -> str:
     from django.utils.http import urlencode
 
     return f"{reverse('graders:hub')}?{urlencode({'note': note_slug})}"
+
+
+def drill_statement_problems() -> list[str]:
+    """ "<drill>: <problem>" for each bundled drill's statement that contradicts its contract (a new tensor, an
+    in-place change or a dtype promised), by the rule that publishing a course's drill applies."""
+    from graders.authoring.statement import drill_contradictions
+    from graders.drills import DRILLS_DIR, load_drills
+
+    drills = load_drills(DRILLS_DIR)
+    return [f"{slug}: {problem}" for slug, drill in sorted(drills.items()) for problem in drill_contradictions(drill)]

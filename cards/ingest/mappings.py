@@ -124,8 +124,10 @@ def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str
 
     Rows are grouped by their labels and asked side, so a name that appears twice gives one card
     listing every answer. A row that maps a name to itself (``x.sum`` | ``x.sum``) gives no card: its
-    answer would stand in its question. The identity names the labels and the asked side, never the
-    position of the table, so adding text around a table keeps its cards.
+    answer would stand in its question; nor does a side whose answer stands whole in it
+    (``torch.from_numpy(np.load(path))`` asked for ``np.load(path)``, ``x.reshape; x.view`` for
+    ``x.reshape``): that direction is asked the other way only. The identity names the labels and the
+    asked side, never the position of the table, so adding text around a table keeps its cards.
     """
     groups: dict[tuple[str, str, str], list[tuple[Pair, str]]] = {}
     different = [pair for pair in pairs if normalized(pair.left) != normalized(pair.right)]
@@ -139,6 +141,23 @@ def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str
         shown = first.left if first.left_label == from_label else first.right
         if first.context:
             shown = f"{shown}（其中 {first.context}）"
-        answer = "; ".join(dict.fromkeys(a for _, a in members))
+        answers = dict.fromkeys(a for _, a in members)
+        if all(stands_in(normalized(a), normalized(asked)) for a in answers):
+            continue
+        answer = "; ".join(answers)
         notes = "\n".join(dict.fromkeys(p.note for p, _ in members if p.note))
         yield f"{from_label}>{to_label}:{asked}", shown, answer, from_label, to_label, notes
+
+
+def stands_in(part: str, whole: str) -> bool:
+    """Whether ``part`` is a whole piece of ``whole``, spacing aside: bounded by neither a letter, digit nor
+    ``_`` (``np.load(path)`` in ``torch.from_numpy(np.load(path))``; not ``x.put`` in ``x.put_``)."""
+    part, whole = "".join(part.split()), "".join(whole.split())
+    start = whole.find(part)
+    while start >= 0:
+        end = start + len(part)
+        edges = (whole[start - 1] if start else " ", whole[end] if end < len(whole) else " ")
+        if not any(edge.isalnum() or edge == "_" for edge in edges):
+            return True
+        start = whole.find(part, start + 1)
+    return False

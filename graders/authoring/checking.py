@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from graders.authoring.statement import contradictions
+from graders.authoring.statement import drill_contradictions
 from graders.drills.schema import CaseSpec, Drill, Solution
 
 MESSAGE_CHARS = 1200
@@ -109,8 +109,7 @@ def run_check(
     from graders.drills.grading import ReferenceCache
 
     timer = _Clock(budget_seconds, clock)
-    statements = [spec.prompt_en, spec.prompt_zh]
-    found = contradictions(statements, spec.contract, spec.arg_names, spec.entry_point)
+    found = drill_contradictions(spec)
     items = [item("statement", "statement", False, message) for message in found]
     if not found:
         items.append(item("statement", "statement", True, "The statement agrees with the contract."))

@@ -29,7 +29,7 @@ from django.utils.translation import gettext as _
 
 from cards.ingest.slugs import note_slug
 from cards.models import Card, Course, Note
-from graders.authoring.statement import contradictions
+from graders.authoring.statement import drill_contradictions
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, DrillLimits, parse_drill
 from graders.jobs import tasks
@@ -95,7 +95,7 @@ def size_problems(spec: DrillSpec, caps: Caps) -> list[str]:
 
 
 def statement_problems(spec: DrillSpec) -> list[str]:
-    return contradictions([spec.prompt_en, spec.prompt_zh], spec.contract, spec.arg_names, spec.entry_point)
+    return drill_contradictions(spec)
 
 
 # ---------------------------------------------------------------------------------------------- drafts

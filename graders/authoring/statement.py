@@ -10,7 +10,9 @@ accepted, and the learner cannot tell why. Publishing a course's drill is refuse
 2. a sentence says the function changes an argument in place (names it, says "in place" / "原地", and neither
    negates it nor says it stays untouched) while ``in_place`` names none of the arguments it names;
 3. a sentence says an argument stays unchanged ("`x` itself unchanged", "`x` 本身不变") while ``in_place``
-   names it.
+   names it;
+4. a sentence promises a dtype ("keeping the dtype", "dtype 不变", "a float64 tensor") while the comparison
+   ignores dtypes (``[compare] check_dtype = false``), so a result of any dtype passes.
 
 A sentence that only describes a trap ("that writes into `tt` in place, which is why the note clones first")
 names no argument of the entry point, and one that negates ("never changes `x` in place") promises nothing.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from graders.drills.schema import Contract
+from graders.drills.schema import Contract, Drill
 
 # Sentences end at ". " (not inside `torch.zeros`), at "!", "?", ";" and at their Chinese forms.
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|[。！？；]")
@@ -38,6 +40,14 @@ _NEGATION = re.compile(r"(?i)\b(?:not|never|no|don't|doesn't|without|instead|rat
 _KEPT = re.compile(
     r"(?i)\b(?:unchanged|untouched|unmodified|must not change|is not modified)\b|不变|不能被修改|不被修改|不要修改"
 )
+
+
+# A promise about the result's dtype, and a sentence that frees it ("any dtype", "dtype 不限").
+_DTYPE = re.compile(
+    r"(?i)\bdtype\b|\b(?:float(?:16|32|64)?|double|long|int(?:8|16|32|64)|bool) tensor|数据类型"
+    r"|(?:float(?:16|32|64)|int(?:8|16|32|64)|bool|long) ?张量"
+)
+_DTYPE_FREE = re.compile(r"(?i)\bany dtype\b|dtype (?:does not|doesn't) matter|dtype 不限|任意 ?dtype")
 
 
 def sentences(text: str) -> list[str]:
@@ -65,15 +75,36 @@ def _quote(sentence: str) -> str:
 
 
 def contradictions(
-    statements: Iterable[str], contract: Contract, arg_names: tuple[str, ...], entry_point: str
+    statements: Iterable[str],
+    contract: Contract,
+    arg_names: tuple[str, ...],
+    entry_point: str,
+    *,
+    check_dtype: bool = True,
 ) -> list[str]:
     """Each place the statement (every language of it) contradicts the contract, in words an author can act on;
-    empty when they agree."""
+    empty when they agree. ``check_dtype`` is the drill's ``[compare] check_dtype``."""
     found: list[str] = []
     for sentence in (s for text in statements for s in sentences(text)):
         named = named_arguments(sentence, arg_names, entry_point)
         found.extend(_sentence_contradictions(sentence, contract, named))
+        if not check_dtype and _DTYPE.search(sentence) and not _DTYPE_FREE.search(sentence):
+            found.append(
+                f"The statement promises a dtype ({_quote(sentence)}), but the comparison says check_dtype = false: "
+                "a result of any dtype passes. Set check_dtype = true, or say that any dtype is fine."
+            )
     return list(dict.fromkeys(found))
+
+
+def drill_contradictions(drill: Drill) -> list[str]:
+    """``contradictions`` for a loaded drill: both languages of its statement against its contract."""
+    return contradictions(
+        [drill.prompt_en, drill.prompt_zh],
+        drill.contract,
+        drill.arg_names,
+        drill.entry_point,
+        check_dtype=drill.compare.check_dtype,
+    )
 
 
 def _sentence_contradictions(sentence: str, contract: Contract, named: list[str]) -> list[str]:

@@ -41,14 +41,36 @@ class AuditTests(TestCase):
         make_card(
             note=note, heading_path="形状", front="`torch.no_grad` 还能怎么用？", back="作为装饰器 `@torch.no_grad()`。"
         )
+        make_card(
+            note=note, heading_path="形状", front="`x` 是 `(2, 3)` 的张量，它的 `requires_grad` 是什么，为什么？",
+            back="`False`：新建张量默认不要梯度。",
+        )  # fmt: skip
+        make_card(
+            note=note, heading_path="形状", kind="mapping",
+            front="PyTorch → Numpy: `torch.from_numpy(np.load(path))` 对应什么？", back="`np.load(path)`",
+        )  # fmt: skip
         audit = audit_cards()
-        self.assertEqual(audit.two_questions, ["tiny › 形状: `w.numpy()` 会怎样？怎么改？"])
+        self.assertEqual(
+            audit.two_questions,
+            [
+                "tiny › 形状: `w.numpy()` 会怎样？怎么改？",
+                "tiny › 形状: `x` 是 `(2, 3)` 的张量，它的 `requires_grad` 是什么，为什么？",
+            ],
+        )
         [pair] = audit.duplicates
-        self.assertIn("`torch.no_grad` 还能怎样用？  =  tiny › 形状: `torch.no_grad` 还能怎么用？", pair)
+        self.assertIn(
+            "same question: tiny › 形状: `torch.no_grad` 还能怎样用？  =  tiny › 形状: `torch.no_grad` 还能怎么用？",
+            pair,
+        )
+        self.assertEqual(
+            audit.own_answers, ["tiny › 形状: PyTorch → Numpy: `torch.from_numpy(np.load(path))` 对应什么？"]
+        )
         out = io.StringIO()
         call_command("audit_cards", stdout=out)
-        self.assertIn("fronts that ask two questions: 1\n", out.getvalue())
+        self.assertIn("fronts that ask two questions: 2\n", out.getvalue())
         self.assertIn("possible near-duplicates (one fact carded twice): 1 pairs\n", out.getvalue())
+        self.assertIn("cards whose question shows their answer: 1\n", out.getvalue())
+        self.assertIn("drill statements that contradict their contract: ", out.getvalue())  # the drills: test_deck
 
     def test_the_command_prints_the_table_on_the_bundled_notes(self) -> None:
         call_command("import_notes", "notes", verbosity=0)

@@ -1,4 +1,5 @@
-"""The bundled deck as a teacher reads it: no wrong mapping, one question per card, no repeats, gaps carded.
+"""The bundled deck as a teacher reads it: no wrong mapping, one question per card, no repeats, no card that shows
+its own answer, gaps carded, and drill statements that promise only what their contracts check.
 
 Pure: the five bundled notes parsed with their curated files, as ``import_notes`` would, without a database.
 """
@@ -14,8 +15,10 @@ import pytest
 from cards.ingest import parse_note
 from cards.ingest.curated import curated_file_path
 from cards.ingest.parser import CardSpec
-from cards.ingest.quality import Face, asks_two_questions, half_width_marks, near_duplicates
+from cards.ingest.quality import Face, asks_two_questions, contains_own_answer, half_width_marks, near_duplicates
 from cards.ingest.slugs import note_slug
+from graders.authoring.statement import drill_contradictions
+from graders.drills import DRILLS_DIR, load_drills
 
 NOTES = Path(__file__).resolve().parents[2] / "notes"
 
@@ -45,12 +48,28 @@ def mapping(front_part: str) -> list[tuple[str, str]]:
         ("Numpy → PyTorch: `np.argwhere(x)` ", "`torch.nonzero(x)`"),
         ("PyTorch → Numpy: `torch.nonzero(x)` ", "`np.argwhere(x)`"),
         ("Numpy → PyTorch: `np.load(path)` ", "`torch.from_numpy(np.load(path))`"),
-        ("PyTorch → Numpy: `torch.from_numpy(np.load(path))` ", "`np.load(path)`"),
     ],
 )
 def test_the_numpy_table_maps_nonzero_argwhere_and_load_right_both_ways(asked: str, answer: str) -> None:
     [(_, back)] = mapping(asked)
     assert back == answer
+
+
+def test_the_np_load_row_is_asked_one_way_only_as_its_reverse_would_show_its_answer() -> None:
+    assert mapping("PyTorch → Numpy: `torch.from_numpy(np.load(path))`") == []
+    assert mapping("PyTorch → Numpy: `x.reshape; x.view`") == []
+
+
+def test_the_tf_names_asked_are_tf2s_with_tf1s_beside_the_answer() -> None:
+    for tf2, tf1 in [
+        ("tf.math.is_finite", "tf.is_finite"),
+        ("tf.linalg.diag_part", "tf.matrix_diag_part"),
+        ("tf.linalg.diag", "tf.matrix_diag"),
+        ("tf.linalg.tensor_diag", "tf.diag"),
+    ]:
+        [(_, back)] = mapping(f"TensorFlow → PyTorch: `{tf2}(")
+        [(_, reverse)] = [(f, b) for f, b in mapping("PyTorch → TensorFlow") if b.startswith(f"`{tf2}(")]
+        assert f"TF1：{tf1}" in reverse and f"`{tf1}(" not in back
 
 
 def test_no_mapping_card_matches_np_nonzero_or_np_load_with_their_wrong_torch_names() -> None:
@@ -110,29 +129,9 @@ def test_no_front_asks_two_questions() -> None:
 DISTINCT = {
     frozenset(pair)
     for pair in [
-        (
-            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=1)` 的形状？",
-            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=-1)` 的形状？",
-        ),
-        ("eval 模式下 BatchNorm 用什么统计量做归一化？", "train 模式下 BatchNorm 用什么统计量归一化？"),
-        ("`torch.tensor([[1, 2], [3, 4]]).tolist()` 返回什么？", "0 维张量 `torch.tensor(2).tolist()` 返回什么？"),
-        ("把 CPU 张量 `a` 转成 NumPy 数组（不复制数据）的调用是？", "需要梯度的 CPU 张量 `w`，怎样转成 NumPy 数组？"),
-        (
-            "train 模式下 BatchNorm 用什么统计量归一化？",
-            "BatchNorm 训练时归一化用 batch 的有偏方差，但更新 `running_var` 用的是 \\[...\\] 方差。",
-        ),
-        (
-            "eval 模式下 BatchNorm 用什么统计量做归一化？",
-            "BatchNorm 训练时归一化用 batch 的有偏方差，但更新 `running_var` 用的是 \\[...\\] 方差。",
-        ),
-        ("把张量 `x` 转成（嵌套的）Python list，用哪个方法？", "`torch.tensor([[1, 2], [3, 4]]).tolist()` 返回什么？"),
-        (
-            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=1)` 的形状？",
-            "`seq` 是 10 个形状 `(5,)` 的张量，`torch.stack(seq)` 的形状是？",
-        ),
-        (
-            "`a` 形状 `(2, 3)`，`torch.stack([a, a], dim=-1)` 的形状？",
-            "`seq` 是 10 个形状 `(5,)` 的张量，`torch.stack(seq)` 的形状是？",
+        (  # the spelling keepdim (not keepdims), and amin over several dims
+            "TF/NumPy 的 `axis=..., keepdims=True` 在 torch 中写作 `dim=..., [...]`",
+            "TensorFlow → PyTorch: `tf.reduce_min(a, sh, keepdims=True)`（其中 `sh = (2,3)`） 对应什么？",
         ),
     ]
 }
@@ -141,6 +140,17 @@ DISTINCT = {
 def test_no_fact_is_carded_twice_across_the_notes() -> None:
     pairs = [frozenset((a.front, b.front)) for a, b, _ in near_duplicates(question_faces())]
     assert [sorted(p) for p in pairs if p not in DISTINCT] == []
+
+
+def test_no_card_shows_its_own_answer() -> None:
+    assert [(f.front, f.back) for f in question_faces() if contains_own_answer(f)] == []
+
+
+def test_every_drill_statement_promises_only_what_its_contract_checks() -> None:
+    """Each statement's promise of a new tensor, an in-place change or a dtype, read against its contract."""
+    drills = load_drills(DRILLS_DIR)
+    assert len(drills) > 50
+    assert {slug: problems for slug, drill in drills.items() if (problems := drill_contradictions(drill))} == {}
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """The statement-vs-contract rule (``graders.authoring.statement``), on the bundled drills' real statements.
 
-numpy-repeat and index-assign-rows promise "a new tensor" while their contracts say ``result = "may_view"``:
-the rule names both; the same statements with a contract that agrees, and every other bundled drill, pass.
+numpy-repeat and index-assign-rows promised "a new tensor" while their contracts said ``result = "may_view"``
+(issue 39): the rule names both as they were; the same statements with a contract that agrees pass, and so does
+every bundled drill now (numpy-repeat's statement says a view is fine; index-assign-rows' contract says "new").
 """
 
 from __future__ import annotations
@@ -10,13 +11,25 @@ import dataclasses
 
 import pytest
 
-from graders.authoring.statement import contradictions, sentences
+from graders.authoring.statement import contradictions, drill_contradictions, sentences
 from graders.drills import DRILLS_DIR, load_drills
 from graders.drills.schema import Contract, Drill
 
 DRILLS = load_drills(DRILLS_DIR)
-# The bundled drills whose statement contradicts their contract today (each found by this rule).
-CONTRADICTING = {"numpy-repeat", "index-assign-rows"}
+# The two bundled drills as issue 39 found them: each statement promised a new tensor, each contract said a view
+# of an argument passes.
+_REPEAT = DRILLS["numpy-repeat"]
+_ROWS = DRILLS["index-assign-rows"]
+AS_FOUND = {
+    "numpy-repeat": dataclasses.replace(
+        _REPEAT,
+        prompt_zh="写 `solution(x, n)`：输入一维张量 `x` 和正整数 `n`，返回一个新张量，其中每个元素连续重复 `n` 次"
+        "（`x` 本身不变），dtype 不变。",
+        prompt_en="Write `solution(x, n)`: given a 1-D tensor `x` and a positive int `n`, return a new tensor in which "
+        "each element is repeated `n` times in a row (`x` itself unchanged), keeping the dtype.",
+    ),
+    "index-assign-rows": dataclasses.replace(_ROWS, contract=dataclasses.replace(_ROWS.contract, result="may_view")),
+}
 
 
 def found(drill: Drill, contract: Contract | None = None) -> list[str]:
@@ -25,21 +38,31 @@ def found(drill: Drill, contract: Contract | None = None) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("slug", sorted(CONTRADICTING))
+@pytest.mark.parametrize("slug", sorted(AS_FOUND))
 def test_it_names_a_new_tensor_promised_where_the_contract_allows_a_view(slug: str) -> None:
-    problems = found(DRILLS[slug])
+    problems = found(AS_FOUND[slug])
     assert len(problems) == 2  # one per language
     assert all('result = "may_view"' in problem for problem in problems)
     assert "return a new tensor" in problems[0] and "返回一个新张量" in problems[1]
 
 
-@pytest.mark.parametrize("slug", sorted(CONTRADICTING))
+@pytest.mark.parametrize("slug", sorted(AS_FOUND))
 def test_it_accepts_the_same_statement_once_the_contract_agrees(slug: str) -> None:
-    assert found(DRILLS[slug], dataclasses.replace(DRILLS[slug].contract, result="new")) == []
+    assert found(AS_FOUND[slug], dataclasses.replace(AS_FOUND[slug].contract, result="new")) == []
 
 
-def test_every_other_bundled_drill_agrees_with_its_contract() -> None:
-    assert {slug for slug, drill in DRILLS.items() if found(drill)} == CONTRADICTING
+def test_every_bundled_drill_agrees_with_its_contract() -> None:
+    assert {slug for slug, drill in DRILLS.items() if drill_contradictions(drill)} == set()
+
+
+def test_it_names_a_dtype_promised_where_the_comparison_ignores_dtypes() -> None:
+    loose = dataclasses.replace(_REPEAT, compare=dataclasses.replace(_REPEAT.compare, check_dtype=False))
+    problems = drill_contradictions(loose)
+    assert len(problems) == 2 and all("check_dtype = false" in problem for problem in problems)
+    assert problems[0].startswith("The statement promises a dtype (“Write") and "dtype 不变" in problems[1]
+    assert drill_contradictions(_REPEAT) == []  # the same statement, dtypes compared
+    free = ["Write `solution(x)`: return `x` doubled, in any dtype."]
+    assert contradictions(free, _REPEAT.contract, ("x",), "solution", check_dtype=False) == []
 
 
 def test_it_names_a_new_tensor_promised_where_the_contract_changes_an_argument_in_place() -> None:
@@ -75,8 +98,7 @@ def test_it_reads_a_trap_described_or_negated_as_no_promise() -> None:
     helper's parameters (reset-model-parameters' `reset(model, seed)`)."""
     for slug in ("to-is-not-inplace", "manual-sgd-step", "reset-model-parameters", "snapshot-state-dict"):
         assert found(DRILLS[slug]) == [], slug
-    trap = DRILLS["index-assign-rows"]
-    assert found(trap, dataclasses.replace(trap.contract, result="new")) == []
+    assert found(_ROWS) == []
 
 
 def test_it_splits_sentences_but_not_code() -> None:

@@ -315,7 +315,7 @@ def test_it_names_the_field_of_a_broken_contract(table: str, field: str) -> None
 def test_every_bundled_view_contract_is_one_the_reference_keeps() -> None:
     """``result = "may_view"`` only where a view is a natural answer; every drill's arguments are named."""
     views = {slug for slug, drill in DRILLS.items() if drill.contract.result == "may_view"}
-    assert views == {"narrow-slice", "squeeze-dim", "permute-nhwc", "tf-diag-part", "index-assign-rows", "numpy-repeat"}
+    assert views == {"narrow-slice", "squeeze-dim", "permute-nhwc", "tf-diag-part", "numpy-repeat"}
     assert all(drill.arg_names for drill in DRILLS.values())
 
 

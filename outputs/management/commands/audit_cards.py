@@ -80,6 +80,13 @@ class Command(BaseCommand):
         out(f"possible near-duplicates (one fact carded twice): {len(audit.duplicates)} pairs")
         for line in audit.duplicates:
             out(f"  {line}")
+        out(f"cards whose question shows their answer: {len(audit.own_answers)}")
+        for line in audit.own_answers:
+            out(f"  {line}")
+        for title, problems in audit.checks.items():
+            out(f"{title}: {len(problems)}")
+            for line in problems:
+                out(f"  {line}")
         missing = sum(len(paths) for paths in audit.uncovered.values())
         out(f"\nheadings with substance: {sum(audit.headings.values())}, without a card: {missing}")
         for slug, paths in audit.uncovered.items():
