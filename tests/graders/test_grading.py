@@ -6,6 +6,7 @@ import dataclasses
 import json
 import threading
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import torch
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
 from graders.drills.grading import HIDDEN_FAILED, ReferenceCache, SeedReservoir, grade
 from graders.drills.local import LocalRunner
+from graders.drills.schema import parse_drill
 from graders.sandbox.results import CaseResult
 from graders.sandbox.results import RunResult as RealRunResult
 
@@ -566,3 +568,22 @@ def test_a_batch_is_sized_to_a_share_of_the_drills_cpu_limit() -> None:
     for _ in range(10):
         grade(REVERSE, REVERSE.reference, seed=None, runner=runner, reservoir=reservoir, cache=cache)
     assert sizes[0] == 4 and set(sizes[1:]) == {1}
+
+
+def test_a_drill_never_reads_another_drills_references_or_seeds() -> None:
+    """Issue 35: a hostile author's drill with the victim's slug and entry point, in the same worker (one
+    reference cache, one reservoir), gets its own references and seeds: both are keyed by the file's hash."""
+    text = Path(REVERSE.path).read_text(encoding="utf-8")
+    assert "return torch.flip(x, dims=[0])" in text
+    hostile = parse_drill(text.replace("return torch.flip(x, dims=[0])", "return x * 0", 1))
+    assert hostile.slug == REVERSE.slug and hostile.version != REVERSE.version
+    runner, cache = LocalRunner(), ReferenceCache()
+    handed: dict[str, list[int]] = {REVERSE.version: [], hostile.version: []}
+    reservoir = SeedReservoir(batch=4, first=4, background=False)
+    for drill in (REVERSE, hostile, REVERSE, hostile):
+        verdict = grade(drill, drill.reference, seed=None, runner=runner, cache=cache, reservoir=reservoir)
+        assert verdict["status"] == "accepted", verdict["message"]  # judged on its own references
+        handed[drill.version].append(int(verdict["seed"]))
+    assert not set(handed[REVERSE.version]) & set(handed[hostile.version])  # no seed of the victim's reaches it
+    victim = grade(REVERSE, REVERSE.reference, seed=11, runner=runner, cache=cache)
+    assert victim["status"] == "accepted"  # the hostile drill's references never stood in for the victim's
