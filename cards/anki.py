@@ -2,8 +2,10 @@
 
 Why: learners already keep decks in Anki, and some want their quizsite cards on a phone. The export
 carries the rendered HTML (Pygments classes with their stylesheet, ``\\(...\\)`` math, which Anki
-typesets with MathJax), tags from the card and its heading path, and, when asked, the learner's SM-2
-state as Anki review-card fields (interval, due day, ease factor, repetitions, lapses).
+typesets with MathJax), tags from the card and its heading path, and, when asked, the learner's schedule
+as Anki review-card fields (interval, due day, ease factor, repetitions, lapses). The interval is the one
+the learner's own scheduler set: SM-2's, or under FSRS the days from the last review to the due day
+FSRS chose (the SM-2 interval a card keeps under FSRS is 1 or 6 early on, and would contradict its due day).
 
 Imports read files from strangers, so every step assumes hostility:
 1. budgets (``ANKI_IMPORT_*`` settings): the upload's bytes, the cards one import makes, the seconds its
@@ -45,7 +47,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from cards.ingest.slugs import slugify
-from cards.models import Card, CardState, Note
+from cards.models import Card, CardState, Note, Profile, Scheduler
 from cards.rendering import pygments_css, render_markdown
 from quizsite import json_depth
 
@@ -153,7 +155,7 @@ def card_tags(card: Card) -> list[str]:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A learner's SM-2 state in Anki's terms."""
+    """A learner's schedule in Anki's terms; the interval is their scheduler's (see the module docstring)."""
 
     interval: int
     due_day: int
@@ -163,9 +165,12 @@ class Schedule:
     suspended: bool
 
     @classmethod
-    def from_state(cls, state: CardState) -> Schedule:
+    def from_state(cls, state: CardState, scheduler: str = Scheduler.SM2) -> Schedule:
+        interval = state.interval
+        if scheduler == Scheduler.FSRS and state.last_review_day is not None:
+            interval = max(1, (state.due - state.last_review_day).days)
         return cls(
-            interval=state.interval,
+            interval=interval,
             due_day=(state.due - ANKI_COLLECTION_DAY).days,
             factor=int(state.easiness * 1000),
             reps=state.repetitions,
@@ -213,7 +218,9 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
     model = anki_model()
     cards = list(Card.objects.active().filter(note__in=notes).select_related("note").order_by("note", "position"))
     states: dict[int, CardState] = {}
+    scheduler = Scheduler.SM2
     if schedule_for is not None:
+        scheduler = Profile.objects.filter(user=schedule_for).values_list("scheduler", flat=True).first() or scheduler
         states = {
             s.card_id: s
             for s in CardState.objects.filter(user=schedule_for, card__in=cards, last_reviewed_at__isnull=False)
@@ -227,7 +234,7 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
         source = html.escape(" / ".join(part for part in (card.note.title, card.heading_path) if part))
         deck.add_note(
             _QuizNote(
-                Schedule.from_state(state) if state else None,
+                Schedule.from_state(state, scheduler) if state else None,
                 model=model,
                 fields=[_field(card.front_html), _field(card.back_html), _field(source)],
                 tags=card_tags(card),

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from cards import anki
 from cards import review as reviewing
-from cards.models import Card, CardState, Note
+from cards.models import Card, CardState, Note, Profile
 from tests.cards.factories import make_card, make_note, make_user
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anki"
@@ -131,6 +131,27 @@ class ExportTests(TestCase):
         due_day = (date(2026, 11, 30) - date(2014, 9, 19)).days
         assert by_front[self.card.front_html] == [2, 2, 6, due_day, 2360, 2]
         assert by_front[self.other.front_html] == [0, 0, 0, 0, 0, 0]  # someone else's review is not ours
+
+    def test_an_fsrs_learner_exports_the_interval_fsrs_set_and_the_form_says_so(self) -> None:
+        # Under FSRS the card keeps moving its SM-2 interval (1, then 6) beside FSRS's due day: the
+        # export must write FSRS's interval (last review to due), not SM-2's.
+        reviewing.get_profile(self.user)
+        Profile.objects.filter(user=self.user).update(scheduler="fsrs")
+        self._review(
+            self.card, interval=6, due=date(2026, 12, 20), last_review_day=date(2026, 11, 30), stability=20.0,
+            difficulty=5.0,
+        )  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            conn = open_collection(apkg_bytes([self.note], self.user), Path(folder))
+            rows = conn.execute("SELECT ivl, due FROM cards WHERE type = 2").fetchall()
+        assert rows == [(20, (date(2026, 12, 20) - date(2014, 9, 19)).days)]
+        self.client.force_login(self.user)
+        page = self.client.get(reverse("cards:anki_export")).content.decode()
+        assert "your FSRS interval" in page and "SM-2" not in page
+
+    def test_an_sm2_learner_is_told_the_export_carries_their_sm2_interval(self) -> None:
+        self.client.force_login(self.user)
+        assert "your SM-2 interval" in self.client.get(reverse("cards:anki_export")).content.decode()
 
     def test_it_keeps_guids_stable_across_exports(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
