@@ -106,7 +106,9 @@ def anki_import(request: HttpRequest) -> HttpResponse:
         upload = form.cleaned_data["file"]
         owner = None if form.cleaned_data.get("shared") else request.user
         try:
-            note, parsed = anki.import_file(upload.name, upload.read(), title=form.cleaned_data["title"], owner=owner)
+            note, parsed = anki.import_file(
+                upload.name, upload.read(), title=form.cleaned_data["title"], owner=owner, reviewer=request.user
+            )
         except anki.AnkiImportError as exc:
             form.add_error("file", str(exc))
         else:
@@ -117,8 +119,13 @@ def anki_import(request: HttpRequest) -> HttpResponse:
                 "Imported %(n)d cards into “%(title)s”, %(whose)s%(left_out)s.",
                 len(parsed.cards),
             )
-            messages.success(
-                request, imported % {"n": len(parsed.cards), "title": note.title, "whose": whose, "left_out": left_out}
-            )
+            said = imported % {"n": len(parsed.cards), "title": note.title, "whose": whose, "left_out": left_out}
+            if parsed.history is not None and parsed.history.imported:
+                said += " " + ngettext(
+                    "Its review log added %(n)d past review to your history.",
+                    "Its review log added %(n)d past reviews to your history.",
+                    parsed.history.imported,
+                ) % {"n": parsed.history.imported}
+            messages.success(request, said)
             return redirect("cards:deck", slug=note.slug)
     return render(request, "cards/anki_import.html", {"form": form}, status=400 if form.errors else 200)
