@@ -270,6 +270,16 @@ def optimise(request: HttpRequest) -> HttpResponse:
     outcome = tasks.request_fit_now(request.user, timezone.now())
     if isinstance(outcome, Optimisation):
         messages.success(request, _("Fitting your parameters on the worker; reload this page in a minute."))
+        have = optimising.scored_count(request.user.pk)
+        if have < MIN_REVIEWS:
+            messages.info(
+                request,
+                _(
+                    "Only %(have)d of your reviews count towards a fit, which needs %(needed)d: it will keep the "
+                    "default parameters."
+                )
+                % {"have": have, "needed": MIN_REVIEWS},
+            )
     else:
         messages.info(request, outcome.message(reviewing.get_profile(request.user).zone))
     return redirect("cards:settings")

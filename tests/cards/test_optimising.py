@@ -197,6 +197,12 @@ class SettingsOptimisationTests(TestCase):
         self.assertContains(response, f"10 reviews count towards a fit, which needs {fitting.MIN_REVIEWS}")
         self.assertContains(response, "only a card's reviews on a later day than its previous one count")
 
+    def test_the_button_says_up_front_that_too_few_reviews_keep_the_defaults(self) -> None:
+        log_reviews(self.user, cards=2, reviews_each=3)
+        with self.captureOnCommitCallbacks(execute=False):
+            response = self.client.post(reverse("cards:optimise"), follow=True)
+        self.assertContains(response, f"Only 4 of your reviews count towards a fit, which needs {fitting.MIN_REVIEWS}")
+
     def test_it_says_a_fit_with_too_few_reviews_did_not_run_rather_than_done(self) -> None:
         Optimisation.objects.create(
             user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=False, parameters=None,
