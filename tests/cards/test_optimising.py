@@ -71,6 +71,17 @@ class DueTests(TestCase):
         self.assertEqual({r.rating for r in reviews}, {3})
         self.assertEqual(evaluate.evaluate(reviews)["n"], 4)
 
+    def test_it_counts_scored_reviews_as_the_fit_does(self) -> None:
+        log_reviews(self.user, cards=3, reviews_each=4)
+        log_reviews(self.user, cards=2, reviews_each=3, start=date(2026, 1, 2))
+        first = ReviewLog.objects.filter(user=self.user).order_by("pk").first()
+        assert first is not None
+        first.pk, first.reviewed_at = None, first.reviewed_at + timedelta(minutes=5)  # a second review that day
+        first.save()
+        expected = len(fitting.scored_days(optimising.learner_reviews(self.user.pk)))
+        self.assertEqual(optimising.scored_count(self.user.pk), expected)
+        self.assertEqual(expected, 3 * 3 + 2 * 2)
+
     def test_it_says_default_parameters_below_the_minimum(self) -> None:
         outcome = fitting.optimise(optimising.learner_reviews(self.user.pk), None)
         self.assertFalse(outcome.keep)
