@@ -2,8 +2,10 @@
 
 Why: learners already keep decks in Anki, and some want their quizsite cards on a phone. The export
 carries the rendered HTML (Pygments classes with their stylesheet, ``\\(...\\)`` math, which Anki
-typesets with MathJax), tags from the card and its heading path, and, when asked, the learner's SM-2
-state as Anki review-card fields (interval, due day, ease factor, repetitions, lapses).
+typesets with MathJax), tags from the card and its heading path, and, when asked, the learner's schedule
+as Anki review-card fields (interval, due day, ease factor, repetitions, lapses). The interval is the one
+the learner's own scheduler set: SM-2's, or under FSRS the days from the last review to the due day
+FSRS chose (the SM-2 interval a card keeps under FSRS is 1 or 6 early on, and would contradict its due day).
 
 Imports read files from strangers, so every step assumes hostility:
 1. budgets (``ANKI_IMPORT_*`` settings): the upload's bytes, the cards one import makes, the seconds its
@@ -15,6 +17,10 @@ Imports read files from strangers, so every step assumes hostility:
    tables and columns are checked before any row is read;
 4. every field is sanitised with nh3 (no images: the archive's media are not imported);
 5. everything is parsed before the first write, and the deck is written in one transaction.
+
+A package's review log (``revlog``, at most ``MAX_REVIEWS`` rows) comes too, on the page: the answers to
+the first card of each note imported become the importing learner's history of the card made from it
+(``cards.history``: source ``import``, days before today, no XP), in the same transaction.
 """
 
 from __future__ import annotations
@@ -31,8 +37,8 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import date
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +47,15 @@ import nh3
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from cards import history
 from cards.ingest.slugs import slugify
-from cards.models import Card, CardState, Note
+from cards.models import Card, CardState, Note, Profile, Scheduler
 from cards.rendering import pygments_css, render_markdown
+from cards.review import get_profile
 from quizsite import json_depth
 
 # Limits for imports. A real deck of 20,000 notes is a few MiB; these leave room and no more. The budgets a
@@ -58,6 +67,7 @@ MAX_COLLECTION_BYTES = 128 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200
 MAX_NOTES = 20_000
 MAX_FIELD_BYTES = 64 * 1024
+MAX_REVIEWS = 1_000_000  # revlog rows: a heavy Anki user's decade is a few hundred thousand
 # The cards an import makes may store (both faces, text and HTML) this many times the upload cap.
 STORED_PER_UPLOAD_BYTE = 4
 SQLITE_TIME_BUDGET_S = 10.0
@@ -153,7 +163,7 @@ def card_tags(card: Card) -> list[str]:
 
 @dataclass(frozen=True)
 class Schedule:
-    """A learner's SM-2 state in Anki's terms."""
+    """A learner's schedule in Anki's terms; the interval is their scheduler's (see the module docstring)."""
 
     interval: int
     due_day: int
@@ -163,9 +173,12 @@ class Schedule:
     suspended: bool
 
     @classmethod
-    def from_state(cls, state: CardState) -> Schedule:
+    def from_state(cls, state: CardState, scheduler: str = Scheduler.SM2) -> Schedule:
+        interval = state.interval
+        if scheduler == Scheduler.FSRS and state.last_review_day is not None:
+            interval = max(1, (state.due - state.last_review_day).days)
         return cls(
-            interval=state.interval,
+            interval=interval,
             due_day=(state.due - ANKI_COLLECTION_DAY).days,
             factor=int(state.easiness * 1000),
             reps=state.repetitions,
@@ -213,7 +226,9 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
     model = anki_model()
     cards = list(Card.objects.active().filter(note__in=notes).select_related("note").order_by("note", "position"))
     states: dict[int, CardState] = {}
+    scheduler = Scheduler.SM2
     if schedule_for is not None:
+        scheduler = Profile.objects.filter(user=schedule_for).values_list("scheduler", flat=True).first() or scheduler
         states = {
             s.card_id: s
             for s in CardState.objects.filter(user=schedule_for, card__in=cards, last_reviewed_at__isnull=False)
@@ -227,7 +242,7 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
         source = html.escape(" / ".join(part for part in (card.note.title, card.heading_path) if part))
         deck.add_note(
             _QuizNote(
-                Schedule.from_state(state) if state else None,
+                Schedule.from_state(state, scheduler) if state else None,
                 model=model,
                 fields=[_field(card.front_html), _field(card.back_html), _field(source)],
                 tags=card_tags(card),
@@ -265,6 +280,17 @@ class ImportedCard:
     front_html: str
     back_html: str
     tags: list[str]
+    anki_note: int = 0  # the Anki note it came from (0: a CSV row), to match the collection's review log
+
+
+@dataclass(frozen=True)
+class AnkiReview:
+    """One row of the collection's ``revlog``: a review of the first card of note ``note``."""
+
+    note: int
+    at_ms: int  # Anki's revlog id: when it was answered, in milliseconds since 1970
+    ease: int  # the button, 1 (Again) to 4 (Easy): FSRS's rating
+    time_ms: int
 
 
 @dataclass
@@ -274,6 +300,8 @@ class ParsedDeck:
     skipped: int = 0  # no front
     drills: int = 0  # quizsite drill cards: never imported as questions
     stored_bytes: int = 0  # what the cards would store: both faces, text and HTML
+    reviews: list[AnkiReview] = field(default_factory=list)  # the collection's review log, oldest first
+    history: history.Summary | None = None  # what became the importing learner's history (save_deck)
 
     def summary(self) -> str:
         """What was left out, in words a learner can act on ("" when nothing was)."""
@@ -456,12 +484,43 @@ def _read_collection(db_path: Path, default_title: str, budget: _Budget) -> Pars
                 budget.check_time(parsed)
                 continue
             card = _note_to_card(note_id, flds, tags, models.get(str(mid), 0))
-            budget.add(parsed, card)
+            budget.add(parsed, card and replace(card, anki_note=note_id))
+        parsed.reviews = _read_revlog(conn, parsed, budget)
         return parsed
     except sqlite3.DatabaseError as exc:
         raise AnkiImportError(_("The package's collection cannot be read (%(error)s).") % {"error": exc}) from None
     finally:
         conn.close()
+
+
+_REVLOG_COLUMNS = {"id", "cid", "ease", "time", "type"}
+
+
+def _read_revlog(conn: sqlite3.Connection, parsed: ParsedDeck, budget: _Budget) -> list[AnkiReview]:
+    """The collection's review log, for the first card of each note (an import makes one card of a note):
+    answers only (ease 1-4; learning, review, relearning and filtered-deck reviews, not manual reschedules).
+    Empty when the collection has no ``revlog`` table of the expected columns."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "revlog" not in tables or _REVLOG_COLUMNS - {row[1] for row in conn.execute("PRAGMA table_info(revlog)")}:
+        return []
+    count = conn.execute("SELECT count(*) FROM revlog").fetchone()[0]
+    if count > MAX_REVIEWS:
+        raise AnkiImportError(
+            _("The review log has %(n)d entries, over the limit of %(limit)d.") % {"n": count, "limit": MAX_REVIEWS}
+        )
+    rows = conn.execute(
+        "SELECT r.id, c.nid, r.ease, r.time FROM revlog r JOIN cards c ON c.id = r.cid "
+        "WHERE r.ease BETWEEN 1 AND 4 AND r.type BETWEEN 0 AND 3 "
+        "AND c.id = (SELECT min(first.id) FROM cards first WHERE first.nid = c.nid) ORDER BY r.id"
+    )
+    reviews = []
+    for index, (at_ms, note, ease, time_ms) in enumerate(rows):
+        if not all(isinstance(value, int) for value in (at_ms, note, ease, time_ms)):
+            raise AnkiImportError(_("The review log has entries of an unexpected type: not an Anki collection."))
+        reviews.append(AnkiReview(note, at_ms, ease, max(0, time_ms)))
+        if index % 1000 == 0:
+            budget.check_time(parsed)
+    return reviews
 
 
 _REQUIRED_COLUMNS = {"notes": {"id", "mid", "tags", "flds"}, "cards": {"id", "nid", "did"}, "col": {"models", "decks"}}
@@ -628,10 +687,19 @@ def _check_row(row: list[str], line: int) -> None:
 # --- import: writing ------------------------------------------------------------------------------
 
 
-def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title: str = "", owner: Any = None) -> Note:
+def save_deck(
+    parsed: ParsedDeck,
+    *,
+    source_name: str,
+    content_hash: str,
+    title: str = "",
+    owner: Any = None,
+    reviewer: Any = None,
+) -> Note:
     """A new Note holding the imported cards, all written in one transaction (or none of them).
 
-    ``owner``: the learner whose private deck this is (``None``: shared with every learner)."""
+    ``owner``: the learner whose private deck this is (``None``: shared with every learner). ``reviewer``:
+    the learner whose history the collection's review log becomes (``cards.history``; ``None``: ignored)."""
     if not parsed.cards:
         left_out = f" ({parsed.summary()})" if parsed.summary() else ""
         raise AnkiImportError(_("The file has no cards with a front to import%(left_out)s.") % {"left_out": left_out})
@@ -650,10 +718,28 @@ def save_deck(parsed: ParsedDeck, *, source_name: str, content_hash: str, title:
             content_hash=content_hash,
             owner=owner,
         )
-        Card.objects.bulk_create(
+        rows = Card.objects.bulk_create(
             [_card_row(note, index, card) for index, card in enumerate(parsed.cards)], batch_size=500
         )
+        if reviewer is not None and parsed.reviews:
+            made = {card.anki_note: row.uuid for card, row in zip(parsed.cards, rows, strict=True) if card.anki_note}
+            parsed.history = history.save(reviewer, _history_rows(parsed.reviews, made, reviewer), timezone.now())
     return note
+
+
+def _history_rows(reviews: list[AnkiReview], made: dict[int, Any], reviewer: Any) -> list[history.Row]:
+    """The reviews of the cards this import made, on the learner's days (their zone and day start)."""
+    profile = get_profile(reviewer)
+    rows = []
+    for review in reviews:
+        if review.note not in made:
+            continue  # a note not imported (a drill, no front)
+        at = datetime.fromtimestamp(review.at_ms / 1000, UTC)
+        day = (at.astimezone(profile.zone) - timedelta(hours=profile.day_start_hour)).date()
+        quality = history.QUALITY_FOR_RATING[review.ease]
+        duration = min(review.time_ms, history.MAX_DURATION_MS)
+        rows.append(history.Row(made[review.note], at, day, quality, duration, None, None, Scheduler.SM2))
+    return rows
 
 
 def _check_quota(owner: Any, adding: int) -> None:
@@ -689,11 +775,13 @@ def _card_row(note: Note, index: int, card: ImportedCard) -> Card:
     )
 
 
-def import_file(name: str, data: bytes, *, title: str = "", owner: Any = None) -> tuple[Note, ParsedDeck]:
+def import_file(
+    name: str, data: bytes, *, title: str = "", owner: Any = None, reviewer: Any = None
+) -> tuple[Note, ParsedDeck]:
     """Read, check and save an upload: the one entry point for the view and the command."""
     parsed = read_upload(name, data)
     digest = hashlib.sha256(data).hexdigest()
-    note = save_deck(parsed, source_name=name, content_hash=digest, title=title, owner=owner)
+    note = save_deck(parsed, source_name=name, content_hash=digest, title=title, owner=owner, reviewer=reviewer)
     return note, parsed
 
 

@@ -1,9 +1,9 @@
 """Anki export and import pages.
 
 Export is for every learner: any deck they can see (or all of them) as an ``.apkg``, optionally with
-the learner's own SM-2 intervals and due days. Import is for every learner too, and private: the deck
-is theirs alone (``Note.owner``), never in another learner's queue, deck list or API. Staff
-(``cards.add_card``) may instead share an imported deck with everyone.
+the learner's own intervals and due days (their scheduler's, SM-2's or FSRS's, and the form says which).
+Import is for every learner too, and private: the deck is theirs alone (``Note.owner``), never in another
+learner's queue, deck list or API. Staff (``cards.add_card``) may instead share an imported deck with everyone.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from cards import anki
-from cards.models import Note
+from cards import review as reviewing
+from cards.models import Note, Scheduler
 
 ALL_DECKS = "all"
 
@@ -33,9 +34,6 @@ class ExportForm(forms.Form):
     schedule = forms.BooleanField(
         required=False,
         label=gettext_lazy("Include my intervals and due dates"),
-        help_text=gettext_lazy(
-            "Cards you have reviewed arrive in Anki as review cards with your SM-2 interval, due day and ease."
-        ),
     )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
@@ -44,6 +42,15 @@ class ExportForm(forms.Form):
         notes = Note.objects.visible_to(user).filter(cards__active=True).distinct()
         choices += list(notes.values_list("slug", "title"))
         self.fields["deck"].choices = choices
+        if reviewing.get_profile(user).scheduler == Scheduler.FSRS:
+            self.fields["schedule"].help_text = _(
+                "Cards you have reviewed arrive in Anki as review cards with your FSRS interval (the days from "
+                "your last review to the due day FSRS set), that due day, and your ease."
+            )
+        else:
+            self.fields["schedule"].help_text = _(
+                "Cards you have reviewed arrive in Anki as review cards with your SM-2 interval, due day and ease."
+            )
 
 
 class ImportForm(forms.Form):
@@ -99,7 +106,9 @@ def anki_import(request: HttpRequest) -> HttpResponse:
         upload = form.cleaned_data["file"]
         owner = None if form.cleaned_data.get("shared") else request.user
         try:
-            note, parsed = anki.import_file(upload.name, upload.read(), title=form.cleaned_data["title"], owner=owner)
+            note, parsed = anki.import_file(
+                upload.name, upload.read(), title=form.cleaned_data["title"], owner=owner, reviewer=request.user
+            )
         except anki.AnkiImportError as exc:
             form.add_error("file", str(exc))
         else:
@@ -110,8 +119,13 @@ def anki_import(request: HttpRequest) -> HttpResponse:
                 "Imported %(n)d cards into “%(title)s”, %(whose)s%(left_out)s.",
                 len(parsed.cards),
             )
-            messages.success(
-                request, imported % {"n": len(parsed.cards), "title": note.title, "whose": whose, "left_out": left_out}
-            )
+            said = imported % {"n": len(parsed.cards), "title": note.title, "whose": whose, "left_out": left_out}
+            if parsed.history is not None and parsed.history.imported:
+                said += " " + ngettext(
+                    "Its review log added %(n)d past review to your history.",
+                    "Its review log added %(n)d past reviews to your history.",
+                    parsed.history.imported,
+                ) % {"n": parsed.history.imported}
+            messages.success(request, said)
             return redirect("cards:deck", slug=note.slug)
     return render(request, "cards/anki_import.html", {"form": form}, status=400 if form.errors else 200)

@@ -13,6 +13,8 @@ from datetime import date, timedelta
 from typing import Any
 from uuid import UUID
 
+from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -22,9 +24,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.utils.translation import gettext_lazy, ngettext
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards import calibrating, charts, extensions, learning, revlog
+from cards import calibrating, charts, extensions, history, learning, revlog
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, Course, Note, Profile, ReviewLog
@@ -143,6 +146,43 @@ def revlog_export(request: HttpRequest) -> StreamingHttpResponse:
     response = StreamingHttpResponse(revlog.csv_lines(revlog.revlog_rows(logs)), content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="revlog.csv"'
     return response
+
+
+class HistoryImportForm(forms.Form):
+    file = forms.FileField(
+        label=gettext_lazy("Review log (CSV)"),
+        help_text=gettext_lazy("The file “Download my review log (CSV)” writes, here or on another quizsite."),
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def history_import(request: HttpRequest) -> HttpResponse:
+    """A learner's past reviews as their history (``cards.history``), so calibration and fitting start from it."""
+    form = HistoryImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            if upload.size > settings.ANKI_IMPORT_MAX_BYTES:
+                raise history.HistoryImportError(
+                    _("The file is %(size)d bytes, over the %(limit)d byte limit.")
+                    % {"size": upload.size, "limit": settings.ANKI_IMPORT_MAX_BYTES}
+                )
+            summary = history.import_csv(request.user, upload.read(), timezone.now())
+        except history.HistoryImportError as exc:
+            form.add_error("file", str(exc))
+        else:
+            imported = ngettext(
+                "Imported %(n)d review into your history.",
+                "Imported %(n)d reviews into your history.",
+                summary.imported,
+            ) % {"n": summary.imported}
+            skipped = _(
+                "Skipped: %(duplicates)d already in your log, %(unknown)d of cards not here, %(today)d from today on."
+            ) % {"duplicates": summary.duplicates, "unknown": summary.unknown_cards, "today": summary.not_before_today}
+            messages.success(request, f"{imported} {skipped}")
+            return redirect("cards:stats")
+    return render(request, "cards/history_import.html", {"form": form}, status=400 if form.errors else 200)
 
 
 @login_required

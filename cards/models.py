@@ -550,6 +550,9 @@ class ReviewLog(models.Model):
         SELF = "self", _("Self-rated")
         GRADER = "grader", _("Graded drill")
         OUTPUT = "output", _("Output card")
+        # Imported history (cards.history): reviews done elsewhere or earlier. Read by the scoring, the
+        # fit and the stats; never XP, a board's reviews nor a streak (teams.activity, cards.review).
+        IMPORT = "import", _("Imported history")
 
     # db_index off on both: the named indexes below cover these lookups.
     user = models.ForeignKey(
@@ -596,7 +599,7 @@ class ReviewLog(models.Model):
             ),
             models.CheckConstraint(condition=models.Q(quality__lte=5), name="reviewlog_quality_range"),
             models.CheckConstraint(
-                condition=models.Q(source__in=["self", "grader", "output"]),
+                condition=models.Q(source__in=["self", "grader", "output", "import"]),
                 name="reviewlog_source_valid",
             ),
             models.CheckConstraint(condition=models.Q(scheduler__in=["sm2", "fsrs"]), name="reviewlog_scheduler_valid"),

@@ -643,6 +643,7 @@ def dashboard_summary(user: AbstractBaseUser, profile: Profile, now: datetime) -
     snap = queue_snapshot(user, profile, today)
     days = list(
         ReviewLog.objects.filter(user=user, review_day__gte=today - timedelta(days=STREAK_LOOKBACK_DAYS))
+        .exclude(source=ReviewLog.Source.IMPORT)  # imported history is no streak here
         .order_by("-review_day")
         .values_list("review_day", flat=True)
         .distinct()

@@ -27,6 +27,7 @@ urlpatterns = [
     path("cards/<uuid:card_uuid>/", browse_views.card_detail, name="card"),
     path("stats/", browse_views.stats, name="stats"),
     path("stats/revlog.csv", browse_views.revlog_export, name="revlog_export"),
+    path("stats/history/import/", browse_views.history_import, name="history_import"),
     path("stats/calibration/", browse_views.calibration, name="calibration"),
     path("anki/export/", anki_views.anki_export, name="anki_export"),
     path("anki/import/", anki_views.anki_import, name="anki_import"),

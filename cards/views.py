@@ -26,7 +26,7 @@ from django.views import i18n
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
-from cards import charts, extensions, fit_text, switching, tasks
+from cards import charts, extensions, fit_text, optimising, switching, tasks
 from cards import review as reviewing
 from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Language, Note, Optimisation, Profile, Scheduler
@@ -245,6 +245,7 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         "optimisation": optimisation,
         "optimisation_message": fit_text.translate(optimisation.message) if optimisation else "",
         "min_reviews": MIN_REVIEWS,
+        "fit_reviews": optimising.scored_count(request.user.pk),
         "parameter_rows": parameter_rows(profile.fsrs_parameters, fitted) if fitted else [],
     }
     return render(request, "cards/settings.html", context)
@@ -269,6 +270,16 @@ def optimise(request: HttpRequest) -> HttpResponse:
     outcome = tasks.request_fit_now(request.user, timezone.now())
     if isinstance(outcome, Optimisation):
         messages.success(request, _("Fitting your parameters on the worker; reload this page in a minute."))
+        have = optimising.scored_count(request.user.pk)
+        if have < MIN_REVIEWS:
+            messages.info(
+                request,
+                _(
+                    "Only %(have)d of your reviews count towards a fit, which needs %(needed)d: it will keep the "
+                    "default parameters."
+                )
+                % {"have": have, "needed": MIN_REVIEWS},
+            )
     else:
         messages.info(request, outcome.message(reviewing.get_profile(request.user).zone))
     return redirect("cards:settings")

@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Min, Q, Subquery
+from django.db.models import Min, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from cards.models import CardState, Profile, ReviewLog
@@ -78,6 +78,11 @@ def clocks_for(user_ids: Iterable[int]) -> dict[int, Clock]:
             profile.zone, profile.day_start_hour, profile.reviews_per_day, profile.day_floor
         )
     return clocks
+
+
+def _reviews_here(user_id: int) -> QuerySet[ReviewLog]:
+    """The learner's reviews on this site: imported history (done elsewhere or earlier) makes no day here."""
+    return ReviewLog.objects.filter(user_id=user_id).exclude(source=ReviewLog.Source.IMPORT)
 
 
 def _review_fact(row: dict[str, object]) -> ReviewFact:
@@ -157,7 +162,7 @@ def refresh_day(user_id: int, day: date, clock: Clock | None = None) -> DailyAct
     clock = clock or clock_for(user_id)
     with transaction.atomic():
         User.objects.select_for_update().filter(pk=user_id).first()
-        rows = list(ReviewLog.objects.filter(user_id=user_id, review_day=day).values(*REVIEW_FIELDS))
+        rows = list(_reviews_here(user_id).filter(review_day=day).values(*REVIEW_FIELDS))
         totals = review_totals(_review_fact(r) for r in rows)
         awards = _day_awards(user_id, day, clock)
         previous, current, later = _neighbourhood(user_id, day)
@@ -222,7 +227,7 @@ def _replayed_next_due(user_id: int) -> dict[date, date | None]:
     suspended = set(hidden.values_list("card_id", flat=True))
     due: dict[int, date] = {}
     out: dict[date, date | None] = {}
-    logs = ReviewLog.objects.filter(user_id=user_id).order_by("reviewed_at", "pk")
+    logs = _reviews_here(user_id).order_by("reviewed_at", "pk")
     current: date | None = None
     for card_id, day, due_after in logs.values_list("card_id", "review_day", "due_after").iterator():
         if current is not None and day != current:
@@ -239,7 +244,7 @@ def rebuild_user(user_id: int) -> list[DailyActivity]:
     """Every learner day of one learner, recomputed from the whole history (not saved)."""
     clock = clock_for(user_id)
     by_day: dict[date, list[dict[str, object]]] = defaultdict(list)
-    for row in ReviewLog.objects.filter(user_id=user_id).values(*REVIEW_FIELDS).iterator():
+    for row in _reviews_here(user_id).values(*REVIEW_FIELDS).iterator():
         by_day[row["review_day"]].append(row)
     awards_by_day: dict[date, list[object]] = defaultdict(list)
     for award in drill_awards(_submission_facts(user_id)):

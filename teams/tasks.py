@@ -103,6 +103,7 @@ def digest_context(pref: BoardPreference, today: date, now: datetime) -> dict[st
 def _streak(user: AbstractBaseUser, today: date) -> int:
     """The dashboard's streak (``cards.review.streak_days``): days with a review, ending today or yesterday."""
     days = ReviewLog.objects.filter(user=user, review_day__gte=today - timedelta(days=review.STREAK_LOOKBACK_DAYS))
+    days = days.exclude(source=ReviewLog.Source.IMPORT)  # history done elsewhere is no streak here
     return review.streak_days(list(days.order_by().values_list("review_day", flat=True).distinct()), today)
 
 

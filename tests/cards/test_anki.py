@@ -11,7 +11,7 @@ import sqlite3
 import tempfile
 import time
 import zipfile
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from cards import anki
 from cards import review as reviewing
-from cards.models import Card, CardState, Note
+from cards.models import Card, CardState, Note, Profile, ReviewLog
 from tests.cards.factories import make_card, make_note, make_user
 
 FIXTURES = Path(__file__).parent / "fixtures" / "anki"
@@ -131,6 +131,27 @@ class ExportTests(TestCase):
         due_day = (date(2026, 11, 30) - date(2014, 9, 19)).days
         assert by_front[self.card.front_html] == [2, 2, 6, due_day, 2360, 2]
         assert by_front[self.other.front_html] == [0, 0, 0, 0, 0, 0]  # someone else's review is not ours
+
+    def test_an_fsrs_learner_exports_the_interval_fsrs_set_and_the_form_says_so(self) -> None:
+        # Under FSRS the card keeps moving its SM-2 interval (1, then 6) beside FSRS's due day: the
+        # export must write FSRS's interval (last review to due), not SM-2's.
+        reviewing.get_profile(self.user)
+        Profile.objects.filter(user=self.user).update(scheduler="fsrs")
+        self._review(
+            self.card, interval=6, due=date(2026, 12, 20), last_review_day=date(2026, 11, 30), stability=20.0,
+            difficulty=5.0,
+        )  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            conn = open_collection(apkg_bytes([self.note], self.user), Path(folder))
+            rows = conn.execute("SELECT ivl, due FROM cards WHERE type = 2").fetchall()
+        assert rows == [(20, (date(2026, 12, 20) - date(2014, 9, 19)).days)]
+        self.client.force_login(self.user)
+        page = self.client.get(reverse("cards:anki_export")).content.decode()
+        assert "your FSRS interval" in page and "SM-2" not in page
+
+    def test_an_sm2_learner_is_told_the_export_carries_their_sm2_interval(self) -> None:
+        self.client.force_login(self.user)
+        assert "your SM-2 interval" in self.client.get(reverse("cards:anki_export")).content.decode()
 
     def test_it_keeps_guids_stable_across_exports(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
@@ -385,6 +406,47 @@ class ImportViewTests(TestCase):
         note = Note.objects.get(slug="anki-quick")
         assert response.status_code == 302 and response["Location"] == reverse("cards:deck", args=[note.slug])
         assert note.cards.count() == 2
+
+    def test_a_packages_review_log_becomes_the_importers_history_of_the_cards_it_makes(self) -> None:
+        folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        day_ms = 86_400_000
+        jan = int(datetime(2026, 1, 1, 12, tzinfo=UTC).timestamp() * 1000)
+        today = int(timezone.now().timestamp() * 1000)
+        revlog = (
+            "CREATE TABLE revlog (id integer primary key, cid integer, usn integer, ease integer, ivl integer, "
+            "lastIvl integer, factor integer, time integer, type integer);"
+            f"INSERT INTO revlog VALUES ({jan}, 1, 0, 3, 1, 0, 2500, 8000, 0);"  # note 1: Good
+            f"INSERT INTO revlog VALUES ({jan + 3 * day_ms}, 1, 0, 1, 1, 1, 2500, 9000, 1);"  # note 1: Again
+            f"INSERT INTO revlog VALUES ({jan + 4 * day_ms}, 1, 0, 0, 9, 1, 2500, 0, 4);"  # a manual reschedule
+            f"INSERT INTO revlog VALUES ({jan + day_ms}, 2, 0, 4, 4, 0, 2500, 4000, 0);"  # note 2: Easy
+            f"INSERT INTO revlog VALUES ({jan + 2 * day_ms}, 3, 0, 3, 4, 0, 2500, 4000, 0);"  # note 3: no front
+            f"INSERT INTO revlog VALUES ({today}, 2, 0, 3, 4, 0, 2500, 4000, 1);"  # today: not history
+        )
+        path = make_collection(folder, [(0, "", "q1\x1fa1"), (0, "", "q2\x1fa2"), (0, "", "\x1fno front")],
+                               extra_sql=revlog)  # fmt: skip
+        self.client.force_login(self.learner)
+        upload = SimpleUploadedFile("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}))
+        response = self.client.post(reverse("cards:anki_import"), {"file": upload}, follow=True)
+        self.assertContains(response, "Its review log added 3 past reviews to your history.")
+        logs = ReviewLog.objects.filter(user=self.learner).order_by("reviewed_at")
+        rows = list(logs.values_list("card__front", "review_day", "quality", "duration_ms", "source"))
+        assert rows == [
+            ("q1", date(2026, 1, 1), 4, 8000, "import"),
+            ("q2", date(2026, 1, 2), 5, 4000, "import"),
+            ("q1", date(2026, 1, 4), 1, 9000, "import"),
+        ]
+        assert ReviewLog.objects.filter(user=self.staff).count() == 0
+
+    def test_a_broken_review_log_refuses_the_package_and_writes_nothing(self) -> None:
+        folder = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        revlog = (
+            "CREATE TABLE revlog (id, cid, usn, ease, ivl, lastIvl, factor, time, type);"
+            "INSERT INTO revlog VALUES (1, 1, 0, 3, 1, 0, 2500, 'slow', 0);"
+        )
+        path = make_collection(folder, [(0, "", "q1\x1fa1")], extra_sql=revlog)
+        with self.assertRaisesMessage(anki.AnkiImportError, "review log has entries of an unexpected type"):
+            anki.import_file("deck.apkg", zip_members({"collection.anki2": path.read_bytes()}), reviewer=self.learner)
+        assert not Note.objects.filter(slug__startswith="anki-").exists()
 
     def test_it_shows_the_error_of_a_hostile_upload_and_writes_nothing(self) -> None:
         self.client.force_login(self.staff)

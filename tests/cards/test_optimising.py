@@ -71,6 +71,17 @@ class DueTests(TestCase):
         self.assertEqual({r.rating for r in reviews}, {3})
         self.assertEqual(evaluate.evaluate(reviews)["n"], 4)
 
+    def test_it_counts_scored_reviews_as_the_fit_does(self) -> None:
+        log_reviews(self.user, cards=3, reviews_each=4)
+        log_reviews(self.user, cards=2, reviews_each=3, start=date(2026, 1, 2))
+        first = ReviewLog.objects.filter(user=self.user).order_by("pk").first()
+        assert first is not None
+        first.pk, first.reviewed_at = None, first.reviewed_at + timedelta(minutes=5)  # a second review that day
+        first.save()
+        expected = len(fitting.scored_days(optimising.learner_reviews(self.user.pk)))
+        self.assertEqual(optimising.scored_count(self.user.pk), expected)
+        self.assertEqual(expected, 3 * 3 + 2 * 2)
+
     def test_it_says_default_parameters_below_the_minimum(self) -> None:
         outcome = fitting.optimise(optimising.learner_reviews(self.user.pk), None)
         self.assertFalse(outcome.keep)
@@ -190,6 +201,38 @@ class SettingsOptimisationTests(TestCase):
         self.assertIn(f"{fitted[0]:.4f}", row)
         self.assertIn("+0.5000", row)
         self.assertEqual(views.parameter_rows(None, fitted)[1]["change"], 0)
+
+    def test_it_says_how_many_reviews_count_and_how_many_a_fit_needs(self) -> None:
+        log_reviews(self.user, cards=5, reviews_each=3)  # 15 reviews, 10 of them on a later day than the card's last
+        response = self.client.get(reverse("cards:settings"))
+        self.assertContains(response, f"10 reviews count towards a fit, which needs {fitting.MIN_REVIEWS}")
+        self.assertContains(response, "only a card's reviews on a later day than its previous one count")
+
+    def test_the_button_says_up_front_that_too_few_reviews_keep_the_defaults(self) -> None:
+        log_reviews(self.user, cards=2, reviews_each=3)
+        with self.captureOnCommitCallbacks(execute=False):
+            response = self.client.post(reverse("cards:optimise"), follow=True)
+        self.assertContains(response, f"Only 4 of your reviews count towards a fit, which needs {fitting.MIN_REVIEWS}")
+
+    def test_it_says_a_fit_with_too_few_reviews_did_not_run_rather_than_done(self) -> None:
+        Optimisation.objects.create(
+            user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=False, parameters=None,
+            message=f"Default parameters until {fitting.MIN_REVIEWS} reviews (70 so far): the fit learns from the "
+            "earlier 80% of them and needs 512.",
+        )  # fmt: skip
+        response = self.client.get(reverse("cards:settings"))
+        self.assertNotContains(response, "Last fit: done")
+        self.assertContains(response, "Last fit: could not run, too few reviews (your parameters stay as they were)")
+
+    def test_it_says_whether_a_finished_fit_was_kept_or_failed(self) -> None:
+        row = Optimisation.objects.create(
+            user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=False, parameters=[0.1] * 21
+        )
+        self.assertContains(self.client.get(reverse("cards:settings")), "Last fit: done, new parameters not kept")
+        Optimisation.objects.filter(pk=row.pk).update(kept=True)
+        self.assertContains(self.client.get(reverse("cards:settings")), "Last fit: done, new parameters kept,")
+        Optimisation.objects.filter(pk=row.pk).update(status="failed", message=optimising.FAILED_MESSAGE)
+        self.assertContains(self.client.get(reverse("cards:settings")), "Last fit: failed (your parameters stay")
 
     def test_it_tells_a_learner_pressing_again_when_the_next_fit_may_run(self) -> None:
         with override_settings(FSRS_FIT_COOLDOWN=3600), self.captureOnCommitCallbacks(execute=False) as callbacks:

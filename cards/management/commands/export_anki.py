@@ -20,7 +20,7 @@ from cards.models import Note
 class Command(BaseCommand):
     help = (
         "Write every deck (or the decks named with --deck) as an Anki .apkg file; with --user, each card that "
-        "learner has reviewed carries their SM-2 interval, due day and ease."
+        "learner has reviewed carries their interval (their scheduler's: SM-2 or FSRS), due day and ease."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
