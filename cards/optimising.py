@@ -12,14 +12,18 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    ``cards.tasks.request_optimisation`` enqueues the task after commit. A learner's own "fit now"
    (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
    the scoring worker up to minutes, and a learner pressing the button again gains nothing.
-3. ``run`` claims the row (queued -> running must change one row), fits on the reviews before the
-   time split, keeps the parameters only if the held-out log loss improves beyond noise
-   (``cards.scheduling.fitting``'s keep rule), records the split day (the calibration page scores the
-   kept parameters only on reviews from that day on), and records a final
-   status only while its claim still holds (the claim's ``started_at`` is its token).
+3. ``run`` claims the row (queued -> running must change one row, writing a claim token that names
+   its process, ``quizsite.claims``), fits on the reviews before the time split, keeps the parameters
+   only if the held-out log loss improves beyond noise (``cards.scheduling.fitting``'s keep rule),
+   records the split day (the calibration page scores the kept parameters only on reviews from that
+   day on), and records a final status only while its claim still holds.
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
-   hold the one-active constraint for good: ``expire_stale`` marks a row failed once it has been queued
-   or running longer than ``FSRS_FIT_STALE_AFTER``, before a new fit is queued and in beat's daily job.
+   hold the one-active constraint for good: ``expire_stale`` marks it failed, as the job lifecycle's
+   reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its claimant is
+   provably dead (same host, process gone), else once it has been queued or running longer than
+   ``FSRS_FIT_STALE_AFTER``. It runs on the grading reaper's schedule (``graders.tasks.reap``), when a
+   scoring worker starts, before a new fit is queued, and in beat's daily job. A lost fit is given up,
+   not retried: the learner's next fit (theirs, or beat's daily one) runs on fresh reviews anyway.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from cards.models import Optimisation, Profile
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
 from cards.scheduling.fsrs6 import EPOCH
+from quizsite.claims import claimant_is_dead, new_claim_token, release_claim
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
@@ -75,21 +80,27 @@ def is_due(user_id: int, now: datetime) -> bool:
 
 
 def expire_stale(now: datetime, user_id: int | None = None) -> int:
-    """Step 4: mark failed every fit queued or running since before ``now - FSRS_FIT_STALE_AFTER``.
+    """Step 4: mark failed every fit whose claimant is provably dead, and every fit queued or running since
+    before ``now - FSRS_FIT_STALE_AFTER``.
 
-    A conditional update: a fit that finishes meanwhile is left alone, and one that finishes after it
+    Conditional updates: a fit that finishes meanwhile is left alone, and one that finishes after it
     was given up changes nothing (``run``'s finish is conditional on its claim). Returns the rows marked.
     """
     bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
-    stale = Optimisation.objects.filter(
-        Q(status=Optimisation.Status.RUNNING, started_at__lt=bound)
-        | Q(status=Optimisation.Status.QUEUED, created_at__lt=bound)
-    )
+    active = Optimisation.objects.filter(status__in=ACTIVE)
     if user_id is not None:
-        stale = stale.filter(user_id=user_id)
-    expired = stale.update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
+        active = active.filter(user_id=user_id)
+    stale = Q(status=Optimisation.Status.RUNNING, started_at__lt=bound)
+    stale |= Q(status=Optimisation.Status.QUEUED, created_at__lt=bound)
+    expired = active.filter(stale).update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
+    running = active.filter(status=Optimisation.Status.RUNNING).exclude(claim_token="")
+    for pk, token in running.values_list("pk", "claim_token"):
+        if claimant_is_dead(token):
+            expired += running.filter(pk=pk, claim_token=token).update(
+                status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE
+            )
     if expired:
-        logger.warning("gave up %s FSRS fit(s) queued or running since before %s", expired, bound)
+        logger.warning("gave up %s FSRS fit(s) whose worker died or that were active since before %s", expired, bound)
     return expired
 
 
@@ -148,24 +159,28 @@ def run(optimisation_id: int, now: datetime | None = None) -> Optimisation | Non
     """Step 3. Returns the finished row, or None when another worker claimed it first or it was given up
     (step 4) before it finished."""
     now = now or timezone.now()
-    claimed = Optimisation.objects.filter(pk=optimisation_id, status=Optimisation.Status.QUEUED).update(
-        status=Optimisation.Status.RUNNING, started_at=now
-    )
-    if claimed != 1:
-        return None
-    row = Optimisation.objects.select_related("user").get(pk=optimisation_id)
-    profile = get_profile(row.user)
+    token = new_claim_token()
     try:
-        outcome = _fit(row, profile)
-    except Exception:  # SoftTimeLimitExceeded too: the fit ran past the task's soft time limit
-        logger.exception("FSRS optimisation %s failed", optimisation_id)
-        row.status, row.message = Optimisation.Status.FAILED, FAILED_MESSAGE
-        outcome = None
-    row.finished_at = timezone.now()
-    if not _finish(row, now, profile, outcome):
-        logger.warning("FSRS optimisation %s was given up before it finished; its outcome is dropped", row.pk)
-        return None
-    return row
+        claimed = Optimisation.objects.filter(pk=optimisation_id, status=Optimisation.Status.QUEUED).update(
+            status=Optimisation.Status.RUNNING, started_at=now, claim_token=token
+        )
+        if claimed != 1:
+            return None
+        row = Optimisation.objects.select_related("user").get(pk=optimisation_id)
+        profile = get_profile(row.user)
+        try:
+            outcome = _fit(row, profile)
+        except Exception:  # SoftTimeLimitExceeded too: the fit ran past the task's soft time limit
+            logger.exception("FSRS optimisation %s failed", optimisation_id)
+            row.status, row.message = Optimisation.Status.FAILED, FAILED_MESSAGE
+            outcome = None
+        row.finished_at = timezone.now()
+        if not _finish(row, token, profile, outcome):
+            logger.warning("FSRS optimisation %s was given up before it finished; its outcome is dropped", row.pk)
+            return None
+        return row
+    finally:
+        release_claim(token)
 
 
 def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
@@ -186,10 +201,10 @@ FINISHED_FIELDS = (
 )  # fmt: skip
 
 
-def _finish(row: Optimisation, claimed_at: datetime, profile: Profile, outcome: fitting.Outcome | None) -> bool:
+def _finish(row: Optimisation, token: str, profile: Profile, outcome: fitting.Outcome | None) -> bool:
     """Record the final status, and the kept parameters, only while this run's claim still holds."""
     with transaction.atomic():
-        mine = Optimisation.objects.filter(pk=row.pk, status=Optimisation.Status.RUNNING, started_at=claimed_at)
+        mine = Optimisation.objects.filter(pk=row.pk, status=Optimisation.Status.RUNNING, claim_token=token)
         if mine.update(**{name: getattr(row, name) for name in FINISHED_FIELDS}) != 1:
             return False
         if outcome is not None and outcome.keep:
