@@ -18,12 +18,13 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    records the split day (the calibration page scores the kept parameters only on reviews from that
    day on), and records a final status only while its claim still holds.
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
-   hold the one-active constraint for good: ``expire_stale`` marks it failed, as the job lifecycle's
-   reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its claimant is
-   provably dead (same host, process gone), else once it has been queued or running longer than
-   ``FSRS_FIT_STALE_AFTER``. It runs on the grading reaper's schedule (``graders.tasks.reap``), when a
-   scoring worker starts, before a new fit is queued, and in beat's daily job. A lost fit is given up,
-   not retried: the learner's next fit (theirs, or beat's daily one) runs on fresh reviews anyway.
+   hold the one-active constraint for good. ``expire_lost`` marks a running fit failed as the job
+   lifecycle's reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its
+   claimant is provably dead (same host, process gone), else once it has run longer than
+   ``FSRS_FIT_STALE_AFTER``; on the grading reaper's schedule (``graders.tasks.reap``) and when a scoring
+   worker starts. ``expire_stale`` adds fits queued longer than that (a lost message), before a new fit
+   is queued and in beat's daily job. A lost fit is given up, not retried: the learner's next fit
+   (theirs, or beat's daily one) runs on the reviews they have then.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -79,29 +80,42 @@ def is_due(user_id: int, now: datetime) -> bool:
     return grown or now - last.created_at >= REFIT_AFTER
 
 
-def expire_stale(now: datetime, user_id: int | None = None) -> int:
-    """Step 4: mark failed every fit whose claimant is provably dead, and every fit queued or running since
-    before ``now - FSRS_FIT_STALE_AFTER``.
+def expire_lost(now: datetime, user_id: int | None = None) -> int:
+    """Step 4 for running fits, on the reaper's schedule: mark failed every one whose claimant is provably dead,
+    or that was claimed before ``now - FSRS_FIT_STALE_AFTER`` (past any time limit: its worker is gone).
 
     Conditional updates: a fit that finishes meanwhile is left alone, and one that finishes after it
     was given up changes nothing (``run``'s finish is conditional on its claim). Returns the rows marked.
     """
     bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
-    active = Optimisation.objects.filter(status__in=ACTIVE)
-    if user_id is not None:
-        active = active.filter(user_id=user_id)
-    stale = Q(status=Optimisation.Status.RUNNING, started_at__lt=bound)
-    stale |= Q(status=Optimisation.Status.QUEUED, created_at__lt=bound)
-    expired = active.filter(stale).update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
-    running = active.filter(status=Optimisation.Status.RUNNING).exclude(claim_token="")
-    for pk, token in running.values_list("pk", "claim_token"):
+    running = _active(user_id).filter(status=Optimisation.Status.RUNNING)
+    expired = _give_up(running.filter(started_at__lt=bound), now)
+    for pk, token in running.exclude(claim_token="").values_list("pk", "claim_token"):
         if claimant_is_dead(token):
-            expired += running.filter(pk=pk, claim_token=token).update(
-                status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE
-            )
+            expired += _give_up(running.filter(pk=pk, claim_token=token), now)
     if expired:
-        logger.warning("gave up %s FSRS fit(s) whose worker died or that were active since before %s", expired, bound)
+        logger.warning("gave up %s FSRS fit(s) whose worker died or that ran since before %s", expired, bound)
     return expired
+
+
+def expire_stale(now: datetime, user_id: int | None = None) -> int:
+    """Step 4 where a new fit may be asked for (``queue``, ``request``, beat's daily job): ``expire_lost``,
+    and every fit queued since before ``now - FSRS_FIT_STALE_AFTER`` (its message was lost). Not on the
+    reaper's schedule: beat's daily job queues many fits at once, and one waiting its turn is not lost."""
+    bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
+    waited = _give_up(_active(user_id).filter(status=Optimisation.Status.QUEUED, created_at__lt=bound), now)
+    if waited:
+        logger.warning("gave up %s FSRS fit(s) queued since before %s", waited, bound)
+    return waited + expire_lost(now, user_id)
+
+
+def _active(user_id: int | None) -> QuerySet[Optimisation]:
+    active = Optimisation.objects.filter(status__in=ACTIVE)
+    return active if user_id is None else active.filter(user_id=user_id)
+
+
+def _give_up(rows: QuerySet[Optimisation], now: datetime) -> int:
+    return rows.update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
 
 
 def queue(user: AbstractBaseUser, now: datetime) -> Optimisation | None:

@@ -130,7 +130,7 @@ def reap(startup: bool = False) -> int:
     this runs: the reaper itself runs on one.)
 
     FSRS fits are the one background work outside these kinds (``cards`` sits below ``graders`` and runs
-    them on the scoring worker): the reaper gives up the lost ones too (``cards.optimising.expire_stale``),
+    them on the scoring worker): the reaper gives up the lost ones too (``cards.optimising.expire_lost``),
     so a fit whose worker was killed no longer holds its learner's one active fit.
     """
     now = timezone.now()
@@ -144,5 +144,5 @@ def reap(startup: bool = False) -> int:
             count += 1
     if count:
         logger.warning("re-sent %d stuck jobs", count)
-    optimising.expire_stale(now)
+    optimising.expire_lost(now)
     return count

@@ -204,6 +204,15 @@ class LostFitTests(TestCase):
         dead.refresh_from_db()
         self.assertEqual(dead.status, "failed")
 
+    def test_the_reaper_leaves_a_fit_that_waits_its_turn_in_the_queue(self) -> None:
+        """Beat's daily job queues many fits at once, and the scoring worker runs one at a time: a fit queued
+        longer than FSRS_FIT_STALE_AFTER is given up only where a new fit may be asked for."""
+        waiting = Optimisation.objects.create(user=self.user, created_at=self.now - timedelta(minutes=31))
+        reap()
+        self.assertEqual(tasks.expire_lost_fits(), 0)
+        waiting.refresh_from_db()
+        self.assertEqual(waiting.status, "queued")
+
     def test_it_leaves_a_fit_whose_worker_is_alive_running(self) -> None:
         token = claims.new_claim_token()
         self.addCleanup(claims.release_claim, token)
