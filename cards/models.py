@@ -657,6 +657,9 @@ class Optimisation(models.Model):
     created_at = models.DateTimeField()
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(
+        max_length=200, blank=True, help_text="The process running it (quizsite.claims): a dead one gives it up."
+    )
     reviews = models.PositiveIntegerField(default=0, help_text="The learner's scored reviews when it ran.")
     test_points = models.PositiveIntegerField(default=0, help_text="Held-out reviews the two parameter sets met.")
     log_loss_before = models.FloatField(null=True, blank=True)

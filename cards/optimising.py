@@ -12,14 +12,19 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    ``cards.tasks.request_optimisation`` enqueues the task after commit. A learner's own "fit now"
    (``request``) also waits out ``FSRS_FIT_COOLDOWN`` after their last fit was asked for: a fit costs
    the scoring worker up to minutes, and a learner pressing the button again gains nothing.
-3. ``run`` claims the row (queued -> running must change one row), fits on the reviews before the
-   time split, keeps the parameters only if the held-out log loss improves beyond noise
-   (``cards.scheduling.fitting``'s keep rule), records the split day (the calibration page scores the
-   kept parameters only on reviews from that day on), and records a final
-   status only while its claim still holds (the claim's ``started_at`` is its token).
+3. ``run`` claims the row (queued -> running must change one row, writing a claim token that names
+   its process, ``quizsite.claims``), fits on the reviews before the time split, keeps the parameters
+   only if the held-out log loss improves beyond noise (``cards.scheduling.fitting``'s keep rule),
+   records the split day (the calibration page scores the kept parameters only on reviews from that
+   day on), and records a final status only while its claim still holds.
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
-   hold the one-active constraint for good: ``expire_stale`` marks a row failed once it has been queued
-   or running longer than ``FSRS_FIT_STALE_AFTER``, before a new fit is queued and in beat's daily job.
+   hold the one-active constraint for good. ``expire_lost`` marks a running fit failed as the job
+   lifecycle's reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its
+   claimant is provably dead (same host, process gone), else once it has run longer than
+   ``FSRS_FIT_STALE_AFTER``; on the grading reaper's schedule (``graders.tasks.reap``) and when a scoring
+   worker starts. ``expire_stale`` adds fits queued longer than that (a lost message), before a new fit
+   is queued and in beat's daily job. A lost fit is given up, not retried: the learner's next fit
+   (theirs, or beat's daily one) runs on the reviews they have then.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -41,6 +46,7 @@ from cards.models import Optimisation, Profile, ReviewLog
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
 from cards.scheduling.fsrs6 import EPOCH
+from quizsite.claims import claimant_is_dead, new_claim_token, release_claim
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
@@ -78,23 +84,42 @@ def is_due(user_id: int, now: datetime) -> bool:
     return grown or now - last.created_at >= REFIT_AFTER
 
 
-def expire_stale(now: datetime, user_id: int | None = None) -> int:
-    """Step 4: mark failed every fit queued or running since before ``now - FSRS_FIT_STALE_AFTER``.
+def expire_lost(now: datetime, user_id: int | None = None) -> int:
+    """Step 4 for running fits, on the reaper's schedule: mark failed every one whose claimant is provably dead,
+    or that was claimed before ``now - FSRS_FIT_STALE_AFTER`` (past any time limit: its worker is gone).
 
-    A conditional update: a fit that finishes meanwhile is left alone, and one that finishes after it
+    Conditional updates: a fit that finishes meanwhile is left alone, and one that finishes after it
     was given up changes nothing (``run``'s finish is conditional on its claim). Returns the rows marked.
     """
     bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
-    stale = Optimisation.objects.filter(
-        Q(status=Optimisation.Status.RUNNING, started_at__lt=bound)
-        | Q(status=Optimisation.Status.QUEUED, created_at__lt=bound)
-    )
-    if user_id is not None:
-        stale = stale.filter(user_id=user_id)
-    expired = stale.update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
+    running = _active(user_id).filter(status=Optimisation.Status.RUNNING)
+    expired = _give_up(running.filter(started_at__lt=bound), now)
+    for pk, token in running.exclude(claim_token="").values_list("pk", "claim_token"):
+        if claimant_is_dead(token):
+            expired += _give_up(running.filter(pk=pk, claim_token=token), now)
     if expired:
-        logger.warning("gave up %s FSRS fit(s) queued or running since before %s", expired, bound)
+        logger.warning("gave up %s FSRS fit(s) whose worker died or that ran since before %s", expired, bound)
     return expired
+
+
+def expire_stale(now: datetime, user_id: int | None = None) -> int:
+    """Step 4 where a new fit may be asked for (``queue``, ``request``, beat's daily job): ``expire_lost``,
+    and every fit queued since before ``now - FSRS_FIT_STALE_AFTER`` (its message was lost). Not on the
+    reaper's schedule: beat's daily job queues many fits at once, and one waiting its turn is not lost."""
+    bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
+    waited = _give_up(_active(user_id).filter(status=Optimisation.Status.QUEUED, created_at__lt=bound), now)
+    if waited:
+        logger.warning("gave up %s FSRS fit(s) queued since before %s", waited, bound)
+    return waited + expire_lost(now, user_id)
+
+
+def _active(user_id: int | None) -> QuerySet[Optimisation]:
+    active = Optimisation.objects.filter(status__in=ACTIVE)
+    return active if user_id is None else active.filter(user_id=user_id)
+
+
+def _give_up(rows: QuerySet[Optimisation], now: datetime) -> int:
+    return rows.update(status=Optimisation.Status.FAILED, finished_at=now, message=STALE_MESSAGE)
 
 
 def queue(user: AbstractBaseUser, now: datetime) -> Optimisation | None:
@@ -152,24 +177,28 @@ def run(optimisation_id: int, now: datetime | None = None) -> Optimisation | Non
     """Step 3. Returns the finished row, or None when another worker claimed it first or it was given up
     (step 4) before it finished."""
     now = now or timezone.now()
-    claimed = Optimisation.objects.filter(pk=optimisation_id, status=Optimisation.Status.QUEUED).update(
-        status=Optimisation.Status.RUNNING, started_at=now
-    )
-    if claimed != 1:
-        return None
-    row = Optimisation.objects.select_related("user").get(pk=optimisation_id)
-    profile = get_profile(row.user)
+    token = new_claim_token()
     try:
-        outcome = _fit(row, profile)
-    except Exception:  # SoftTimeLimitExceeded too: the fit ran past the task's soft time limit
-        logger.exception("FSRS optimisation %s failed", optimisation_id)
-        row.status, row.message = Optimisation.Status.FAILED, FAILED_MESSAGE
-        outcome = None
-    row.finished_at = timezone.now()
-    if not _finish(row, now, profile, outcome):
-        logger.warning("FSRS optimisation %s was given up before it finished; its outcome is dropped", row.pk)
-        return None
-    return row
+        claimed = Optimisation.objects.filter(pk=optimisation_id, status=Optimisation.Status.QUEUED).update(
+            status=Optimisation.Status.RUNNING, started_at=now, claim_token=token
+        )
+        if claimed != 1:
+            return None
+        row = Optimisation.objects.select_related("user").get(pk=optimisation_id)
+        profile = get_profile(row.user)
+        try:
+            outcome = _fit(row, profile)
+        except Exception:  # SoftTimeLimitExceeded too: the fit ran past the task's soft time limit
+            logger.exception("FSRS optimisation %s failed", optimisation_id)
+            row.status, row.message = Optimisation.Status.FAILED, FAILED_MESSAGE
+            outcome = None
+        row.finished_at = timezone.now()
+        if not _finish(row, token, profile, outcome):
+            logger.warning("FSRS optimisation %s was given up before it finished; its outcome is dropped", row.pk)
+            return None
+        return row
+    finally:
+        release_claim(token)
 
 
 def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
@@ -190,10 +219,10 @@ FINISHED_FIELDS = (
 )  # fmt: skip
 
 
-def _finish(row: Optimisation, claimed_at: datetime, profile: Profile, outcome: fitting.Outcome | None) -> bool:
+def _finish(row: Optimisation, token: str, profile: Profile, outcome: fitting.Outcome | None) -> bool:
     """Record the final status, and the kept parameters, only while this run's claim still holds."""
     with transaction.atomic():
-        mine = Optimisation.objects.filter(pk=row.pk, status=Optimisation.Status.RUNNING, started_at=claimed_at)
+        mine = Optimisation.objects.filter(pk=row.pk, status=Optimisation.Status.RUNNING, claim_token=token)
         if mine.update(**{name: getattr(row, name) for name in FINISHED_FIELDS}) != 1:
             return False
         if outcome is not None and outcome.keep:

@@ -40,7 +40,8 @@ def request_fit_now(user: AbstractBaseUser, now: datetime) -> Optimisation | opt
 
 
 # Under the scoring worker's prefork pool the soft limit raises inside the fit (recorded as failed), and the
-# hard one kills a fit stuck where the soft one cannot reach; optimising.expire_stale frees its row then.
+# hard one kills a fit stuck where the soft one cannot reach; optimising.expire_lost frees its row then (its
+# claimant is dead: on the grading reaper's next run, graders.tasks.reap).
 @shared_task(
     name="cards.tasks.optimise_parameters",
     soft_time_limit=settings.FSRS_FIT_TIME_LIMIT,
@@ -66,6 +67,13 @@ def optimise_due() -> int:
         if optimising.is_due(user_id, now):
             sent += request_optimisation(get_user_model().objects.get(pk=user_id), now) is not None
     return sent
+
+
+@shared_task(name="cards.tasks.expire_lost_fits", ignore_result=True)
+def expire_lost_fits() -> int:
+    """When a scoring worker starts: give up the fits a killed one held (``optimising.expire_lost``), at once
+    when it ran on this host; the grading reaper does the same every ``GRADER_REAP_INTERVAL``."""
+    return optimising.expire_lost(timezone.now())
 
 
 @shared_task(name="cards.tasks.calibrate_learner")

@@ -373,6 +373,7 @@ CELERY_TASK_ROUTES = {
     "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
     "cards.tasks.optimise_parameters": {"queue": SCORING_QUEUE},
     "cards.tasks.optimise_due": {"queue": SCORING_QUEUE},
+    "cards.tasks.expire_lost_fits": {"queue": SCORING_QUEUE},
     "cards.tasks.calibrate_learner": {"queue": SCORING_QUEUE},
     "cards.tasks.calibrate_learners_due": {"queue": SCORING_QUEUE},
     "teams.tasks.calibrate_team": {"queue": SCORING_QUEUE},
@@ -386,7 +387,8 @@ CALIBRATION_REFRESH_AFTER = envint("CALIBRATION_REFRESH_AFTER", "600")
 FSRS_FIT_COOLDOWN = envint("FSRS_FIT_COOLDOWN", "3600")
 # A fit's soft time limit in seconds (the scoring worker's prefork pool enforces it): past it the fit is
 # recorded as failed. A fit queued or running longer than FSRS_FIT_STALE_AFTER (its worker was killed, or
-# its message lost) is marked failed, so the learner's next fit can run.
+# its message lost) is marked failed, so the learner's next fit can run; one whose worker is provably dead
+# (same host, process gone) is marked failed at once, by the grading reaper or a scoring worker's start.
 FSRS_FIT_TIME_LIMIT = envint("FSRS_FIT_TIME_LIMIT", "900")
 FSRS_FIT_STALE_AFTER = envint("FSRS_FIT_STALE_AFTER", "1800")
 if FSRS_FIT_STALE_AFTER <= FSRS_FIT_TIME_LIMIT + 30:

@@ -22,16 +22,12 @@ One delivery of a job, in ``process``:
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import os
-import socket
-import threading
 import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from django.conf import settings
@@ -43,6 +39,7 @@ from graders.jobs import notify
 from graders.jobs.status import PENDING, Status
 from graders.jobs.tables import Job
 from quizsite import prepared
+from quizsite.claims import claimant_is_dead, new_claim_token, release_claim
 
 logger = logging.getLogger(__name__)
 
@@ -104,61 +101,6 @@ def kind_of(job: Job) -> JobKind:
 
 def kinds() -> list[JobKind]:
     return list(_KINDS.values())
-
-
-# ----------------------------------------------------------------------------------------- claim tokens
-
-_active_tokens: set[str] = set()
-_active_lock = threading.Lock()
-
-
-@functools.cache
-def _process_identity(pid: int) -> str:
-    """host:pid:start-time; the start time tells a reused pid from the process that claimed."""
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or 0}"
-
-
-def _start_time(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat, or None when the process is gone or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return None if fields[0] in ("Z", "X") else fields[19]
-
-
-def new_claim_token() -> str:
-    token = f"{_process_identity(os.getpid())}:{os.urandom(4).hex()}"
-    with _active_lock:
-        _active_tokens.add(token)  # before any row names it: a live claim must never look dead
-    return token
-
-
-def release_claim(token: str) -> None:
-    """Forget a claim this process held (the row is final or handed back)."""
-    with _active_lock:
-        _active_tokens.discard(token)
-
-
-def claimant_is_dead(token: str) -> bool:
-    """True only when we can prove it: the claimant ran on this host and is gone.
-
-    On another host we cannot tell, and the stale-claim rule decides instead.
-    """
-    try:
-        host, pid_text, start, _nonce = token.rsplit(":", 3)
-        pid = int(pid_text)
-    except ValueError:
-        return True
-    if host != socket.gethostname():
-        return False
-    if pid == os.getpid():
-        with _active_lock:
-            return token not in _active_tokens
-    if not Path("/proc").is_dir():
-        return False
-    return _start_time(pid) != start
 
 
 # ---------------------------------------------------------------------------------------------- claim
@@ -254,6 +196,15 @@ def requeue(kind: JobKind, job: Job, token: str, failure: str = "") -> bool:
         status=Status.QUEUED, claim_token="", claimed_at=None, failure=failure
     )
     release_claim(token)
+    return changed == 1
+
+
+def reopen(kind: JobKind, pk: int, now: datetime) -> bool:
+    """Run a finished job again (``check_notes --rerun``): ``final -> queued`` with its claims counted afresh,
+    its result kept until the new run replaces it. A pending row is left to the claim: a live claimant
+    finishes it, a dead or stale one is taken over. The caller sends the row (or runs it through ``process``)."""
+    fresh = {"status": Status.QUEUED, "queued_at": now, "claim_token": "", "claimed_at": None, "finished_at": None}
+    changed = kind.model.objects.filter(pk=pk).exclude(status__in=PENDING).update(**fresh, attempts=0, failure="")
     return changed == 1
 
 

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
+from cards import optimising
 from graders.jobs import lifecycle as jobs
 from graders.jobs import routing
 from graders.jobs.heartbeat import offline_queues
@@ -127,6 +128,10 @@ def reap(startup: bool = False) -> int:
     in that queue, and re-sending it every run would pile up copies over hours without a GPU worker; the
     first GPU worker to start re-sends every queued row anyway. (The CPU queue always has a grader when
     this runs: the reaper itself runs on one.)
+
+    FSRS fits are the one background work outside these kinds (``cards`` sits below ``graders`` and runs
+    them on the scoring worker): the reaper gives up the lost ones too (``cards.optimising.expire_lost``),
+    so a fit whose worker was killed no longer holds its learner's one active fit.
     """
     now = timezone.now()
     offline = set() if startup else offline_queues([settings.GRADER_QUEUE_GPU], now)
@@ -139,4 +144,5 @@ def reap(startup: bool = False) -> int:
             count += 1
     if count:
         logger.warning("re-sent %d stuck jobs", count)
+    optimising.expire_lost(now)
     return count

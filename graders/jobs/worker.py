@@ -29,6 +29,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
+from cards.tasks import expire_lost_fits
 from graders.jobs import routing, tasks
 from graders.jobs.tables import GraderHeartbeat
 from graders.jobs.warm_pool import close_pool, current_pool, get_pool, worker_device
@@ -194,13 +195,14 @@ def _route(sender: str, instance: Any, **kwargs: Any) -> None:
 
 def scoring_only(queues: list[str]) -> bool:
     """The scoring worker (FSRS fits and calibration reports, ``SCORING_QUEUE`` alone) grades nothing: it gets
-    no sandbox pool and no grader heartbeat, and sends no reap."""
+    no sandbox pool and no grader heartbeat, and sends no grading reap (only its own: the fits a killed one held)."""
     return set(queues) == {settings.SCORING_QUEUE}
 
 
 @worker_ready.connect
 def _start(sender: Any = None, **kwargs: Any) -> None:
     if scoring_only(consumed_queues()):
+        expire_lost_fits.apply_async(queue=settings.SCORING_QUEUE)  # what a killed scoring worker held
         return
     start_grading(getattr(sender, "hostname", "") or "")
     tasks.reap.apply_async(kwargs={"startup": True}, queue=settings.GRADER_QUEUE_CPU)

@@ -3,15 +3,20 @@ the fit itself is tested in tests/test_fsrs_fit.py)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, date, datetime, timedelta
 
 from django.test import TestCase, override_settings
 from django.urls import reverse
+from django.utils import timezone
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from cards import optimising, tasks, views
 from cards.models import Optimisation, ReviewLog
 from cards.scheduling import evaluate, fitting
+from graders.jobs.tasks import reap
+from quizsite import claims
 from tests.cards.factories import make_card, make_user
 
 NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
@@ -153,15 +158,81 @@ class CooldownAndStaleTests(TestCase):
     def test_it_drops_the_outcome_of_a_fit_given_up_while_it_ran(self) -> None:
         """A fit that outlived its bound and finished after all must not overwrite the row or the profile."""
         row = Optimisation.objects.create(user=self.user, created_at=NOW)
+        token = claims.new_claim_token()
+        self.addCleanup(claims.release_claim, token)
         with override_settings(FSRS_FIT_STALE_AFTER=0):
-            # The claim's token is ``started_at``: a run claimed at NOW finds the row given up meanwhile.
-            claimed = Optimisation.objects.filter(pk=row.pk).update(status="running", started_at=NOW)
+            # A run that claimed the row at NOW finds it given up meanwhile.
+            claimed = Optimisation.objects.filter(pk=row.pk).update(status="running", started_at=NOW, claim_token=token)
             assert claimed == 1 and optimising.expire_stale(NOW + timedelta(seconds=1)) == 1
         row.refresh_from_db()
         row.status, row.message = Optimisation.Status.DONE, "late"
-        assert not optimising._finish(row, NOW, self.user.profile, None)
+        assert not optimising._finish(row, token, self.user.profile, None)
         row.refresh_from_db()
         self.assertEqual((row.status, row.message), ("failed", optimising.STALE_MESSAGE))
+
+
+def dead_claim() -> str:
+    """The claim token of a process on this host that has exited: a worker killed mid-fit."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    host = claims._process_identity(0).split(":")[0]
+    return f"{host}:{process.pid}:12345:abcd"
+
+
+@override_settings(FSRS_FIT_COOLDOWN=60, FSRS_FIT_STALE_AFTER=1800)
+class LostFitTests(TestCase):
+    """Issue 40: a fit whose worker was killed is lost like a grading job whose grader died, and judged the
+    same way (``quizsite.claims``): given up at once when its claimant is provably dead, by the reaper."""
+
+    def setUp(self) -> None:
+        self.user = make_user(time_zone="UTC", scheduler="fsrs")
+        self.now = timezone.now()
+
+    def killed_mid_fit(self) -> Optimisation:
+        """Asked for five minutes ago, claimed two minutes ago by a worker since SIGKILLed: far within
+        FSRS_FIT_STALE_AFTER, so only the dead claimant tells that it will never finish."""
+        asked, claimed = self.now - timedelta(minutes=5), self.now - timedelta(minutes=2)
+        return Optimisation.objects.create(
+            user=self.user, created_at=asked, status="running", started_at=claimed, claim_token=dead_claim()
+        )
+
+    def test_the_reaper_gives_up_a_fit_whose_worker_was_killed_and_the_next_fit_runs(self) -> None:
+        dead = self.killed_mid_fit()
+        self.assertEqual(reap(), 0)  # no grading job was re-sent; the fit is given up, not re-sent
+        dead.refresh_from_db()
+        self.assertEqual((dead.status, dead.message), ("failed", optimising.STALE_MESSAGE))
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            fresh = tasks.request_fit_now(self.user, self.now)
+        assert isinstance(fresh, Optimisation), fresh
+        self.assertEqual(len(callbacks), 1)
+        done = optimising.run(fresh.pk, self.now)
+        assert done is not None
+        self.assertEqual((done.status, done.claim_token != dead.claim_token), ("done", True))
+
+    def test_a_scoring_worker_gives_up_what_a_killed_one_held_when_it_starts(self) -> None:
+        dead = self.killed_mid_fit()
+        self.assertEqual(tasks.expire_lost_fits(), 1)
+        dead.refresh_from_db()
+        self.assertEqual(dead.status, "failed")
+
+    def test_the_reaper_leaves_a_fit_that_waits_its_turn_in_the_queue(self) -> None:
+        """Beat's daily job queues many fits at once, and the scoring worker runs one at a time: a fit queued
+        longer than FSRS_FIT_STALE_AFTER is given up only where a new fit may be asked for."""
+        waiting = Optimisation.objects.create(user=self.user, created_at=self.now - timedelta(minutes=31))
+        reap()
+        self.assertEqual(tasks.expire_lost_fits(), 0)
+        waiting.refresh_from_db()
+        self.assertEqual(waiting.status, "queued")
+
+    def test_it_leaves_a_fit_whose_worker_is_alive_running(self) -> None:
+        token = claims.new_claim_token()
+        self.addCleanup(claims.release_claim, token)
+        Optimisation.objects.create(
+            user=self.user, created_at=self.now, status="running", started_at=self.now, claim_token=token
+        )
+        self.assertEqual(optimising.expire_stale(self.now + timedelta(minutes=29)), 0)
+        refusal = optimising.request(self.user, self.now + timedelta(minutes=29))
+        assert isinstance(refusal, optimising.Refusal) and refusal.active
 
 
 class SettingsOptimisationTests(TestCase):

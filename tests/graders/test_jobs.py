@@ -31,6 +31,7 @@ from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating import reviews
 from graders.web import submissions
+from quizsite import claims
 from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG
 
@@ -233,7 +234,7 @@ def test_it_defers_while_a_live_grader_holds_the_claim(learner: User, drill: Dri
 
 def test_it_reclaims_a_row_whose_grader_process_died(learner: User, drill: Drill) -> None:
     sub = queued(learner, drill)
-    host = jobs._process_identity(0).split(":")[0]
+    host = claims._process_identity(0).split(":")[0]
     token = f"{host}:{dead_pid()}:12345:abcd"
     Submission.objects.filter(pk=sub.pk).update(
         status=Status.RUNNING, claim_token=token, claimed_at=timezone.now(), attempts=1
@@ -362,7 +363,7 @@ def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner
     """A fresh queued row (its message may have died with the worker) and a fresh claim of a dead process."""
     from graders.jobs.tasks import reap
 
-    host = jobs._process_identity(0).split(":")[0]
+    host = claims._process_identity(0).split(":")[0]
     just_queued = queued(learner, drill)
     dead_claim = queued(learner, drill)
     Submission.objects.filter(pk=dead_claim.pk).update(
