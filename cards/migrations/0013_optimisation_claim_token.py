@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("cards", "0011_optimisation_split_day"),
+        ("cards", "0012_reviewlog_source_import"),
     ]
 
     operations = [
