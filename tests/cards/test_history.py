@@ -61,7 +61,8 @@ class HistoryImportTests(TestCase):
         data = (
             exported(self.elsewhere)
             + (
-                f"00000000-0000-0000-0000-000000000000,{today - 5},3\n{card.uuid},{today},3\n{card.uuid},{today - 1},1\n"
+                f"00000000-0000-0000-0000-000000000000,{today - 5},3\n"
+                f"{card.uuid},{today},3\n{card.uuid},{today - 1},1\n"
             ).encode()
         )
         summary = history.import_csv(self.user, data, NOW)
