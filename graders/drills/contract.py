@@ -19,6 +19,11 @@ MESSAGE_CHARS = 600
 # A time budget never allows less than this much CPU time: a call of microseconds varies by more than any
 # factor (a first call's lazy set-up, the cache), and a loop that the budget is for takes far longer.
 TIME_FLOOR_US = 50_000
+# The whole run's time budget (``judge_run_time``), measured outside the runner: each case may be called up to
+# this many times (the call, the repeat on fresh copies, the call that locates a changed argument), and the
+# runner's own set-up before the job counts too (10-14 ms measured; this leaves room for a slower host).
+CALLS_PER_CASE = 3
+RUNNER_SETUP_US = 50_000
 
 
 def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
@@ -254,6 +259,34 @@ def _time(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], 
         f"{max(0, reference) / 1000:.1f} ms: a Python loop over a tensor's elements is the usual cause. One tensor "
         "operation (indexing with the whole index tensor, broadcasting) does the same work in C"
     )
+
+
+def judge_run_time(
+    contract: Contract, expected: list[dict[str, Any] | None], runner_cpu_ms: float | None
+) -> str | None:
+    """None when the whole run kept the drill's time budget as measured outside the runner, else why not.
+
+    A case's ``cpu_us`` is the runner's word, and a runner that owns its process can say anything: ``_time``
+    believes it only when it convicts. This is the budget a forged record cannot pass: the runner's CPU time
+    over its whole life, counted by the kernel and reported by its warden (``RunResult.runner_cpu_ms``),
+    against the reference's calls for every case the run was given (``expected``, the reference's records,
+    our own code's word), each call allowed the budget, and the run at least the floor (once, not per call)
+    plus the runner's set-up. A forger gains at most the floor and the set-up over the reference's calls. An
+    unmeasured run (no warden report) fails: the measure is what the budget rests on.
+    """
+    if contract.time_budget <= 0:
+        return None
+    reference_us = sum(r["cpu_us"] for r in expected if isinstance(r, dict) and type(r.get("cpu_us")) is int)
+    allowed_us = RUNNER_SETUP_US + max(TIME_FLOOR_US, contract.time_budget * CALLS_PER_CASE * reference_us)
+    if runner_cpu_ms is None or not 0 <= runner_cpu_ms < 86_400_000:  # a day: the record's own bound
+        return "the grader could not measure your function's CPU time; submit it again"
+    if runner_cpu_ms * 1000 <= allowed_us:
+        return None
+    return (
+        f"your function took {runner_cpu_ms:.0f} ms of CPU time over all the tests, where the reference's calls "
+        f"take {reference_us / 1000:.1f} ms: a Python loop over a tensor's elements is the usual cause. One tensor "
+        "operation (indexing with the whole index tensor, broadcasting) does the same work in C"
+    )[:MESSAGE_CHARS]
 
 
 def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
