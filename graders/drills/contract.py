@@ -1,5 +1,10 @@
 """Judge a case's behaviour record against the drill's contract, and say what went wrong like a teacher.
 
+A record is the runner's word (a runner that owns its process can say anything): what it says is believed
+when it convicts the runner, and a budget that would pass on its word alone is judged otherwise. The time
+budget is judged again on the runner's CPU time as its warden measured it (``judge_run_time``); the graph
+and memory budgets, which nothing outside the runner can measure, only advise (``budget_advice``).
+
 The runner records what each call did besides returning (``graders.sandbox.behaviour``); the records
 come back as plain data and are read here field by field, never trusted to have the right shape. The
 contract is the drill's declaration (``schema.Contract``) plus what only the reference can say: the exact
@@ -94,8 +99,25 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _autograd, _device, _alias, _graph, _memory, _time, _repeat):
+    for check in (_inputs, _autograd, _device, _alias, _time, _repeat):
         message = check(contract, expected, actual, arg_names, n_args)
+        if message:
+            return message[:MESSAGE_CHARS]
+    return None
+
+
+def budget_advice(contract: Contract, expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> str | None:
+    """The graph or memory budget a call broke, as advice on an accepted solution, never as a rejection.
+
+    ``graph_nodes`` and ``peak_bytes`` are counted inside the runner, and nothing outside it can count them
+    (a process's resident memory moves by more than one batch's activations): they are the runner's word,
+    and a runner that owns its process passes any budget judged on them. A budget only honest runners
+    face is no budget, so these say what they saw and reject nothing (issue 36, item 5).
+    """
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return None
+    for check in (_graph, _memory):
+        message = check(contract, expected, actual)
         if message:
             return message[:MESSAGE_CHARS]
     return None
@@ -330,12 +352,14 @@ def describe(contract: Contract, arg_names: tuple[str, ...]) -> dict[str, str]:
         ),
         (
             contract.graph_budget,
-            ("no step's graph is kept alive after that step", "每一步的计算图在该步之后不再被引用"),
+            ("no step's graph is kept alive after that step (advised, not judged)",
+             "每一步的计算图在该步之后不再被引用（只作建议、不判错）"),
             None,
         ),
         (
             contract.memory_budget,
-            ("no batch's tensors are kept alive after that batch", "每个 batch 的张量在该 batch 之后不再被引用"),
+            ("no batch's tensors are kept alive after that batch (advised, not judged)",
+             "每个 batch 的张量在该 batch 之后不再被引用（只作建议、不判错）"),
             None,
         ),
         (

@@ -21,7 +21,7 @@ from graders.drills.advice import advice_for
 from graders.drills.cases import Case, generate_cases, hidden_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
-from graders.drills.contract import judge, judge_run_time, judge_type
+from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
 from graders.drills.schema import Drill, DrillError, DrillLimits
 from graders.drills.teacher import hint_for
 from graders.jobs.status import VERDICTS
@@ -526,9 +526,20 @@ def grade(
         counts.update(passed=sum(test["passed"] for test in tests))
         return _verdict(drill, seed, "wrong_answer", slow, device, tests=tests, **counts, **timing)
     advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, visible.cases))
+    advice += _budget_advice(drill, visible, result)
     extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
     message = f"all {counts['total']} tests passed"
     return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
+
+
+def _budget_advice(drill: Drill, visible: Expected, result: RunResult) -> list[str]:
+    """The first graph or memory budget an example broke, as advice (``contract.budget_advice``: the runner's
+    word, never a rejection). The hidden cases' records are not read: their numbers would tell."""
+    found = (
+        budget_advice(drill.contract, record, outcome.behaviour)
+        for record, outcome in zip(visible.records, result.cases, strict=False)
+    )
+    return [message for message in found if message][:1]
 
 
 def _slow_run(

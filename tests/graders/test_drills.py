@@ -44,7 +44,8 @@ def solutions(slug: str) -> dict[str, list[dict[str, str]]]:
 def graded(drill: Drill, code: str, runner: Any, cache: ReferenceCache, seed: int = 0) -> str:
     verdict = grade(drill, code, seed=seed, runner=runner, cache=cache)
     hint = f" (hint: {verdict['hint']})" if "hint" in verdict else ""  # the common mistakes are named there
-    return f"{verdict['status']}: {verdict['message']}{hint}"
+    advice = f" (advice: {'; '.join(verdict['advice'])})" if "advice" in verdict else ""
+    return f"{verdict['status']}: {verdict['message']}{hint}{advice}"
 
 
 @pytest.fixture(scope="module")
@@ -98,10 +99,16 @@ def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
         result = graded(drill, wrong["code"], runner, cache)
         assert not result.startswith("accepted"), wrong["why"]
         assert wrong.get("says", "") in result, f"{wrong['why']}: the verdict does not name the mistake: {result}"
+    for advised in known.get("advised", []):  # a budget only the runner can measure: accepted, and advised
+        result = graded(drill, advised["code"], runner, cache)
+        assert result.startswith("accepted"), f"{advised['why']}: {result}"
+        said = result.partition("(advice: ")[2]
+        assert advised["says"] in said, f"{advised['why']}: the advice does not name it: {result}"
 
 
 # Each behaviour class of known-wrong solutions (``behaviour = ...`` in tests/graders/solutions) and the drills
-# where a learner really makes that mistake: each must have one, rejected with a message that names it.
+# where a learner really makes that mistake: each must have one, rejected with a message that names it, or for
+# the graph and memory budgets (the runner's word: ``contract.budget_advice``) accepted with advice that does.
 BEHAVIOUR_CLASSES = {
     "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list", "cross-entropy-from-logits"}
     | {"softmax-dim", "pdist-matrix", "index-assign-rows", "stack-new-dim", "stack-scalars", "squeeze-dim"}
@@ -124,7 +131,7 @@ BEHAVIOUR_CLASSES = {
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
     found: dict[str, set[str]] = {}
     for slug in DRILLS:
-        for wrong in solutions(slug).get("wrong", []):
+        for wrong in solutions(slug).get("wrong", []) + solutions(slug).get("advised", []):
             if "behaviour" in wrong:
                 assert wrong["behaviour"] in BEHAVIOUR_CLASSES, (slug, wrong["behaviour"])
                 assert wrong.get("says"), f"{slug}: a behaviour wrong must say which words its verdict names"
@@ -365,7 +372,7 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
     check(drill.reference, True, "reference")
     for item in known["wrong"] + (known.get("wrong_on_gpu", []) if pool.device == "cuda" else []):
         check(item["code"], False, item["why"])
-    for alternative in known["alternative"]:
+    for alternative in known["alternative"] + known.get("advised", []):
         check(alternative["code"], True, alternative["code"])
 
 
