@@ -25,10 +25,11 @@ MESSAGE_CHARS = 600
 # factor (a first call's lazy set-up, the cache), and a loop that the budget is for takes far longer.
 TIME_FLOOR_US = 50_000
 # The whole run's time budget (``judge_run_time``), measured outside the runner: each case may be called up to
-# this many times (the call, the repeat on fresh copies, the call that locates a changed argument), and the
-# runner's own set-up before the job counts too (10-14 ms measured; this leaves room for a slower host).
+# this many times (the call, the repeat on fresh copies, the call that locates a changed argument), and the job's
+# own work beside the calls counts too (decoding, the module body, encoding, the exit: 5-7 ms measured for
+# index-to-mask's reference; this leaves room for a slower host and a longer module body).
 CALLS_PER_CASE = 3
-RUNNER_SETUP_US = 50_000
+RUN_OVERHEAD_US = 50_000
 
 
 def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
@@ -293,13 +294,13 @@ def judge_run_time(
     over its whole life, counted by the kernel and reported by its warden (``RunResult.runner_cpu_ms``),
     against the reference's calls for every case the run was given (``expected``, the reference's records,
     our own code's word), each call allowed the budget, and the run at least the floor (once, not per call)
-    plus the runner's set-up. A forger gains at most the floor and the set-up over the reference's calls. An
+    plus the job's overhead. A forger gains at most the floor and the overhead over the reference's calls. An
     unmeasured run (no warden report) fails: the measure is what the budget rests on.
     """
     if contract.time_budget <= 0:
         return None
     reference_us = sum(r["cpu_us"] for r in expected if isinstance(r, dict) and type(r.get("cpu_us")) is int)
-    allowed_us = RUNNER_SETUP_US + max(TIME_FLOOR_US, contract.time_budget * CALLS_PER_CASE * reference_us)
+    allowed_us = RUN_OVERHEAD_US + max(TIME_FLOOR_US, contract.time_budget * CALLS_PER_CASE * reference_us)
     if runner_cpu_ms is None or not 0 <= runner_cpu_ms < 86_400_000:  # a day: the record's own bound
         return "the grader could not measure your function's CPU time; submit it again"
     if runner_cpu_ms * 1000 <= allowed_us:

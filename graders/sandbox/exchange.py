@@ -198,16 +198,18 @@ def _measured(child: Child, run: Job, result: RunResult, deadline: float) -> Run
     """With ``measure_cpu``, the result with the runner's CPU time as its warden measured it.
 
     The runner exits after its last phase and the warden reports the CPU time the kernel counted for it
-    (``wait4``, every thread, from its fork): a figure the runner cannot forge, unlike the ``cpu_us`` of
-    its behaviour records (``graders.drills.contract.judge_run_time``). A runner that does not exit is
-    killed at its wall limit and reported then; no report at all leaves ``runner_cpu_ms`` None, which
-    the judge reads as unmeasured, never as cheap.
+    (``wait4``, every thread) since the job was armed, its set-up left out: a figure the runner cannot
+    forge, unlike the ``cpu_us`` of its behaviour records (``graders.drills.contract.judge_run_time``). A
+    runner that does not exit is killed at its wall limit and reported then; no report at all leaves
+    ``runner_cpu_ms`` None, which the judge reads as unmeasured, never as cheap.
     """
     if not run.measure_cpu or result.status != "ok" or result.hidden_status not in ("", "ok"):
         return result
     report = recv(child.ctl, max(deadline, time.monotonic() + RESULT_GRACE), 1 << 16)
     header = report[0] if report else {}
-    spent = header.get("cpu_ms") if header.get("kind") == "exit" else None
+    if header.get("kind") != "exit":
+        return result
+    spent = header.get("job_cpu_ms") if header.get("job_cpu_ms") is not None else header.get("cpu_ms")
     if type(spent) is not float or not math.isfinite(spent) or spent < 0:
         return result
     return dataclasses.replace(result, runner_cpu_ms=spent)

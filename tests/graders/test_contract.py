@@ -18,7 +18,7 @@ from graders.drills import DRILLS_DIR, DrillError, load_drills, parse_drill
 from graders.drills.advice import advice_for, advise
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import (
-    RUNNER_SETUP_US,
+    RUN_OVERHEAD_US,
     TIME_FLOOR_US,
     budget_advice,
     describe,
@@ -270,14 +270,14 @@ def test_a_forged_record_cannot_pass_the_time_budget_measured_outside_the_runner
     references = [{**CLEAN, "cpu_us": 300}, {**CLEAN, "cpu_us": 20}, None]  # a hidden case's record may be missing
     forged = {**CLEAN, "cpu_us": 0}  # what a runner that owns its process says of a 40,000-step loop
     assert all(judge(contract, reference, forged, NAMES, 2) is None for reference in references)
-    allowed_ms = (RUNNER_SETUP_US + TIME_FLOOR_US) / 1000  # 20 x 3 calls x 320 us is under the floor
+    allowed_ms = (RUN_OVERHEAD_US + TIME_FLOOR_US) / 1000  # 20 x 3 calls x 320 us is under the floor
     assert judge_run_time(contract, references, allowed_ms) is None
     message = judge_run_time(contract, references, allowed_ms + 1) or ""
     assert "took 101 ms of CPU time over all the tests, where the reference's calls take 0.3 ms" in message
     assert "Python loop" in message
     heavy = [{**CLEAN, "cpu_us": 10_000}] * 2  # a heavier reference: each of its calls gets the budget, 3 times
-    assert judge_run_time(contract, heavy, RUNNER_SETUP_US / 1000 + 20 * 3 * 20) is None
-    assert judge_run_time(contract, heavy, RUNNER_SETUP_US / 1000 + 20 * 3 * 20 + 1) is not None
+    assert judge_run_time(contract, heavy, RUN_OVERHEAD_US / 1000 + 20 * 3 * 20) is None
+    assert judge_run_time(contract, heavy, RUN_OVERHEAD_US / 1000 + 20 * 3 * 20 + 1) is not None
     for unmeasured in (None, float("nan"), -1.0, float("inf")):  # no warden report is never a cheap run
         assert "could not measure" in (judge_run_time(contract, references, unmeasured) or "")
     assert judge_run_time(Contract(), references, None) is None  # no budget, no check
