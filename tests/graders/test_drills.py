@@ -128,6 +128,20 @@ BEHAVIOUR_CLASSES = {
 }
 
 
+def test_a_time_budget_holds_the_whole_run_to_the_floor_once(runner: LocalRunner, cache: ReferenceCache) -> None:
+    """30 ms a call is under the per-call floor, but index-to-mask's reference takes microseconds: over a dozen
+    calls the run's CPU time, measured outside the function (the warden's, here the grader's clock), breaks it."""
+    drill = DRILLS["index-to-mask"]
+    slow = drill.reference.replace(
+        "    mask = torch.zeros",
+        "    import time\n    started = time.process_time()\n"
+        "    while time.process_time() - started < 0.03:\n        pass\n    mask = torch.zeros",
+    )
+    assert slow != drill.reference
+    result = graded(drill, slow, runner, cache)
+    assert result.startswith("wrong_answer") and "ms of CPU time over all the tests" in result, result
+
+
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
     found: dict[str, set[str]] = {}
     for slug in DRILLS:
