@@ -291,11 +291,12 @@ def judge_run_time(
 
     A case's ``cpu_us`` is the runner's word, and a runner that owns its process can say anything: ``_time``
     believes it only when it convicts. This is the budget a forged record cannot pass: the runner's CPU time
-    over its whole life, counted by the kernel and reported by its warden (``RunResult.runner_cpu_ms``),
+    since its job was armed, counted by the kernel and reported by its warden (``RunResult.runner_cpu_ms``),
     against the reference's calls for every case the run was given (``expected``, the reference's records,
     our own code's word), each call allowed the budget, and the run at least the floor (once, not per call)
     plus the job's overhead. A forger gains at most the floor and the overhead over the reference's calls. An
-    unmeasured run (no warden report) fails: the measure is what the budget rests on.
+    unmeasured run (no warden report) fails: the measure is what the budget rests on (``grade`` makes that an
+    internal error, ours, not the learner's).
     """
     if contract.time_budget <= 0:
         return None

@@ -523,8 +523,9 @@ def grade(
         return _verdict(drill, seed, "wrong_answer", message, device, tests=tests, **counts, **timing)
     slow = _slow_run(drill, visible, hidden, result, tests)
     if slow is not None:
+        status = "wrong_answer" if result.runner_cpu_ms is not None else "internal_error"  # unmeasured: ours
         counts.update(passed=sum(test["passed"] for test in tests))
-        return _verdict(drill, seed, "wrong_answer", slow, device, tests=tests, **counts, **timing)
+        return _verdict(drill, seed, status, slow, device, tests=tests, **counts, **timing)
     advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, visible.cases))
     advice += _budget_advice(drill, visible, result)
     extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
@@ -551,7 +552,7 @@ def _slow_run(
     if drill.contract.time_budget <= 0:
         return None
     slow = judge_run_time(drill.contract, visible.records + hidden.records[: len(hidden.args)], result.runner_cpu_ms)
-    if slow is None or not visible.records:
+    if slow is None or not visible.records or result.runner_cpu_ms is None:
         return slow
     spent = [r["cpu_us"] if isinstance(r, dict) and type(r.get("cpu_us")) is int else 0 for r in visible.records]
     heaviest = spent.index(max(spent))

@@ -7,6 +7,7 @@ through one real ``SandboxPool``.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tomllib
@@ -140,6 +141,20 @@ def test_a_time_budget_holds_the_whole_run_to_the_floor_once(runner: LocalRunner
     assert slow != drill.reference
     result = graded(drill, slow, runner, cache)
     assert result.startswith("wrong_answer") and "ms of CPU time over all the tests" in result, result
+
+
+class Unmeasured(LocalRunner):
+    """A runner whose CPU time nobody outside it measured (the warden's report never came)."""
+
+    def run(self, *args: Any, **options: Any) -> Any:
+        return dataclasses.replace(super().run(*args, **options), runner_cpu_ms=None)
+
+
+def test_a_time_budget_never_passes_an_unmeasured_run(cache: ReferenceCache) -> None:
+    drill = DRILLS["index-to-mask"]
+    verdict = grade(drill, drill.reference, seed=0, runner=Unmeasured(), cache=cache)
+    assert verdict["status"] == "internal_error" and "could not measure" in verdict["message"], verdict
+    assert graded(DRILLS["reverse-1d"], DRILLS["reverse-1d"].reference, Unmeasured(), cache).startswith("accepted")
 
 
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
