@@ -1,5 +1,10 @@
 """Judge a case's behaviour record against the drill's contract, and say what went wrong like a teacher.
 
+A record is the runner's word (a runner that owns its process can say anything): what it says is believed
+when it convicts the runner, and a budget that would pass on its word alone is judged otherwise. The time
+budget is judged again on the runner's CPU time as its warden measured it (``judge_run_time``); the graph
+and memory budgets, which nothing outside the runner can measure, only advise (``budget_advice``).
+
 The runner records what each call did besides returning (``graders.sandbox.behaviour``); the records
 come back as plain data and are read here field by field, never trusted to have the right shape. The
 contract is the drill's declaration (``schema.Contract``) plus what only the reference can say: the exact
@@ -19,6 +24,12 @@ MESSAGE_CHARS = 600
 # A time budget never allows less than this much CPU time: a call of microseconds varies by more than any
 # factor (a first call's lazy set-up, the cache), and a loop that the budget is for takes far longer.
 TIME_FLOOR_US = 50_000
+# The whole run's time budget (``judge_run_time``), measured outside the runner: each case may be called up to
+# this many times (the call, the repeat on fresh copies, the call that locates a changed argument), and the job's
+# own work beside the calls counts too (decoding, the module body, encoding, the exit: 5-7 ms measured for
+# index-to-mask's reference; this leaves room for a slower host and a longer module body).
+CALLS_PER_CASE = 3
+RUN_OVERHEAD_US = 50_000
 
 
 def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
@@ -89,8 +100,25 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _autograd, _device, _alias, _graph, _memory, _time, _repeat):
+    for check in (_inputs, _autograd, _device, _alias, _time, _repeat):
         message = check(contract, expected, actual, arg_names, n_args)
+        if message:
+            return message[:MESSAGE_CHARS]
+    return None
+
+
+def budget_advice(contract: Contract, expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> str | None:
+    """The graph or memory budget a call broke, as advice on an accepted solution, never as a rejection.
+
+    ``graph_nodes`` and ``peak_bytes`` are counted inside the runner, and nothing outside it can count them
+    (a process's resident memory moves by more than one batch's activations): they are the runner's word,
+    and a runner that owns its process passes any budget judged on them. A budget only honest runners
+    face is no budget, so these say what they saw and reject nothing (issue 36, item 5).
+    """
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return None
+    for check in (_graph, _memory):
+        message = check(contract, expected, actual)
         if message:
             return message[:MESSAGE_CHARS]
     return None
@@ -256,6 +284,35 @@ def _time(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], 
     )
 
 
+def judge_run_time(
+    contract: Contract, expected: list[dict[str, Any] | None], runner_cpu_ms: float | None
+) -> str | None:
+    """None when the whole run kept the drill's time budget as measured outside the runner, else why not.
+
+    A case's ``cpu_us`` is the runner's word, and a runner that owns its process can say anything: ``_time``
+    believes it only when it convicts. This is the budget a forged record cannot pass: the runner's CPU time
+    since its job was armed, counted by the kernel and reported by its warden (``RunResult.runner_cpu_ms``),
+    against the reference's calls for every case the run was given (``expected``, the reference's records,
+    our own code's word), each call allowed the budget, and the run at least the floor (once, not per call)
+    plus the job's overhead. A forger gains at most the floor and the overhead over the reference's calls. An
+    unmeasured run (no warden report) fails: the measure is what the budget rests on (``grade`` makes that an
+    internal error, ours, not the learner's).
+    """
+    if contract.time_budget <= 0:
+        return None
+    reference_us = sum(r["cpu_us"] for r in expected if isinstance(r, dict) and type(r.get("cpu_us")) is int)
+    allowed_us = RUN_OVERHEAD_US + max(TIME_FLOOR_US, contract.time_budget * CALLS_PER_CASE * reference_us)
+    if runner_cpu_ms is None or not 0 <= runner_cpu_ms < 86_400_000:  # a day: the record's own bound
+        return "the grader could not measure your function's CPU time; submit it again"
+    if runner_cpu_ms * 1000 <= allowed_us:
+        return None
+    return (
+        f"your function took {runner_cpu_ms:.0f} ms of CPU time over all the tests, where the reference's calls "
+        f"take {reference_us / 1000:.1f} ms: a Python loop over a tensor's elements is the usual cause. One tensor "
+        "operation (indexing with the whole index tensor, broadcasting) does the same work in C"
+    )[:MESSAGE_CHARS]
+
+
 def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
     again = _text(actual, "repeat", 80)
     if not contract.repeatable or not again or _text(expected, "repeat", 80):
@@ -297,12 +354,14 @@ def describe(contract: Contract, arg_names: tuple[str, ...]) -> dict[str, str]:
         ),
         (
             contract.graph_budget,
-            ("no step's graph is kept alive after that step", "每一步的计算图在该步之后不再被引用"),
+            ("no step's graph is kept alive after that step (advised, not judged)",
+             "每一步的计算图在该步之后不再被引用（只作建议、不判错）"),
             None,
         ),
         (
             contract.memory_budget,
-            ("no batch's tensors are kept alive after that batch", "每个 batch 的张量在该 batch 之后不再被引用"),
+            ("no batch's tensors are kept alive after that batch (advised, not judged)",
+             "每个 batch 的张量在该 batch 之后不再被引用（只作建议、不判错）"),
             None,
         ),
         (

@@ -21,7 +21,7 @@ from graders.drills.advice import advice_for
 from graders.drills.cases import Case, generate_cases, hidden_cases
 from graders.drills.compare import Mismatch, compare
 from graders.drills.constraints import check_constraints
-from graders.drills.contract import judge, judge_type
+from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
 from graders.drills.schema import Drill, DrillError, DrillLimits
 from graders.drills.teacher import hint_for
 from graders.jobs.status import VERDICTS
@@ -52,6 +52,7 @@ class Runner(Protocol):
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
+        measure_cpu: bool = False,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -462,6 +463,7 @@ def grade(
         grad=drill.grad,
         hidden=hidden.args or None,
         go_on=examples_pass,
+        measure_cpu=drill.contract.time_budget > 0,
         **_checks(drill),
     )
     if hidden.args and not result.hidden_status:  # the hidden cases never left this process
@@ -519,10 +521,43 @@ def grade(
     if failed_hidden:
         message = f"{failed_hidden[0]['name']}: {HIDDEN_FAILED}"
         return _verdict(drill, seed, "wrong_answer", message, device, tests=tests, **counts, **timing)
+    slow = _slow_run(drill, visible, hidden, result, tests)
+    if slow is not None:
+        status = "wrong_answer" if result.runner_cpu_ms is not None else "internal_error"  # unmeasured: ours
+        counts.update(passed=sum(test["passed"] for test in tests))
+        return _verdict(drill, seed, status, slow, device, tests=tests, **counts, **timing)
     advice = advice_for(code, drill.entry_point, drill.reference, _tensor_params(drill, visible.cases))
+    advice += _budget_advice(drill, visible, result)
     extra_advice: dict[str, Any] = {"advice": advice} if advice else {}
     message = f"all {counts['total']} tests passed"
     return _verdict(drill, seed, "accepted", message, device, tests=tests, **counts, **timing, **extra_advice)
+
+
+def _budget_advice(drill: Drill, visible: Expected, result: RunResult) -> list[str]:
+    """The first graph or memory budget an example broke, as advice (``contract.budget_advice``: the runner's
+    word, never a rejection). The hidden cases' records are not read: their numbers would tell."""
+    found = (
+        budget_advice(drill.contract, record, outcome.behaviour)
+        for record, outcome in zip(visible.records, result.cases, strict=False)
+    )
+    return [message for message in found if message][:1]
+
+
+def _slow_run(
+    drill: Drill, visible: Expected, hidden: Expected, result: RunResult, tests: list[TestResult]
+) -> str | None:
+    """The time budget judged on the warden's measure of the whole run (``contract.judge_run_time``), which a
+    runner's forged records cannot pass; when it is broken, the example the reference spends most on fails
+    with it (the budget is the run's, the example the likeliest place of the loop), and the message says so."""
+    if drill.contract.time_budget <= 0:
+        return None
+    slow = judge_run_time(drill.contract, visible.records + hidden.records[: len(hidden.args)], result.runner_cpu_ms)
+    if slow is None or not visible.records or result.runner_cpu_ms is None:
+        return slow
+    spent = [r["cpu_us"] if isinstance(r, dict) and type(r.get("cpu_us")) is int else 0 for r in visible.records]
+    heaviest = spent.index(max(spent))
+    tests[heaviest] = {**tests[heaviest], "passed": False, "message": slow}
+    return f"{tests[heaviest]['name']}: {slow}"
 
 
 def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[tuple[TestResult, str, Mismatch | None]]:

@@ -83,6 +83,7 @@ class LocalRunner:
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
+        measure_cpu: bool = False,
     ) -> RunResult:
         """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them
         (each visible case called twice, the first hidden one too; a reference never twice), unless ``go_on``
@@ -110,7 +111,9 @@ class LocalRunner:
                 self._case(fn, args, grad, count_graph, lines, index == 0 and not reference)
                 for index, args in enumerate(hidden)
             ]
-        return dataclasses.replace(visible, hidden=secret, hidden_status="ok" if hidden else "")
+        # In process, the grader's own clock is the outside measure (``RunResult.runner_cpu_ms``).
+        spent = (time.process_time() - cpu_started) * 1000 if measure_cpu else None
+        return dataclasses.replace(visible, hidden=secret, hidden_status="ok" if hidden else "", runner_cpu_ms=spent)
 
     def make_cases(self, specs: list[tuple[Any, ...]], *, limits: object = None, background: bool = False) -> RunResult:
         """A drill's case specs evaluated here (the pool evaluates them in a runner): trusted drills only."""

@@ -49,6 +49,7 @@ class Job:
     background: bool = False  # nobody waits for it: its runner yields the CPU to the learners' (nice 19)
     go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
     make_cases: bool = False  # the cases are a drill's case specs, evaluated by ``casemaker`` (no code runs)
+    measure_cpu: bool = False  # wait for the warden's account of the runner's CPU time (``RunResult.runner_cpu_ms``)
 
 
 class Child:
@@ -176,7 +177,9 @@ def run_job(
     except wire.WireError as exc:
         packed_hidden, unsendable = b"", f"the hidden cases cannot be sent: {exc}"
     visible = _phase(child, deadline, len(run.cases), limits, started, device)
-    if not run.hidden or visible.status != "ok" or (run.go_on is not None and not run.go_on(visible)):
+    if not run.hidden:
+        return _measured(child, run, visible, deadline)
+    if visible.status != "ok" or (run.go_on is not None and not run.go_on(visible)):
         return visible  # the hidden cases never left this process
     if unsendable:
         return RunResult(status="internal_error", message=unsendable)
@@ -188,7 +191,28 @@ def run_job(
     # Of the hidden phase only its status and each case's value, ok flag and behaviour record are kept:
     # what the child printed, its messages, errors and timings are dropped here, unread.
     cases = [dataclasses.replace(case, error=None) for case in hidden.cases]
-    return dataclasses.replace(visible, hidden=cases, hidden_status=hidden.status)
+    return _measured(child, run, dataclasses.replace(visible, hidden=cases, hidden_status=hidden.status), deadline)
+
+
+def _measured(child: Child, run: Job, result: RunResult, deadline: float) -> RunResult:
+    """With ``measure_cpu``, the result with the runner's CPU time as its warden measured it.
+
+    The runner exits after its last phase and the warden reports the CPU time the kernel counted for it
+    (``wait4``, every thread) since the job was armed, its set-up left out: a figure the runner cannot
+    forge, unlike the ``cpu_us`` of its behaviour records (``graders.drills.contract.judge_run_time``). A
+    runner that does not exit is killed at its wall limit and reported then; no report at all leaves
+    ``runner_cpu_ms`` None, which the judge reads as unmeasured, never as cheap.
+    """
+    if not run.measure_cpu or result.status != "ok" or result.hidden_status not in ("", "ok"):
+        return result
+    report = recv(child.ctl, max(deadline, time.monotonic() + RESULT_GRACE), 1 << 16)
+    header = report[0] if report else {}
+    if header.get("kind") != "exit":
+        return result
+    spent = header.get("job_cpu_ms") if header.get("job_cpu_ms") is not None else header.get("cpu_ms")
+    if type(spent) is not float or not math.isfinite(spent) or spent < 0:
+        return result
+    return dataclasses.replace(result, runner_cpu_ms=spent)
 
 
 def _phase(child: Child, deadline: float, n_cases: int, limits: Limits, started: float, device: str) -> RunResult:

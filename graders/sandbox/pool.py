@@ -123,6 +123,7 @@ class SandboxPool:
         reference: bool = False,
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
+        measure_cpu: bool = False,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
@@ -131,7 +132,8 @@ class SandboxPool:
         the visible phase's result, whether to send the hidden cases at all (a grader stops at a failed
         example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not.
         ``background``: a job nobody waits for (the next batch of fresh seeds' references); its runner runs at
-        nice 19, so the learners' runners keep the CPU while both want it."""
+        nice 19, so the learners' runners keep the CPU while both want it. ``measure_cpu``: wait for the warden's
+        account of the runner's CPU time after its last phase (``RunResult.runner_cpu_ms``)."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -144,7 +146,7 @@ class SandboxPool:
                 status="rejected", message=str(exc), device=self._device_name(), wall_ms=elapsed_ms(started)
             )
         job = Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
-        job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on)
+        job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on, measure_cpu=measure_cpu)
         return self._dispatch(job, started, timeout)
 
     def make_cases(
@@ -445,6 +447,7 @@ def run_once(
     reference: bool = False,
     go_on: Callable[[RunResult], bool] | None = None,
     background: bool = False,
+    measure_cpu: bool = False,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
@@ -459,4 +462,5 @@ def run_once(
             reference=reference,
             go_on=go_on,
             background=background,
+            measure_cpu=measure_cpu,
         )

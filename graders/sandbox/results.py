@@ -41,6 +41,10 @@ class RunResult:
     # status otherwise ("" when no hidden phase ran). Nothing else of that phase leaves the pool.
     hidden: list[CaseResult] = field(default_factory=list)
     hidden_status: str = ""
+    # The runner's CPU time since its job was armed (both phases, its exit; not its set-up) as measured
+    # outside it: its warden's ``wait4`` account, or the grader's own clock for an in-process runner. Only
+    # for a run that asked for it (``measure_cpu``, a drill with a time budget) and ended ok; None otherwise.
+    runner_cpu_ms: float | None = None
 
 
 # A behaviour record (``graders.sandbox.behaviour``) is the runner's word, and a runner may own its process:

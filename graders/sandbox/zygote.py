@@ -367,6 +367,9 @@ class Warden:
             "kind": "exit",
             "exit_code": os.waitstatus_to_exitcode(status),
             "cpu_ms": cpu_seconds * 1000.0,
+            # Since the job was armed (its set-up before it, a CUDA context included, is ours, not the job's):
+            # the kernel's account at the reaping less the runner's CPU clock read at arming.
+            "job_cpu_ms": max(cpu_seconds - runner.cpu_base, 0.0) * 1000.0 if runner.cpu_limit is not None else None,
             "max_rss_kb": max_rss_kb,
             "wall_killed": runner.wall_killed,
             "cpu_killed": runner.cpu_killed,

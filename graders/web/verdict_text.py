@@ -155,6 +155,12 @@ SHAPES = shapes(
         "broadcasting) does the same work in C"
     ),
     gettext_noop(
+        "your function took %(spent)s ms of CPU time over all the tests, where the reference's calls take "
+        "%(reference)s ms: a Python loop over a tensor's elements is the usual cause. One tensor operation "
+        "(indexing with the whole index tensor, broadcasting) does the same work in C"
+    ),
+    gettext_noop("the grader could not measure your function's CPU time; submit it again"),
+    gettext_noop(
         "called a second time with the same inputs, your function %(what)s: it keeps state between calls (a "
         "module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
     ),

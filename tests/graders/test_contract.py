@@ -17,7 +17,15 @@ from django.urls import reverse
 from graders.drills import DRILLS_DIR, DrillError, load_drills, parse_drill
 from graders.drills.advice import advice_for, advise
 from graders.drills.constraints import check_constraints
-from graders.drills.contract import TIME_FLOOR_US, describe, judge, judge_type
+from graders.drills.contract import (
+    RUN_OVERHEAD_US,
+    TIME_FLOOR_US,
+    budget_advice,
+    describe,
+    judge,
+    judge_run_time,
+    judge_type,
+)
 from graders.drills.schema import Contract
 from graders.models import Drill
 from graders.sandbox import behaviour
@@ -222,22 +230,29 @@ def test_what_the_reference_does_itself_is_allowed() -> None:
     assert broken(Contract(repeatable=False), repeat="differs") is None
 
 
-def test_a_graph_budget_is_relative_to_the_reference() -> None:
+def advised(contract: Contract, expected: dict[str, Any], **actual: Any) -> str | None:
+    return budget_advice(contract, expected, {**CLEAN, **actual})
+
+
+def test_a_graph_budget_is_relative_to_the_reference_and_only_advises() -> None:
     contract = Contract(graph_budget=3.0)
     reference = {**CLEAN, "graph_nodes": 5}
-    assert broken(contract, reference, graph_nodes=15) is None
-    assert "kept the autograd graphs of earlier steps alive" in (broken(contract, reference, graph_nodes=16) or "")
+    assert advised(contract, reference, graph_nodes=15) is None
+    assert "kept the autograd graphs of earlier steps alive" in (advised(contract, reference, graph_nodes=16) or "")
+    assert broken(contract, reference, graph_nodes=10**6) is None  # the runner's word: never a rejection
 
 
-def test_a_memory_budget_is_relative_to_the_reference_with_a_floor() -> None:
+def test_a_memory_budget_is_relative_to_the_reference_with_a_floor_and_only_advises() -> None:
     contract = Contract(memory_budget=3.0)
     reference = {**CLEAN, "peak_bytes": 100_000}
-    assert broken(contract, reference, peak_bytes=300_000) is None
-    message = broken(contract, reference, peak_bytes=1_200_000) or ""
+    assert advised(contract, reference, peak_bytes=300_000) is None
+    message = advised(contract, reference, peak_bytes=1_200_000) or ""
     assert "kept too much alive at once: its tensors peaked at 1.1 MB, where the reference needs 97.7 KB" in message
     assert "`torch.no_grad()`" in message
-    assert broken(contract, {**CLEAN, "peak_bytes": 0}, peak_bytes=3072) is None  # a few bytes are never too many
-    assert broken(Contract(), reference, peak_bytes=10**9) is None  # no budget, no check
+    assert advised(contract, {**CLEAN, "peak_bytes": 0}, peak_bytes=3072) is None  # a few bytes are never too many
+    assert advised(Contract(), reference, peak_bytes=10**9) is None  # no budget, no check
+    assert broken(contract, reference, peak_bytes=10**12) is None  # the runner's word: never a rejection
+    assert budget_advice(contract, None, {"peak_bytes": 10**12}) is None  # no reference record, nothing to say
 
 
 def test_a_time_budget_is_relative_to_the_reference_with_a_floor() -> None:
@@ -248,6 +263,24 @@ def test_a_time_budget_is_relative_to_the_reference_with_a_floor() -> None:
     assert broken(contract, {**CLEAN, "cpu_us": 5}, cpu_us=TIME_FLOOR_US) is None  # a tiny reference: the floor
     assert broken(contract, {**CLEAN, "cpu_us": 5}, cpu_us=TIME_FLOOR_US + 1) is not None
     assert broken(Contract(), {**CLEAN, "cpu_us": 5}, cpu_us=10**9) is None
+
+
+def test_a_forged_record_cannot_pass_the_time_budget_measured_outside_the_runner() -> None:
+    contract = Contract(time_budget=20.0)
+    references = [{**CLEAN, "cpu_us": 300}, {**CLEAN, "cpu_us": 20}, None]  # a hidden case's record may be missing
+    forged = {**CLEAN, "cpu_us": 0}  # what a runner that owns its process says of a 40,000-step loop
+    assert all(judge(contract, reference, forged, NAMES, 2) is None for reference in references)
+    allowed_ms = (RUN_OVERHEAD_US + TIME_FLOOR_US) / 1000  # 20 x 3 calls x 320 us is under the floor
+    assert judge_run_time(contract, references, allowed_ms) is None
+    message = judge_run_time(contract, references, allowed_ms + 1) or ""
+    assert "took 101 ms of CPU time over all the tests, where the reference's calls take 0.3 ms" in message
+    assert "Python loop" in message
+    heavy = [{**CLEAN, "cpu_us": 10_000}] * 2  # a heavier reference: each of its calls gets the budget, 3 times
+    assert judge_run_time(contract, heavy, RUN_OVERHEAD_US / 1000 + 20 * 3 * 20) is None
+    assert judge_run_time(contract, heavy, RUN_OVERHEAD_US / 1000 + 20 * 3 * 20 + 1) is not None
+    for unmeasured in (None, float("nan"), -1.0, float("inf")):  # no warden report is never a cheap run
+        assert "could not measure" in (judge_run_time(contract, references, unmeasured) or "")
+    assert judge_run_time(Contract(), references, None) is None  # no budget, no check
 
 
 @pytest.mark.parametrize(
@@ -287,8 +320,8 @@ def test_it_says_the_contract_in_one_sentence_per_language() -> None:
     assert budgets["en"] == (
         "The function leaves every argument untouched (no in-place change, no `.grad`, `requires_grad` as it was), "
         "returns a new result that shares no memory with the arguments, the result carries no autograd graph, "
-        "no batch's tensors are kept alive after that batch, it works on whole tensors instead of looping over "
-        "their elements in Python."
+        "no batch's tensors are kept alive after that batch (advised, not judged), it works on whole tensors "
+        "instead of looping over their elements in Python."
     )
     assert budgets["zh"].count("，") == 4 and "Python 循环" in budgets["zh"]
 

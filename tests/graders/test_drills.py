@@ -7,6 +7,7 @@ through one real ``SandboxPool``.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tomllib
@@ -44,7 +45,8 @@ def solutions(slug: str) -> dict[str, list[dict[str, str]]]:
 def graded(drill: Drill, code: str, runner: Any, cache: ReferenceCache, seed: int = 0) -> str:
     verdict = grade(drill, code, seed=seed, runner=runner, cache=cache)
     hint = f" (hint: {verdict['hint']})" if "hint" in verdict else ""  # the common mistakes are named there
-    return f"{verdict['status']}: {verdict['message']}{hint}"
+    advice = f" (advice: {'; '.join(verdict['advice'])})" if "advice" in verdict else ""
+    return f"{verdict['status']}: {verdict['message']}{hint}{advice}"
 
 
 @pytest.fixture(scope="module")
@@ -98,10 +100,16 @@ def test_it_accepts_the_reference_and_alternatives_and_rejects_the_wrong_ones(
         result = graded(drill, wrong["code"], runner, cache)
         assert not result.startswith("accepted"), wrong["why"]
         assert wrong.get("says", "") in result, f"{wrong['why']}: the verdict does not name the mistake: {result}"
+    for advised in known.get("advised", []):  # a budget only the runner can measure: accepted, and advised
+        result = graded(drill, advised["code"], runner, cache)
+        assert result.startswith("accepted"), f"{advised['why']}: {result}"
+        said = result.partition("(advice: ")[2]
+        assert advised["says"] in said, f"{advised['why']}: the advice does not name it: {result}"
 
 
 # Each behaviour class of known-wrong solutions (``behaviour = ...`` in tests/graders/solutions) and the drills
-# where a learner really makes that mistake: each must have one, rejected with a message that names it.
+# where a learner really makes that mistake: each must have one, rejected with a message that names it, or for
+# the graph and memory budgets (the runner's word: ``contract.budget_advice``) accepted with advice that does.
 BEHAVIOUR_CLASSES = {
     "inputs": {"reverse-1d", "masked-softmax", "to-is-not-inplace", "cat-1d-list", "cross-entropy-from-logits"}
     | {"softmax-dim", "pdist-matrix", "index-assign-rows", "stack-new-dim", "stack-scalars", "squeeze-dim"}
@@ -121,10 +129,38 @@ BEHAVIOUR_CLASSES = {
 }
 
 
+def test_a_time_budget_holds_the_whole_run_to_the_floor_once(runner: LocalRunner, cache: ReferenceCache) -> None:
+    """30 ms a call is under the per-call floor, but index-to-mask's reference takes microseconds: over a dozen
+    calls the run's CPU time, measured outside the function (the warden's, here the grader's clock), breaks it."""
+    drill = DRILLS["index-to-mask"]
+    slow = drill.reference.replace(
+        "    mask = torch.zeros",
+        "    import time\n    started = time.process_time()\n"
+        "    while time.process_time() - started < 0.03:\n        pass\n    mask = torch.zeros",
+    )
+    assert slow != drill.reference
+    result = graded(drill, slow, runner, cache)
+    assert result.startswith("wrong_answer") and "ms of CPU time over all the tests" in result, result
+
+
+class Unmeasured(LocalRunner):
+    """A runner whose CPU time nobody outside it measured (the warden's report never came)."""
+
+    def run(self, *args: Any, **options: Any) -> Any:
+        return dataclasses.replace(super().run(*args, **options), runner_cpu_ms=None)
+
+
+def test_a_time_budget_never_passes_an_unmeasured_run(cache: ReferenceCache) -> None:
+    drill = DRILLS["index-to-mask"]
+    verdict = grade(drill, drill.reference, seed=0, runner=Unmeasured(), cache=cache)
+    assert verdict["status"] == "internal_error" and "could not measure" in verdict["message"], verdict
+    assert graded(DRILLS["reverse-1d"], DRILLS["reverse-1d"].reference, Unmeasured(), cache).startswith("accepted")
+
+
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
     found: dict[str, set[str]] = {}
     for slug in DRILLS:
-        for wrong in solutions(slug).get("wrong", []):
+        for wrong in solutions(slug).get("wrong", []) + solutions(slug).get("advised", []):
             if "behaviour" in wrong:
                 assert wrong["behaviour"] in BEHAVIOUR_CLASSES, (slug, wrong["behaviour"])
                 assert wrong.get("says"), f"{slug}: a behaviour wrong must say which words its verdict names"
@@ -365,7 +401,7 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
     check(drill.reference, True, "reference")
     for item in known["wrong"] + (known.get("wrong_on_gpu", []) if pool.device == "cuda" else []):
         check(item["code"], False, item["why"])
-    for alternative in known["alternative"]:
+    for alternative in known["alternative"] + known.get("advised", []):
         check(alternative["code"], True, alternative["code"])
 
 

@@ -290,14 +290,17 @@ def store_verdict(result: RunResult, learner: Any, drill: Any) -> None:
 def judge_every_record(result: RunResult) -> None:
     """What the parent does next with a run's behaviour records: the contract judge, with every budget on (a
     record of 10**400 once made it raise in the worker). Each record stands for the reference's as well."""
-    from graders.drills.contract import judge, judge_type
+    from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
     from graders.drills.schema import Contract
 
     contract = Contract(graph_budget=2.0, memory_budget=2.0, time_budget=2.0)
     for case in [*result.cases, *result.hidden]:
         judge(contract, case.behaviour, case.behaviour, ("x",), 1)
         judge(contract, {"cpu_us": 1, "peak_bytes": 1, "graph_nodes": 1}, case.behaviour, ("x",), 1)
+        budget_advice(contract, case.behaviour, case.behaviour)
+        budget_advice(contract, {"cpu_us": 1, "peak_bytes": 1, "graph_nodes": 1}, case.behaviour)
         judge_type(case.behaviour, case.behaviour)
+    judge_run_time(contract, [case.behaviour for case in [*result.cases, *result.hidden]], result.runner_cpu_ms)
 
 
 def check_contained(pool: SandboxPool, env: Env, attack: Attack, other: SandboxPool | None = None) -> list[RunResult]:

@@ -133,6 +133,36 @@ def test_a_number_no_call_has_in_a_record_is_the_runners_fault(owned: SandboxPoo
         assert verdict["passed"] == 1 and verdict["hidden_passed"] == 0
 
 
+SLOW = """
+import time
+
+def solution(x):
+    started = time.process_time()
+    while time.process_time() - started < 0.06:  # 60 ms of CPU a call: over the 50 ms floor
+        pass
+    return x + 1
+"""
+
+
+# The runner's own clock stopped: every record it sends says each call took no CPU time at all.
+STOPPED_CLOCK = """
+import sys
+import types
+
+sys.modules["graders.sandbox.behaviour"].time = types.SimpleNamespace(thread_time_ns=lambda: 0)
+"""
+
+
+def test_a_forged_cpu_time_cannot_pass_the_time_budget(owned: SandboxPool) -> None:
+    """Records that say every call took no time: the warden's measure of the whole run still rejects it."""
+    verdict = dict(grade(DRILL, STOPPED_CLOCK + SLOW, seed=1, runner=owned, cache=CACHE))
+    assert verdict["status"] == "wrong_answer", verdict
+    assert "ms of CPU time over all the tests" in verdict["message"], verdict
+    assert verdict["passed"] == verdict["total"] - 1, verdict
+    honest = dict(grade(DRILL, SLOW, seed=1, runner=owned, cache=CACHE))  # its own records convict it first
+    assert honest["status"] == "wrong_answer" and "ms of CPU time, where the reference takes" in honest["message"]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(forged=FORGERIES)
 def test_grade_returns_a_verdict_whatever_an_owned_runner_says(owned: SandboxPool, forged: dict[str, Any]) -> None:

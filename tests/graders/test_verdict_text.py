@@ -18,7 +18,7 @@ from django.utils import translation
 from graders.drills.advice import advise
 from graders.drills.compare import compare
 from graders.drills.constraints import check_constraints
-from graders.drills.contract import judge, judge_type
+from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
 from graders.drills.grading import HIDDEN_FAILED
 from graders.drills.schema import CompareRule, Constraints, Contract
 from graders.drills.teacher import HINTS
@@ -63,8 +63,10 @@ def contract_messages() -> list[str]:
         judge(plain, {}, {"autograd": "grad_fn", "grad_fn": "AddBackward0"}, names, 2),
         judge(plain, {}, {"autograd": "leaf"}, names, 2),
         judge(plain, {"devices": ["cuda"]}, {"devices": ["cpu"]}, names, 2),
-        judge(Contract(graph_budget=2), {"graph_nodes": 3}, {"graph_nodes": 300}, names, 2),
-        judge(Contract(memory_budget=2), {"peak_bytes": 4096}, {"peak_bytes": 50_000_000}, names, 2),
+        budget_advice(Contract(graph_budget=2), {"graph_nodes": 3}, {"graph_nodes": 300}),
+        budget_advice(Contract(memory_budget=2), {"peak_bytes": 4096}, {"peak_bytes": 50_000_000}),
+        judge_run_time(Contract(time_budget=2), [{"cpu_us": 1000}], 900.0),
+        judge_run_time(Contract(time_budget=2), [{"cpu_us": 1000}], None),
         judge(Contract(time_budget=2), {"cpu_us": 1000}, {"cpu_us": 900_000}, names, 2),
         judge(plain, {}, {"repeat": "raised RuntimeError"}, names, 2),
         judge(plain, {}, {"repeat": "differs"}, names, 2),
