@@ -199,15 +199,6 @@ def requeue(kind: JobKind, job: Job, token: str, failure: str = "") -> bool:
     return changed == 1
 
 
-def reopen(kind: JobKind, pk: int, now: datetime) -> bool:
-    """Run a finished job again (``check_notes --rerun``): ``final -> queued`` with its claims counted afresh,
-    its result kept until the new run replaces it. A pending row is left to the claim: a live claimant
-    finishes it, a dead or stale one is taken over. The caller sends the row (or runs it through ``process``)."""
-    fresh = {"status": Status.QUEUED, "queued_at": now, "claim_token": "", "claimed_at": None, "finished_at": None}
-    changed = kind.model.objects.filter(pk=pk).exclude(status__in=PENDING).update(**fresh, attempts=0, failure="")
-    return changed == 1
-
-
 def fail(kind: JobKind, pk: int, message: str) -> bool:
     """The task failed for good (time limit, retries exhausted): record ``internal_error`` once. ``message``
     goes to the log under a reference; the row says only the reference."""

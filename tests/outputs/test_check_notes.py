@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 
 from cards.importing import NoteSource, import_notes
 from cards.models import Card, CardState
 from outputs.models import OutputCheck, SnippetRun
-from quizsite import claims
 from tests.cards.factories import make_user
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.django_db]
@@ -224,24 +222,3 @@ def test_with_queue_it_sends_the_missing_runs_to_the_workers_and_runs_nothing_he
     assert list(SnippetRun.objects.values_list("status", flat=True)) == ["queued"]
     assert active_headings() == []
     assert "0 snippets checked, 1 sent to the workers; output cards: 0 verified" in err
-
-
-def test_rerun_reopens_finished_runs_through_the_lifecycle_and_leaves_a_live_workers_run_to_it() -> None:
-    """Issue 40: ``check_notes`` reset job rows by hand, a run a worker still held included."""
-    cards = import_note(NOTE.split("## Stale")[0])
-    check()
-    run = SnippetRun.objects.get(card=cards["Right"])
-    first = run.finished_at
-    check("--rerun")
-    run.refresh_from_db()
-    assert (run.status, run.attempts) == ("done", 1) and run.finished_at > first
-    token = claims.new_claim_token()  # a live worker (this process) holds the next run
-    try:
-        SnippetRun.objects.filter(pk=run.pk).update(
-            status="running", claim_token=token, claimed_at=timezone.now(), finished_at=None
-        )
-        check("--rerun")
-    finally:
-        claims.release_claim(token)
-    run.refresh_from_db()
-    assert (run.status, run.claim_token) == ("running", token)

@@ -18,7 +18,6 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.utils import timezone
 
 from graders.jobs import lifecycle as jobs
 from graders.jobs import tasks
@@ -68,19 +67,18 @@ class Command(BaseCommand):
         self.stderr.write(f"{report['checked']} snippets checked{sent}; {verify.summary(counts)}.")
 
     def _pending(self, *, rerun: bool, queue: bool) -> list[int]:
-        """Ids of runs to do: missing or unfinished (with ``--queue``: missing or still queued). ``--rerun``
-        reopens the finished ones through the lifecycle; an unfinished one is left to its claim (``_run``
-        takes over a dead or stale claimant's, and leaves a live worker's to that worker)."""
-        ids, now = [], timezone.now()
+        """Ids of runs to do: missing or unfinished (with ``--queue``: missing or still queued)."""
+        ids = []
         for card, snippet in runs.output_cards():
             run, created = SnippetRun.objects.get_or_create(card=card, content_hash=snippet.content_hash)
             if queue:
                 if created or run.status == Status.QUEUED:
                     ids.append(run.pk)
                 continue
-            if rerun:
-                jobs.reopen(runs.SNIPPETS, run.pk, now)
             if rerun or not run.is_final:
+                SnippetRun.objects.filter(pk=run.pk).update(
+                    status=Status.QUEUED, claim_token="", claimed_at=None, finished_at=None, attempts=0
+                )
                 ids.append(run.pk)
         return ids
 
