@@ -182,9 +182,6 @@ class RunCreate(generics.CreateAPIView):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         wait = query_bool(request.query_params, "wait")
-        slug = request.data.get("drill") if isinstance(request.data, dict) else None
-        if isinstance(slug, str) and not _drills(request.user).filter(slug=slug).exists():
-            raise NotFound(_("No such drill."))  # before the arguments are read: they mean nothing without it
         serializer = DrillRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -195,7 +192,7 @@ class RunCreate(generics.CreateAPIView):
         if isinstance(run, submissions.Refused):
             if run.status == status.HTTP_429_TOO_MANY_REQUESTS:
                 raise Throttled(wait=run.retry_after, detail=run.message)
-            raise ValidationError({"code": [run.message]})
+            raise ValidationError({run.field: [run.message]})
         if wait:
             run = run_requests.wait_for_run(run)
         return Response(DrillRunSerializer(run).data, status=status.HTTP_201_CREATED)

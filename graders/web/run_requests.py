@@ -61,8 +61,10 @@ def request_run(
     now = now or timezone.now()
     problem = code_problem(code, code_limit(drill))
     checked = check_arguments(arguments)
-    if problem is not None or checked.problem is not None:
-        return Refused(400, problem or checked.problem or "")
+    if problem is not None:
+        return Refused(400, problem)
+    if checked.problem is not None:
+        return Refused(400, checked.problem, field="arguments")
     rule = run_rate_limit()
     with transaction.atomic():
         lock_learner(user.pk)

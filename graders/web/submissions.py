@@ -131,6 +131,7 @@ class Refused:
     status: int
     message: str
     retry_after: int = 0
+    field: str = "code"  # the request field a 400 is about (a run's may be its arguments)
 
 
 def submit(

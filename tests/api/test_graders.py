@@ -208,6 +208,12 @@ class RunTests(ApiTestCase):
         self.assertIn("uses the unknown name '__import__'", error["details"]["arguments"][0])
         self.assertFalse(DrillRun.objects.exists())
 
+    def test_an_unknown_drill_is_404_whatever_its_arguments(self) -> None:
+        """The drill first: arguments mean nothing without it (schemathesis found a 400 here, ST202)."""
+        body = {"drill": "no-such-drill", "code": RIGHT, "arguments": "\x7f not python ("}
+        self.assert_error(self.client.post("/api/v1/runs/", body), 404, "not_found")
+        self.assertFalse(DrillRun.objects.exists())
+
     @override_settings(GRADER_RUN_RATE_LIMIT=1, GRADER_RUN_RATE_WINDOW=60)
     def test_it_applies_the_run_rate_limit(self) -> None:
         self.assertEqual(self.post("torch.ones(2)").status_code, 201)
