@@ -497,6 +497,8 @@ def _rate_new(
         due = balanced_due(user, card, due, today)
     try:
         with transaction.atomic():
+            if request.source != ReviewLog.Source.GRADER and not _below_new_limit(user, profile, today):
+                return Outcome.NEW_LIMIT
             CardState.objects.create(
                 user=user,
                 card_id=card.pk,
@@ -528,6 +530,15 @@ def _rate_new(
     except IntegrityError:
         return Outcome.DUPLICATE
     return Outcome.RECORDED
+
+
+def _below_new_limit(user: AbstractBaseUser, profile: Profile, today: date) -> bool:
+    """Today's new cards counted again under a lock on the learner's profile row, inside the rating's
+    transaction: two ratings sent together at one below the limit are serialised here, so the second sees the
+    first's answer and is refused (the count in the card's lookup alone let both land)."""
+    Profile.objects.select_for_update().filter(pk=profile.pk).values_list("pk").first()
+    answered = ReviewLog.objects.filter(user=user, review_day=today, was_new=True, is_same_day_repeat=False)
+    return answered.count() < profile.new_cards_per_day
 
 
 def _new_today(user: AbstractBaseUser, today: date) -> Coalesce:

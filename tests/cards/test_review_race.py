@@ -24,24 +24,25 @@ def _in_memory_sqlite() -> bool:
 # once instead of waiting, so two threads cannot race there. `make test` runs this on PostgreSQL;
 # tests/cards/test_review.py::InterleavingTests replays the same interleaving deterministically.
 class DoubleSubmitRaceTests(TransactionTestCase):
-    def race(self, url: str, data: dict[str, object]) -> list[int]:
-        """POST ``data`` to ``url`` from two threads released together; returns both status codes."""
+    def race(self, url: str, data: dict[str, object], other_url: str | None = None) -> list[int]:
+        """POST ``data`` to ``url`` (and to ``other_url`` when given) from two threads released together;
+        returns both status codes."""
         barrier = threading.Barrier(2)
         statuses: list[int] = []
         errors: list[BaseException] = []
 
-        def submit() -> None:
+        def submit(target: str) -> None:
             client = Client()
             client.force_login(self.user)
             try:
                 barrier.wait(timeout=10)
-                statuses.append(client.post(url, data).status_code)
+                statuses.append(client.post(target, data).status_code)
             except BaseException as exc:  # noqa: BLE001 - reported by the test below
                 errors.append(exc)
             finally:
                 connection.close()
 
-        threads = [threading.Thread(target=submit) for _ in range(2)]
+        threads = [threading.Thread(target=submit, args=(target,)) for target in (url, other_url or url)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -72,3 +73,17 @@ class DoubleSubmitRaceTests(TransactionTestCase):
         self.assertEqual(sorted(statuses), [302, 302])
         self.assertEqual(CardState.objects.get().version, 1)
         self.assertEqual(ReviewLog.objects.count(), 1)
+
+    def test_two_new_cards_rated_together_one_below_the_limit_land_once(self) -> None:
+        profile = review.get_profile(self.user)
+        profile.new_cards_per_day = 1
+        profile.save(update_fields=["new_cards_per_day"])
+        other = make_card()
+        statuses = self.race(
+            reverse("cards:rate", args=[self.card.uuid]),
+            {"quality": 4, "version": 0},
+            reverse("cards:rate", args=[other.uuid]),
+        )
+        self.assertEqual(len(statuses), 2)
+        self.assertEqual(ReviewLog.objects.filter(was_new=True).count(), 1)
+        self.assertEqual(CardState.objects.count(), 1)
