@@ -227,3 +227,24 @@ def test_a_case_expression_writes_no_file_of_the_host(check_worker: Workers, tmp
     target = tmp_path / "written-by-a-case"
     checked_on_worker(with_example(f"torch.save(torch.ones(1), {str(target)!r})"))
     assert not target.exists()
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+@pytest.mark.sandbox
+@pytest.mark.django_db(transaction=True)
+def test_a_reference_that_answers_differently_each_call_never_reaches_the_cache_of_a_published_drill(
+    check_worker: Workers,
+) -> None:
+    """A reference keeping state between calls would make the cached answer one call's accident: every
+    learner's right answer judged against it. The check calls the reference twice on each case and refuses."""
+    stateful = DOUBLE.replace(
+        'reference = "def solution(x):\\n    return x * 2\\n"',
+        'reference = "calls = [0]\\ndef solution(x):\\n    calls[0] += 1\\n    return x * 2 + calls[0]\\n"',
+    )
+    assert stateful != DOUBLE
+    check = checked_on_worker(stateful)
+    assert "two different answers" in failed_reference(check)
+    with pytest.raises(drafts.Refused, match="last check of this text failed"):
+        drafts.publish(check.draft, check.draft.author, timezone.now())
+    assert Drill.objects.filter(slug="double").count() == 0
