@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run soak test venv frontend browser services lint format messages migrations-check clean
+.PHONY: run soak test check venv frontend browser services lint format messages migrations-check clean
 
 $(STAMP): requirements-web.txt requirements.txt requirements-run.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,11 @@ format: venv
 
 test: venv frontend browser services lint
 	bash scripts/test.sh
+
+# The quick loop while editing: lint, then the pure-logic and data-layer tests on SQLite (no browser, no
+# sandbox, no worker, nothing slow). Not a substitute for `make test`, which CI runs.
+check: venv lint
+	env -u DATABASE_URL $(VENV)/bin/pytest -q -n 2 -m "not browser and not sandbox and not integration and not slow"
 
 clean:
 	rm -rf $(VENV) var node_modules frontend/node_modules static/dist
