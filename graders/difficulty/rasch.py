@@ -206,6 +206,11 @@ def fitted_band(difficulty: float, cuts: Sequence[float]) -> int:
     return sum(difficulty > cut for cut in cuts)
 
 
+def quantile_band(quantile: float, bands: int = BANDS) -> int:
+    """The band (0 = easiest) of a drill's place among all (``quantiles``): a lone drill is the middle one."""
+    return min(int(quantile * bands), bands - 1)
+
+
 def disagreement(difficulty: float, standard_error: float, label_band: int, cuts: Sequence[float]) -> int:
     """+1 when the drill is surely harder than its label's band, -1 when surely easier, 0 otherwise.
 
