@@ -1,5 +1,4 @@
-"""Celery tasks: one task runs every kind of sandbox job; one reaper re-sends what was lost; the nightly
-difficulty refit (``refit_difficulty``, on the scoring worker).
+"""Celery tasks: one task runs every kind of sandbox job; one reaper re-sends what was lost.
 
 Delivery guarantees come from the broker settings (acks_late, prefetch 1): a
 message is acknowledged only after the task returns, so a worker killed mid-job leaves its message to be
@@ -147,13 +146,3 @@ def reap(startup: bool = False) -> int:
         logger.warning("re-sent %d stuck jobs", count)
     optimising.expire_lost(now)
     return count
-
-
-@shared_task(name="graders.tasks.refit_difficulty", ignore_result=True)
-def refit_difficulty() -> int:
-    """Nightly, on the scoring worker (``CELERY_TASK_ROUTES``): every drill's difficulty refitted from the
-    learners' first attempts (``graders.difficulty.refit``); returns the drills written. A lost or repeated run
-    is harmless: each run replaces every row from the submissions as they are."""
-    from graders.difficulty import refit  # numpy: only the worker that fits imports it
-
-    return refit.refit(timezone.now()).drills

@@ -11,8 +11,7 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from graders.difficulty import refit
-from graders.jobs import tasks
+from graders.difficulty import refit, task
 from graders.jobs.status import Status
 from graders.models import Drill, DrillDifficulty, Submission
 from tests.graders.conftest import drill_text, graded_submission
@@ -53,7 +52,7 @@ def test_it_stores_each_drills_fit_and_flags_a_label_the_learners_disagree_with(
     first_tries(users, easy, passing=28)
     first_tries(users, medium, passing=15)
     first_tries(users, mislabelled, passing=2)
-    done = tasks.refit_difficulty.run()
+    done = task.refit_difficulty.run()
     assert done == 3
     rows = {row.drill_id: row for row in DrillDifficulty.objects.all()}
     assert [rows[d.pk].passed for d in (easy, medium, mislabelled)] == [28, 15, 2]
