@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--drills", type=int, default=60)
     parser.add_argument("--learners", type=int, default=400)
     parser.add_argument("--reps", type=int, default=20)
-    parser.add_argument("--attempts", default="5,10,15,20,25,30,40,60,80,120", help="first attempts per drill, a list")
+    parser.add_argument("--attempts", default="5,10,20,30,40,45,50,55,60,80,120", help="attempts per drill, a list")
     parser.add_argument("--selection", type=float, default=0.5)
     parser.add_argument("--target", type=float, default=0.9)
     parser.add_argument("--seed", type=int, default=41)

@@ -382,9 +382,10 @@ CELERY_TASK_ROUTES = {
     "teams.tasks.calibrate_teams_due": {"queue": SCORING_QUEUE},
     "graders.tasks.refit_difficulty": {"queue": SCORING_QUEUE},
 }
-# The hub shows a drill's fitted difficulty, and flags its label, from this many first attempts on: below it,
-# bench/difficulty.py's fits rank drills with a median Spearman under 0.9 against the truth (docs/performance.md).
-DIFFICULTY_MIN_ATTEMPTS = envint("DIFFICULTY_MIN_ATTEMPTS", "40")
+# The hub shows a drill's fitted difficulty, and flags its label, from this many first attempts on: from 50,
+# bench/difficulty.py's fits rank drills with Spearman >= 0.9 against the truth in 9 worlds of 10 (median 0.93),
+# at 40 only in half of them (docs/performance.md, "Drill difficulty from first attempts").
+DIFFICULTY_MIN_ATTEMPTS = envint("DIFFICULTY_MIN_ATTEMPTS", "50")
 # Reviews ask the scoring worker for a learner's or a team's new calibration report at most once per this many
 # seconds (cards.calibrating): a team's report costs seconds of CPU; its page shows the last one meanwhile.
 CALIBRATION_REFRESH_AFTER = envint("CALIBRATION_REFRESH_AFTER", "600")

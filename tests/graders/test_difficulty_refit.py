@@ -105,3 +105,13 @@ def test_the_command_reports_and_a_dry_run_writes_nothing(make_drill: Callable[.
     assert not DrillDifficulty.objects.exists()
     call_command("refit_difficulty")
     assert DrillDifficulty.objects.get(drill=drill).attempts == 3
+
+
+def test_beat_sends_the_refit_nightly_to_the_scoring_worker() -> None:
+    from celery import current_app
+    from django.conf import settings
+
+    entry = settings.CELERY_BEAT_SCHEDULE["graders-refit-difficulty"]
+    assert entry["task"] == task.refit_difficulty.name == "graders.tasks.refit_difficulty"
+    assert settings.CELERY_TASK_ROUTES[entry["task"]] == {"queue": settings.SCORING_QUEUE}
+    assert entry["task"] in current_app.tasks
