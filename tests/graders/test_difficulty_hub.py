@@ -99,3 +99,11 @@ def test_the_fitted_rows_cost_no_query_per_drill(
     with django_assert_max_num_queries(len(few.captured_queries)):
         page = hub_page(client_for)
     assert page.count("data-label-disagrees=") == 6
+
+
+def test_the_admin_lists_the_labels_to_revisit(drill: Drill) -> None:
+    fitted(drill, band="hard", disagreement=DrillDifficulty.Disagreement.HARDER)
+    client = Client()
+    client.force_login(User.objects.create_superuser("admin", password="x"))
+    page = client.get("/admin/graders/drilldifficulty/?disagreement__exact=1").content.decode()
+    assert "add-one" in page and "harder than its label" in page
