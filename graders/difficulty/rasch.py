@@ -86,7 +86,7 @@ def _newton_block(
     size = len(values)
     gradient = gradient_sign * np.bincount(index, weights=residual, minlength=size) - values / prior**2
     curvature = np.bincount(index, weights=weight, minlength=size) + 1.0 / prior**2
-    step = np.clip(gradient / curvature, -MAX_STEP, MAX_STEP)
+    step: NDArray[np.float64] = np.clip(gradient / curvature, -MAX_STEP, MAX_STEP)
     return values + step
 
 
