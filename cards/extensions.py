@@ -8,7 +8,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - a section of the stats page (the drills' pass rates), with the function that computes its context;
 - a card kind's own listing (the drill hub): a deck filtered to that kind lists it there instead;
 - a part of the decks page's learning order (a team's: whose order the learner follows, and a way to switch);
-- who may read a private course (a team's members): ``register_course_readers``;
+- who may read a private course (a team's members): ``register_course_readers``; who edits one (its owner and
+  editors: the drill hub shows them where a drill's label disagrees with its learners): ``register_course_editors``;
 - a line on the login and sign-up pages about where the visitor is going (an invite names its team):
   ``register_login_note``.
 - a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts).
@@ -88,6 +89,19 @@ def register_course_readers(readers: Callable[[int], Any]) -> None:
 def course_reader_queries(user_id: int) -> list[Any]:
     """The registered subqueries of the private course ids ``user_id`` may read (none registered: none)."""
     return [readers(user_id) for readers in _COURSE_READERS]
+
+
+_COURSE_EDITORS: list[Callable[[int], Any]] = []
+
+
+def register_course_editors(editors: Callable[[int], Any]) -> None:
+    """``editors(user_id)``: a query of the ids of the courses that user edits (the same shape as readers')."""
+    _COURSE_EDITORS.append(editors)
+
+
+def course_editor_queries(user_id: int) -> list[Any]:
+    """The registered subqueries of the course ids ``user_id`` edits (none registered: none)."""
+    return [editors(user_id) for editors in _COURSE_EDITORS]
 
 
 _LOGIN_NOTES: list[Callable[[str], str | None]] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from graders.models import Drill, Submission
+from graders.models import Drill, DrillDifficulty, Submission
 
 
 @admin.register(Drill)
@@ -23,3 +23,24 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_select_related = ("user", "drill")
     raw_id_fields = ("user", "drill")
     readonly_fields = [f.name for f in Submission._meta.fields]
+
+
+@admin.register(DrillDifficulty)
+class DrillDifficultyAdmin(admin.ModelAdmin):
+    """The last refit, read-only (the nightly job rewrites it): filter by disagreement for the labels to revisit."""
+
+    list_display = (
+        "drill",
+        "drill__difficulty",
+        "band",
+        "difficulty",
+        "standard_error",
+        "attempts",
+        "passed",
+        "disagreement",
+        "fitted_at",
+    )
+    list_filter = ("disagreement", "band", "drill__difficulty")
+    search_fields = ("drill__slug",)
+    list_select_related = ("drill",)
+    readonly_fields = [f.name for f in DrillDifficulty._meta.fields]

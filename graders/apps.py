@@ -15,6 +15,7 @@ class GradersConfig(AppConfig):
         from cards import extensions
         from quizsite import health as site_health
 
+        from .difficulty import task  # noqa: F401  (the nightly difficulty refit)
         from .jobs import health, tasks, worker  # noqa: F401
         from .kinds import checks, examples, runs, verdicts  # noqa: F401
         from .web import stats

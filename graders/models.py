@@ -460,3 +460,50 @@ class DrillRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.drill_id} revision {self.number}"
+
+
+class DrillDifficulty(models.Model):
+    """A drill's difficulty as learners' first attempts show it: the last nightly Rasch fit
+    (``graders.difficulty.refit``), beside the label its author wrote (``Drill.difficulty``).
+
+    ``band`` and ``disagreement`` are set only once the drill has ``DIFFICULTY_MIN_ATTEMPTS`` first attempts
+    (bench/difficulty.py: fewer do not rank drills reliably); below that the row keeps the fit and the counts.
+    """
+
+    class Disagreement(models.IntegerChoices):
+        EASIER = -1, _("easier than its label")
+        AGREES = 0, _("agrees with its label")
+        HARDER = 1, _("harder than its label")
+
+    drill = models.OneToOneField(Drill, on_delete=models.CASCADE, related_name="fitted_difficulty")
+    difficulty = models.FloatField(help_text="Logits: higher is harder, 0 is a typical drill.")
+    standard_error = models.FloatField(help_text="Of the difficulty, in logits.")
+    attempts = models.PositiveIntegerField(help_text="Learners whose first graded attempt the fit used.")
+    passed = models.PositiveIntegerField(help_text="Of those, the first attempts that were accepted.")
+    quantile = models.FloatField(
+        null=True, blank=True, help_text="Its place among the drills with enough attempts, 0 easiest to 1 hardest."
+    )
+    band = models.CharField(
+        max_length=8, choices=Difficulty.choices, blank=True, help_text="The fitted tertile, as a label."
+    )
+    disagreement = models.SmallIntegerField(choices=Disagreement.choices, default=Disagreement.AGREES)
+    fitted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(passed__lte=models.F("attempts")), name="drilldifficulty_passed"),
+            models.CheckConstraint(
+                condition=models.Q(band="") | models.Q(band__in=Difficulty.values), name="drilldifficulty_band_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(disagreement__in=[-1, 0, 1]), name="drilldifficulty_disagreement_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.drill_id} difficulty {self.difficulty:.2f} ({self.attempts} attempts)"
+
+    @property
+    def shown(self) -> bool:
+        """Enough first attempts for the hub to show the fit (works on an unsaved row: no query)."""
+        return self.band != ""

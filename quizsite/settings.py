@@ -352,6 +352,8 @@ CELERY_BEAT_SCHEDULE = {
     # Calibration reports missing from the cache (reviews want the others: cards.calibrating).
     "cards-calibrate-learners": {"task": "cards.tasks.calibrate_learners_due", "schedule": crontab(minute=10, hour=4)},
     "teams-calibrate-teams": {"task": "teams.tasks.calibrate_teams_due", "schedule": crontab(minute=30, hour=4)},
+    # Every drill's difficulty refitted from all first attempts (graders.difficulty.refit): one fit, seconds.
+    "graders-refit-difficulty": {"task": "graders.tasks.refit_difficulty", "schedule": crontab(minute=50, hour=3)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
     "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
@@ -378,7 +380,12 @@ CELERY_TASK_ROUTES = {
     "cards.tasks.calibrate_learners_due": {"queue": SCORING_QUEUE},
     "teams.tasks.calibrate_team": {"queue": SCORING_QUEUE},
     "teams.tasks.calibrate_teams_due": {"queue": SCORING_QUEUE},
+    "graders.tasks.refit_difficulty": {"queue": SCORING_QUEUE},
 }
+# The hub shows a drill's fitted difficulty, and flags its label, from this many first attempts on: from 50,
+# bench/difficulty.py's fits rank drills with Spearman >= 0.9 against the truth in 9 worlds of 10 (median 0.93),
+# at 40 only in half of them (docs/performance.md, "Drill difficulty from first attempts").
+DIFFICULTY_MIN_ATTEMPTS = envint("DIFFICULTY_MIN_ATTEMPTS", "50")
 # Reviews ask the scoring worker for a learner's or a team's new calibration report at most once per this many
 # seconds (cards.calibrating): a team's report costs seconds of CPU; its page shows the last one meanwhile.
 CALIBRATION_REFRESH_AFTER = envint("CALIBRATION_REFRESH_AFTER", "600")

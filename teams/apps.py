@@ -18,6 +18,8 @@ class TeamsConfig(AppConfig):
         )
         # A team's course is read by its members alone.
         extensions.register_course_readers(course_readers)
+        # Its owner and editors are told on the drill hub where learners disagree with a drill's label.
+        extensions.register_course_editors(course_editors)
         # An invite link opened while signed out: the login and sign-up pages name the team.
         extensions.register_login_note(services.invite_note)
 
@@ -27,3 +29,13 @@ def course_readers(user_id: int) -> object:
     from .models import Team
 
     return Team.objects.filter(memberships__user_id=user_id, course__isnull=False).values("course_id")
+
+
+def course_editors(user_id: int) -> object:
+    """The ids of the courses of the teams ``user_id`` owns or edits (one indexed subquery on memberships)."""
+    from .models import Membership, Team
+
+    roles = (Membership.Role.OWNER, Membership.Role.EDITOR)
+    return Team.objects.filter(memberships__user_id=user_id, memberships__role__in=roles, course__isnull=False).values(
+        "course_id"
+    )

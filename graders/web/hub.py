@@ -1,23 +1,26 @@
 """The drill hub's rows and filters: every active drill with the learner's own standing on it.
 
-A constant number of queries whatever the number of drills: the drills with their notes (one),
-the learner's facts (``graders.rating.progress``: three). Filtering happens on the built rows, since the
-status is derived and the list is a few hundred drills at most.
+A constant number of queries whatever the number of drills: the drills with their notes and their fitted
+difficulty (one), the learner's facts (``graders.rating.progress``: three), and the courses they edit (one,
+only when a listed drill's label disagrees with its learners, and not for staff). Filtering happens on the
+built rows, since the status is derived and the list is a few hundred drills at most.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from functools import lru_cache
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import strip_tags
 
+from cards import extensions
 from cards.rendering import render_markdown
 from graders.jobs.labels import STATUS_LABELS
-from graders.models import Difficulty, Drill
+from graders.models import Difficulty, Drill, DrillDifficulty
 from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
 
 _PARAGRAPH = re.compile(r"^\s*<p>(.*)</p>\s*$", re.DOTALL)
@@ -38,6 +41,16 @@ class HubRow:
     title_html: str
     status: DrillStatus
     facts: DrillFacts
+    edits: bool = False  # staff, or an owner or editor of the drill's course: a disagreeing label is named
+
+    @property
+    def fitted(self) -> DrillDifficulty | None:
+        """The last refit's row, once the drill has enough first attempts to show it (read with the drill)."""
+        try:
+            row: DrillDifficulty = self.drill.fitted_difficulty
+        except ObjectDoesNotExist:
+            return None
+        return row if row.shown else None
 
     @property
     def best_verdict_label(self) -> str:
@@ -112,14 +125,25 @@ class Hub:
 
 def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
     """Every active drill with the learner's status, in note then card order."""
-    drills = Drill.objects.active().visible_to(user).select_related("card__note__course")
+    drills = Drill.objects.active().visible_to(user).select_related("card__note__course", "fitted_difficulty")
     drills = drills.order_by("card__note__title", "card__position", "pk")
     facts = learner_facts(user)
     rows = []
     for drill in drills:
         drill_facts = facts.get(drill.pk, DrillFacts())
         rows.append(HubRow(drill, title_html(drill.title), drill_status(drill_facts, today), drill_facts))
-    return rows
+    return _mark_edits(user, rows)
+
+
+def _mark_edits(user: AbstractBaseUser, rows: list[HubRow]) -> list[HubRow]:
+    """Mark the rows of the courses the user edits (all, for staff), where it matters: only a disagreeing label
+    reads differently for an editor, so the courses they edit are asked for (one query) only when one is listed."""
+    if not any(row.fitted is not None and row.fitted.disagreement for row in rows):
+        return rows
+    if getattr(user, "is_staff", False):
+        return [replace(row, edits=True) for row in rows]
+    edited = {found["course_id"] for query in extensions.course_editor_queries(user.pk) for found in query}
+    return [replace(row, edits=row.drill.card.note.course_id in edited) for row in rows]
 
 
 def build_hub(user: AbstractBaseUser, today: date, filters: HubFilters) -> Hub:
