@@ -118,7 +118,8 @@ def order(
        (the learner's stage order, then the notes' order); a topic opens, in rank order, when fewer are
        open or none of the open ones has a ready card.
     3. Every kind early: in the first ``window`` cards (two days at the default new-card limit), every
-       ``kind_every``-th card is the best-ranked ready card of a kind not met yet, if there is one.
+       ``kind_every``-th card (more often when the window is too short for every kind) is the
+       best-ranked ready card of a kind not met yet, if there is one; such a card's topic opens too.
     A deck whose needs go round in a circle still comes out whole: when nothing is ready, the best-ranked
     card comes next (the bundled deck has no such circle; a test says so)."""
     taught_somewhere = {item.teaches for item in items if item.teaches}
@@ -130,8 +131,10 @@ def order(
     taught: set[str] = set()
     present = [kind for kind in kinds if any(item.kind == kind for item in items)]
     met: set[str] = set()
+    if present:  # enough turns for every kind within the window, however small
+        kind_every = max(1, min(kind_every, window // len(present)))
     opened: list[str] = []  # open topics, in turn order
-    turn = 0
+    last: str | None = None
     placed: list[int] = []
 
     def ready(item: Item) -> bool:
@@ -144,11 +147,19 @@ def order(
         waiting[item.topic].remove(item)
         placed.append(item.pk)
         met.add(item.kind)
+        nonlocal last
+        last = item.topic
         if item.teaches:
             taught.add(item.teaches)
 
     while len(placed) < len(items):
+        if last in opened:  # the open topics in turn, starting after the last one used
+            at = opened.index(last) + 1
+            rotation = opened[at:] + opened[:at]
+        else:
+            rotation = list(opened)
         opened = [topic for topic in opened if waiting[topic]]
+        rotation = [topic for topic in rotation if waiting[topic]]
         missing = [kind for kind in present if kind not in met]
         if missing and len(placed) < window and len(placed) % kind_every == kind_every - 1:
             candidates = [
@@ -162,14 +173,13 @@ def order(
                 continue
         if len(opened) < open_topics:
             fresh = next((t for t in topic_order if waiting[t] and t not in opened and first_ready(t)), None)
-            if fresh is not None:
+            if fresh is not None:  # a new topic starts at once
                 opened.append(fresh)
+                rotation.insert(0, fresh)
         choice: Item | None = None
-        for step in range(len(opened)):
-            topic = opened[(turn + step) % len(opened)]
+        for topic in rotation:
             choice = first_ready(topic)
             if choice is not None:
-                turn = (turn + step + 1) % len(opened)
                 break
         if choice is None:  # every open topic waits on a need: open the next topic that is ready
             fresh = next((t for t in topic_order if waiting[t] and t not in opened and first_ready(t)), None)
