@@ -110,7 +110,8 @@ def document() -> str:
         "",
         f"## A fresh learner's first {FIRST} new cards",
         "",
-        f"Day = the day it comes at {PER_DAY} new cards a day. *Needs* lists the concepts the card needs that some card teaches.",
+        f"Day = the day it comes at {PER_DAY} new cards a day. *Needs* lists the concepts the card needs that "
+        "some card teaches.",
         "",
         "| # | day | kind | teaches | needs | front |",
         "| --- | --- | --- | --- | --- | --- |",
