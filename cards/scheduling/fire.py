@@ -29,7 +29,11 @@ GOOD = 4  # SM-2 quality of Good, which FSRS reads as its Good
 
 
 def credit(fsrs: fsrs6.Engine, memory: fsrs6.Memory, today: date, weight: float = WEIGHT) -> tuple[fsrs6.Memory, int]:
-    """The credited memory and the days until it is due (at least 1). A card reviewed today is left as it is."""
+    """The credited memory and the days until it is due (at least 1). A card reviewed today is left as it is.
+
+    The credited memory keeps the card's real last review (the review flow stores no made-up dates): its
+    stability is the one that, counted from that review, reaches the desired retention on the credited due
+    day, so FSRS's prediction on that day is the desired retention, as for any other card."""
     if not 0 <= weight <= 1:
         raise ValueError(f"a credit's weight is between 0 and 1, not {weight}")
     elapsed = (today - memory.last_day).days
@@ -38,10 +42,11 @@ def credit(fsrs: fsrs6.Engine, memory: fsrs6.Memory, today: date, weight: float 
         return memory, max(1, (due - today).days)
     good, _ = fsrs6.review(fsrs, memory, GOOD, today)
     stability = memory.stability + weight * max(0.0, good.stability - memory.stability)
-    last_day = today - timedelta(days=round((1 - weight) * elapsed))
-    credited = fsrs6.Memory(stability, memory.difficulty, last_day)
-    due = last_day + timedelta(days=fsrs6.interval(fsrs, stability))
-    return credited, max(1, (due - today).days)
+    anchor = today - timedelta(days=round((1 - weight) * elapsed))
+    due = max(anchor + timedelta(days=fsrs6.interval(fsrs, stability)), today + timedelta(days=1))
+    # FSRS's interval is linear in stability before rounding: scale it to reach ``due`` from the real review.
+    stretched = stability * (due - memory.last_day).days / max(1, (due - anchor).days)
+    return fsrs6.Memory(max(memory.stability, stretched), memory.difficulty, memory.last_day), (due - today).days
 
 
 __all__ = ["WEIGHT", "credit"]
