@@ -90,6 +90,12 @@ class ConceptMap:
         needs = (named | self.ancestors[teaches]) - {teaches}
         return teaches, frozenset(need for need in needs if teaches not in self.ancestors.get(need, ()))
 
+    def builds_on(self, teaches: str, needs: Iterable[str]) -> set[str]:
+        """The concepts a card builds on directly: what its concept requires, and what else it names (its
+        needs less what its concept requires transitively). A passed drill credits cards teaching these."""
+        concept = self.concepts[self.index[teaches]]
+        return set(concept.requires) | (set(needs) - self.ancestors[teaches])
+
 
 @dataclass(frozen=True)
 class Item:

@@ -25,6 +25,7 @@ from datetime import date, timedelta
 from cards.scheduling import fsrs6
 
 WEIGHT = 0.25  # a quarter of a Good review per passed drill (see docs/scheduling.md, "Drills credit cards")
+CARDS = 4  # cards credited per passed drill: those due soonest (bench/scheduler.py --fire simulates four)
 GOOD = 4  # SM-2 quality of Good, which FSRS reads as its Good
 
 
@@ -49,4 +50,4 @@ def credit(fsrs: fsrs6.Engine, memory: fsrs6.Memory, today: date, weight: float 
     return fsrs6.Memory(max(memory.stability, stretched), memory.difficulty, memory.last_day), (due - today).days
 
 
-__all__ = ["WEIGHT", "credit"]
+__all__ = ["CARDS", "WEIGHT", "credit"]

@@ -14,8 +14,9 @@ from django.test import TestCase
 
 from cards import queueing, review
 from cards.ingest.concepts import unmet_needs
-from cards.models import Card, Profile
+from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import RatingRequest
+from cards.scheduling import fire
 from tests.cards.factories import make_card, make_note, make_user
 
 NOTES = Path(settings.BASE_DIR) / "notes"
@@ -86,3 +87,61 @@ class BundledOrderTests(TestCase):
         cards = [make_card(note=own, position=10 - i, front=f"`x.view` {i}?", heading_path="张量") for i in range(3)]
         _, order = self.order()
         self.assertEqual(order[-3:], [c.pk for c in reversed(cards)])
+
+
+class DrillCreditTests(TestCase):
+    """Issue 39, item 4 (part): a passed drill credits the cards teaching what it needs (FIRe-style)."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        call_command("import_course", str(NOTES), stdout=StringIO(), stderr=StringIO())
+
+    def setUp(self) -> None:
+        self.deck = queueing.current_deck()
+        self.drill = Card.objects.get(key="drill:puzzle-diag")
+        self.assertEqual(self.deck.tags[self.drill.pk][1], "tensor-index")
+        basis = [
+            pk for pk, (kind, teaches, _) in self.deck.tags.items() if teaches == "tensor-create" and kind != "drill"
+        ]
+        self.other = next(pk for pk, (_, teaches, _) in self.deck.tags.items() if teaches == "tf-to-torch")
+        self.basis = basis[: fire.CARDS + 1]
+
+    def learner(self, scheduler: str) -> object:
+        user = make_user(time_zone="UTC", scheduler=scheduler)
+        for pk in [*self.basis, self.other]:
+            CardState.objects.create(
+                user=user,
+                card_id=pk,
+                due=NOW.date(),
+                stability=5.0,
+                difficulty=5.0,
+                repetitions=2,
+                interval=4,
+                last_reviewed_at=NOW - timedelta(days=4),
+                last_review_day=NOW.date() - timedelta(days=4),
+                version=1,
+            )
+        return user
+
+    def states(self, user: object) -> dict[int, tuple[float, object]]:
+        return {s.card_id: (s.stability, s.due) for s in CardState.objects.filter(user=user).exclude(card=self.drill)}
+
+    def test_a_passed_drill_moves_the_cards_it_builds_on_later_without_a_review(self) -> None:
+        user = self.learner("fsrs")
+        before, logs = self.states(user), ReviewLog.objects.count()
+        self.assertEqual(review.record_graded(user, self.drill, 4, NOW), review.Outcome.RECORDED)
+        after = self.states(user)
+        moved = [pk for pk in self.basis if after[pk] != before[pk]]
+        self.assertEqual(len(moved), fire.CARDS)  # the cap: the due-soonest few
+        for pk in moved:
+            self.assertGreater(after[pk][0], before[pk][0])
+            self.assertGreater(after[pk][1], before[pk][1])
+        self.assertEqual(after[self.other], before[self.other])  # a concept the drill does not need
+        self.assertEqual(ReviewLog.objects.count(), logs + 1)  # the drill's own review only
+
+    def test_no_credit_for_a_hard_pass_or_under_sm2(self) -> None:
+        for scheduler, quality in (("fsrs", 3), ("sm2", 5)):
+            user = self.learner(scheduler)
+            before = self.states(user)
+            self.assertEqual(review.record_graded(user, self.drill, quality, NOW), review.Outcome.RECORDED)
+            self.assertEqual(self.states(user), before, scheduler)
