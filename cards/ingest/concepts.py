@@ -61,9 +61,11 @@ class ConceptMap:
             self.ancestors[concept.slug] = frozenset(closed)
             for keyword in concept.keywords:
                 try:
-                    self._patterns.append((concept.slug, re.compile(keyword)))
+                    re.compile(keyword)
                 except re.error as error:
                     raise ConceptError(f"concept {concept.slug!r}: keyword {keyword!r}: {error}") from None
+            if concept.keywords:  # one search per concept, not per keyword
+                self._patterns.append((concept.slug, re.compile("|".join(f"(?:{k})" for k in concept.keywords))))
 
     def named_by(self, text: str) -> set[str]:
         return {slug for slug, pattern in self._patterns if pattern.search(text)}
