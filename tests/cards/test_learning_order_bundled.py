@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
 
+import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.test import TestCase
 
-from cards import queueing, review
+from cards import learning, queueing, review
 from cards.ingest.concepts import unmet_needs
 from cards.models import Card, CardState, Profile, ReviewLog
 from cards.review import RatingRequest
@@ -145,3 +146,19 @@ class DrillCreditTests(TestCase):
             before = self.states(user)
             self.assertEqual(review.record_graded(user, self.drill, quality, NOW), review.Outcome.RECORDED)
             self.assertEqual(self.states(user), before, scheduler)
+
+
+def test_an_order_file_whose_concepts_do_not_form_a_graph_is_refused(tmp_path: Path) -> None:
+    stage = '[[stage]]\nslug = "s"\ntitle = "S"\nsections = []\n'
+    concepts = (
+        '[[stage.concept]]\nslug = "b"\nrequires = ["a"]\n[[stage.concept]]\nslug = "a"\n',  # a later one
+        '[[stage.concept]]\nslug = "a"\nkeywords = ["("]\n',
+        '[[stage.concept]]\ntitle = "no slug"\n',
+    )
+    path = tmp_path / "learning-order.toml"
+    for concept, says in zip(concepts, ("requires 'a'", "keyword", "needs a slug"), strict=True):
+        path.write_text(stage + concept, encoding="utf-8")
+        with pytest.raises(learning.OrderFileError, match=says):
+            learning.read_order_file(path)
+    path.write_text(stage + '[[stage.concept]]\nslug = "a"\n[[stage.concept]]\nslug = "b"\nrequires = ["a"]\n')
+    assert [c["slug"] for c in learning.read_order_file(path)[0].concepts] == ["a", "b"]
