@@ -40,7 +40,8 @@ New cards come in `cards.ingest.concepts.order`'s order:
    (in the learner's stage order, then the file's concept order) starts when one is finished, or when the
    open ones all wait on a prerequisite;
 3. in the first two days at the default limit ({per_day} new cards a day), every 4th card is one of a kind
-   the learner has not met yet (mapping, output, cloze, drill), so every kind comes early.
+   the learner has not met yet (mapping, output, cloze, drill), so every kind comes early; its topic joins
+   the open ones (so four topics take turns in the first days below).
 
 A team's owners still reorder the stages: the stages' order ranks the topics they introduce, and the
 prerequisites still hold. Cards no stage names (a learner's own Anki import, a team's private course) come
