@@ -9,7 +9,7 @@ through ``Profile.set_learning_order`` and name themselves as its source; cards 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from django.db import transaction
 
 from cards import queueing
 from cards import review as reviewing
-from cards.models import LearningStage, Profile
+from cards.ingest.concepts import ConceptError
+from cards.models import LearningStage, Profile, concept_map
 
 DEFAULT_FILE = Path(__file__).resolve().parents[1] / "notes" / "learning-order.toml"
 
@@ -32,10 +33,12 @@ class StageSpec:
     slug: str
     title: str
     sections: list[dict[str, Any]]
+    concepts: list[dict[str, Any]] = field(default_factory=list)  # ``[[stage.concept]]``, as the file has them
 
 
 def read_order_file(path: Path) -> list[StageSpec]:
-    """Every ``[[stage]]`` of the file, checked: a slug (unique), a title, sections of note + headings."""
+    """Every ``[[stage]]`` of the file, checked: a slug (unique), a title, sections of note + headings, and
+    its concepts (``[[stage.concept]]``: each requires only concepts before it, keywords that compile)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
@@ -53,8 +56,15 @@ def read_order_file(path: Path) -> list[StageSpec]:
             raise OrderFileError(f"{where} ({slug}): a title is needed")
         if not isinstance(sections, list) or not all(_is_section(s) for s in sections):
             raise OrderFileError(f"{where} ({slug}): each section needs a note slug and a list of headings")
+        concepts = stage.get("concept", [])
+        if not isinstance(concepts, list) or not all(isinstance(c, dict) for c in concepts):
+            raise OrderFileError(f"{where} ({slug}): [[stage.concept]] tables are expected")
         seen.add(slug)
-        specs.append(StageSpec(slug, title.strip(), sections))
+        specs.append(StageSpec(slug, title.strip(), sections, concepts))
+    try:
+        concept_map([(spec.slug, spec.concepts) for spec in specs])
+    except (ConceptError, KeyError, TypeError, ValueError) as error:
+        raise OrderFileError(f"{path}: {error}") from None
     return specs
 
 
@@ -83,12 +93,19 @@ def import_stages(specs: list[StageSpec], dry_run: bool = False) -> ImportReport
             if stage is None:
                 created += 1
                 if not dry_run:
-                    LearningStage.objects.create(slug=spec.slug, title=spec.title, rank=rank, sections=spec.sections)
-            elif (stage.title, stage.rank, stage.sections) != (spec.title, rank, spec.sections):
+                    LearningStage.objects.create(
+                        slug=spec.slug, title=spec.title, rank=rank, sections=spec.sections, concepts=spec.concepts
+                    )
+            elif (stage.title, stage.rank, stage.sections, stage.concepts) != (
+                spec.title,
+                rank,
+                spec.sections,
+                spec.concepts,
+            ):
                 updated += 1
-                stage.title, stage.rank, stage.sections = spec.title, rank, spec.sections
+                stage.title, stage.rank, stage.sections, stage.concepts = spec.title, rank, spec.sections, spec.concepts
                 if not dry_run:
-                    stage.save(update_fields=["title", "rank", "sections", "updated_at"])
+                    stage.save(update_fields=["title", "rank", "sections", "concepts", "updated_at"])
         if not dry_run:
             LearningStage.objects.filter(slug__in=list(existing)).delete()
     return ImportReport(created, updated, len(existing))

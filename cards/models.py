@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 import zoneinfo
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,6 +19,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from cards.extensions import course_reader_queries
+from cards.ingest.concepts import Concept, ConceptError, ConceptMap
 
 BUNDLED_COURSE = "pytorch"  # the slug of the course the repository's own notes and drills are imported into
 # A course's notes and drills are stored under "<course slug>--<their own slug>" (the bundled course's alone
@@ -210,13 +212,55 @@ class LearningStage(models.Model):
     sections = models.JSONField(
         default=list, help_text='[{"note": "<note slug>", "headings": ["<heading>", ...]}, ...]'
     )
+    concepts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The concepts this stage introduces, as the order file's [[stage.concept]] tables "
+        "(cards.ingest.concepts): slug, title, requires, headings, keywords, cards.",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["rank", "slug"]
 
+    def clean(self) -> None:
+        """The concepts must read as a concept map after the stages before this one (a concept requires only
+        earlier ones; its keywords compile)."""
+        earlier = LearningStage.objects.filter(rank__lt=self.rank).exclude(pk=self.pk).order_by("rank", "slug")
+        try:
+            concept_map([*((s.slug, s.concepts) for s in earlier), (self.slug, self.concepts)])
+        except (ConceptError, KeyError, TypeError, ValueError) as error:
+            raise ValidationError({"concepts": str(error)}) from None
+
     def __str__(self) -> str:
         return self.title
+
+
+def concept_map(stages: Iterable[tuple[str, Any]]) -> ConceptMap:
+    """The concepts of stages ``(slug, [[stage.concept]] tables)`` in order, as one map; raises
+    ``ConceptError`` (or ``KeyError``/``TypeError``/``ValueError`` for a malformed table)."""
+    concepts = []
+    for stage, tables in stages:
+        for table in tables or []:
+            if not isinstance(table, dict) or not isinstance(table.get("slug"), str) or not table["slug"]:
+                raise ConceptError(f"stage {stage!r}: a concept needs a slug")
+            headings = frozenset(
+                (section["note"], heading.replace("`", "").strip())
+                for section in table.get("headings", [])
+                for heading in section["headings"]
+            )
+            concepts.append(
+                Concept(
+                    slug=table["slug"],
+                    title=str(table.get("title", table["slug"])),
+                    stage=stage,
+                    requires=tuple(table.get("requires", ())),
+                    headings=headings,
+                    keywords=tuple(table.get("keywords", ())),
+                    cards=tuple(table.get("cards", ())),
+                )
+            )
+    return ConceptMap(concepts)
 
 
 def validate_stage_order(value: Any) -> None:

@@ -35,7 +35,18 @@ from typing import Any
 from django.apps import apps
 from django.db import connections, router
 
-from cards.models import Card, CardState, Course, LearningStage, Note, Profile, ReviewLog, private_courses_of
+from cards.ingest import concepts as conceptual
+from cards.models import (
+    Card,
+    CardState,
+    Course,
+    LearningStage,
+    Note,
+    Profile,
+    ReviewLog,
+    concept_map,
+    private_courses_of,
+)
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
 _PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, place in note, pk)
@@ -88,22 +99,52 @@ class Deck:
     # card pk -> its private course (a team's): only the learners who may read that course get it. A note's
     # course is set when it is made, with its cards, so a new course moves the stamp too.
     courses: dict[int, int] = field(default_factory=dict)
+    # The concepts of the stages (``cards.ingest.concepts``) and, for each active card of a note a stage names,
+    # (kind, the concept it teaches, the concepts it needs). No concepts: the stages' order of old (below).
+    concepts: conceptual.ConceptMap = field(default_factory=lambda: conceptual.ConceptMap([]))
+    tags: dict[int, tuple[str, str | None, frozenset[str]]] = field(default_factory=dict)
     _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def order(self, stage_slugs: tuple[str, ...] = ()) -> list[int]:
-        """Active card pks in the learning order: the stages as ``stage_slugs`` orders them (the default
-        order when empty; stages it leaves out follow in the default order), then the cards no stage
-        names, note after note, each in note order. Within a stage the notes take turns (each note's
-        first card, then each note's second...), so every note's kinds of card come early; each note
-        keeps its own order. Sorted once per order and kept."""
+        """Active card pks in the learning order, computed once per stage order and kept.
+
+        With concepts (the bundled course): the staged cards in ``cards.ingest.concepts.order``'s order, never
+        a card before its prerequisites, the started topics interleaved, every kind in the first two days;
+        the stages as ``stage_slugs`` orders them (the default order when empty; stages it leaves out follow
+        in the default order) rank the concepts they introduce. Then the cards no stage names, note after
+        note, each in note order (a learner's own import keeps its order exactly).
+        Without concepts: the stages in that order; within a stage the notes take turns (each note's first
+        card, then each note's second...); then the cards no stage names as above."""
         found = self._orders.get(stage_slugs)
         if found is None:
             rank = stage_ranks(self.stages, stage_slugs)
-            found = sorted(self.active, key=lambda pk: (rank[self.active[pk][0]], *self.active[pk][1:]))
+            if self.tags:
+                found = self._concept_order(rank)
+            else:
+                found = sorted(self.active, key=lambda pk: (rank[self.active[pk][0]], *self.active[pk][1:]))
             with self._lock:
                 self._orders[stage_slugs] = found
         return found
+
+    def items(self, rank: list[int]) -> list[conceptual.Item]:
+        """The staged cards as ``cards.ingest.concepts.order`` reads them, ranked by the stage order ``rank``."""
+        stage_index = {stage.slug: i for i, stage in enumerate(self.stages)}
+        items = []
+        for pk, (kind, teaches, needs) in self.tags.items():
+            stage, _, note, place, _ = self.active[pk]
+            if teaches is None:
+                topic, key = f"{self.stages[stage].slug}/{note}", (rank[stage], len(self.concepts.index))
+            else:
+                concept = self.concepts.concepts[self.concepts.index[teaches]]
+                topic, key = teaches, (rank[stage_index[concept.stage]], self.concepts.index[teaches])
+            items.append(conceptual.Item(pk, kind, topic, teaches, needs, (*key, note, place)))
+        return items
+
+    def _concept_order(self, rank: list[int]) -> list[int]:
+        staged = conceptual.order(self.items(rank))
+        rest = sorted((pk for pk in self.active if pk not in self.tags), key=lambda pk: self.active[pk][2:])
+        return staged + rest
 
     def reaches(self, card_pk: int, user_id: int, courses: frozenset[int]) -> bool:
         """The card is this learner's to study: not another learner's private deck, not a course they cannot
@@ -179,8 +220,11 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     private = dict(Note.objects.filter(course__public=False).values_list("pk", "course_id"))
     owners: dict[int, int] = {}
     courses: dict[int, int] = {}
+    concepts = _load_concepts()
+    kinds: dict[int, str] = {}
     rows = Card.objects.order_by().values_list("pk", "note_id", "kind", "position", "active", "heading_path")
     for pk, note, kind, position, is_active, heading_path in rows.iterator(chunk_size=5000):
+        kinds[pk] = kind
         if note in owned:
             owners[pk] = owned[note]
         if note in private:
@@ -201,7 +245,32 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
     for (stage, note), placed_cards in placed.items():
         for turn, (place, pk) in enumerate(sorted(placed_cards)):
             active[pk] = (stage, turn if stage < len(stages) else 0, note, place, pk)
-    return Deck(stamp, stages, active, mapping, siblings, owners, courses)
+    tags = _tags(concepts, stages, active, kinds) if concepts.concepts else {}
+    return Deck(stamp, stages, active, mapping, siblings, owners, courses, concepts, tags)
+
+
+def _load_concepts() -> conceptual.ConceptMap:
+    """The stages' concepts as one map; a stored map that no longer reads as one is left out (the file's
+    import checks it, so only a hand edit in the admin gets here): the stages' order of old then holds."""
+    try:
+        return concept_map(LearningStage.objects.order_by("rank", "slug").values_list("slug", "concepts"))
+    except (conceptual.ConceptError, KeyError, TypeError, ValueError):
+        return conceptual.ConceptMap([])
+
+
+def _tags(
+    concepts: conceptual.ConceptMap, stages: list[Stage], active: dict[int, _PLACE], kinds: dict[int, str]
+) -> dict[int, tuple[str, str | None, frozenset[str]]]:
+    """(kind, teaches, needs) of each active card some stage names: one more read, of their fronts."""
+    staged = [pk for pk, place in active.items() if place[0] < len(stages)]
+    slugs = dict(Note.objects.values_list("pk", "slug"))
+    tags = {}
+    rows = Card.objects.filter(pk__in=staged).order_by().values_list("pk", "note_id", "heading_path", "front", "key")
+    for pk, note, heading_path, front, key in rows.iterator(chunk_size=5000):
+        path = [part.replace("`", "").strip() for part in heading_path.split(HEADING_SEPARATOR) if part.strip()]
+        teaches, needs = concepts.tag(slugs[note], path, front, key)
+        tags[pk] = (kinds[pk], teaches, needs)
+    return tags
 
 
 def _anchor(position: int, pk: int, siblings: dict[int, tuple[int, ...]], mapping: dict[int, tuple[int, bool]]) -> int:

@@ -27,7 +27,7 @@ from django.utils.translation import pgettext
 from cards import queueing
 from cards.models import Card, CardState, Profile, ReviewLog
 from cards.queueing import QueueSnapshot
-from cards.scheduling import fsrs6, fuzz, schedulers
+from cards.scheduling import fire, fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
 from cards.scheduling.sm2 import Rating, SM2State
 from cards.touched import touch
@@ -423,7 +423,43 @@ def record_graded(user: AbstractBaseUser, card: Card, quality: int, now: datetim
     profile = get_profile(user)
     version = CardState.objects.filter(user=user, card=card).values_list("version", flat=True).first() or 0
     request = RatingRequest(card.uuid, quality, version, source=ReviewLog.Source.GRADER)
-    return rate(user, profile, request, now)
+    outcome = rate(user, profile, request, now)
+    if outcome == Outcome.RECORDED and quality >= Rating.GOOD:
+        credit_prerequisites(user, profile, card, now)
+    return outcome
+
+
+def credit_prerequisites(user: AbstractBaseUser, profile: Profile, card: Card, now: datetime) -> int:
+    """A drill passed (Good or Easy): FIRe-style implicit credit (``cards.scheduling.fire``, docs/scheduling.md)
+    to the cards that teach the concepts it needs (``cards.ingest.concepts.ConceptMap.builds_on``), under FSRS
+    only (SM-2 stays exact): of those the learner has reviewed before today, the ``fire.CARDS`` due soonest
+    each get ``fire.WEIGHT`` of a Good review, which only ever moves their due day later. Nothing is logged:
+    a credit is no review. Returns how many cards were credited."""
+    scheduler = scheduler_for(profile)
+    if card.kind != Card.Kind.DRILL or not isinstance(scheduler, schedulers.FSRSScheduler):
+        return 0
+    deck = queueing.current_deck()
+    tag = deck.tags.get(card.pk)
+    if tag is None or tag[1] is None:
+        return 0
+    concepts = deck.concepts.builds_on(tag[1], tag[2])
+    basis = [pk for pk, (kind, teaches, _) in deck.tags.items() if teaches in concepts and kind != Card.Kind.DRILL]
+    today = learner_today(profile, now)
+    states = CardState.objects.filter(
+        user=user, card_id__in=basis, suspended=False, last_review_day__lt=today, stability__isnull=False
+    ).order_by("due", "pk")[: fire.CARDS]
+    credited = 0
+    for state in states:
+        memory = stored_memory(state)
+        if memory is None:
+            continue
+        after, days = fire.credit(scheduler.fsrs, memory, today)
+        due = today + timedelta(days=days)
+        if due > state.due:  # a rating since it was read wins: the version must not have moved
+            credited += CardState.objects.filter(pk=state.pk, version=state.version).update(
+                stability=after.stability, due=due
+            )
+    return credited
 
 
 def _log_fields(

@@ -160,6 +160,15 @@ def order_file_text() -> str:
         lines += ["[[stage]]", f"slug = {_toml(stage.slug)}", f"title = {_toml(stage.title)}", "sections = ["]
         lines += [f"  {{ note = {_toml(s['note'])}, headings = {_toml(s['headings'])} }}," for s in stage.sections]
         lines += ["]", ""]
+        for concept in stage.concepts:
+            lines.append("[[stage.concept]]")
+            for name, value in concept.items():
+                if name == "headings":
+                    tables = [f"{{ note = {_toml(s['note'])}, headings = {_toml(s['headings'])} }}" for s in value]
+                    lines.append(f"headings = [{', '.join(tables)}]")
+                else:
+                    lines.append(f"{name} = {_toml(value)}")
+            lines.append("")
     return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from cards import learning
 from cards.importing import load_sources
 from cards.models import Card, LearningStage, Note
 from courses import folders
@@ -126,3 +127,7 @@ class BundledFolderTests(CourseTestCase):
             if path != "learning-order.toml":
                 self.assertEqual((out_dir / path).read_bytes(), (NOTES / path).read_bytes(), path)
         self.assertEqual(len(exported), 5 + 5 + 79 + 1)
+        # The exported order file reads back to the same stages, concepts included.
+        again = learning.read_order_file(out_dir / "learning-order.toml")
+        self.assertEqual(again, learning.read_order_file(NOTES / "learning-order.toml"))
+        self.assertTrue(all(spec.concepts for spec in again))
