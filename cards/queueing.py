@@ -6,8 +6,8 @@ subqueries that cost ~50 ms of Python to compile and ~10 ms of PostgreSQL to run
 (docs/performance.md, "Review queue"). What only changes when the deck is imported or a team reorders
 its stages (the order of the new cards, which cards are siblings) is computed once per process and
 kept (``Deck``), checked on each request against one cheap stamp query; what changes with every rating
-(the learner's due states, what blocks a new card, today's reviews) is read fresh each time by three
-queries compiled once (``quizsite.prepared``), and the queue is walked in Python. Nothing a learner
+(the learner's due and repeat states, what blocks a new card, today's reviews) is read fresh each time by
+one statement (``_day_sql``), and the queue is walked in Python. Nothing a learner
 does is cached, so no rating, undo, suspension or settings change can leave a stale queue behind.
 
 The rules are those of the SQL it replaced (kept in ``tests/cards/queue_reference.py``, which the
