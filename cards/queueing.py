@@ -6,8 +6,8 @@ subqueries that cost ~50 ms of Python to compile and ~10 ms of PostgreSQL to run
 (docs/performance.md, "Review queue"). What only changes when the deck is imported or a team reorders
 its stages (the order of the new cards, which cards are siblings) is computed once per process and
 kept (``Deck``), checked on each request against one cheap stamp query; what changes with every rating
-(the learner's due states, what blocks a new card, today's reviews) is read fresh each time by three
-queries compiled once (``quizsite.prepared``), and the queue is walked in Python. Nothing a learner
+(the learner's due and repeat states, what blocks a new card, today's reviews) is read fresh each time by
+one statement (``_day_sql``), and the queue is walked in Python. Nothing a learner
 does is cached, so no rating, undo, suspension or settings change can leave a stale queue behind.
 
 The rules are those of the SQL it replaced (kept in ``tests/cards/queue_reference.py``, which the
@@ -323,19 +323,27 @@ def _stamp_columns() -> str:
 # --- The learner: read fresh on every request ---------------------------------------------------------
 
 
-def _day_sql() -> str:
-    """The one statement a queue costs, three parts told apart by the first column:
+def _day_sql(vendor: str) -> str:
+    """The one statement a queue costs, four parts told apart by the first column:
     0. one row: the deck stamp (4 columns), the learner's stage order (``Profile.learning_order``; no
        profile yet: NULL, the default) and today's review counts (all, new first answers, review first answers);
     1. a row per review today: the card (what buries its siblings);
-    2. a row per state that blocks a new card (seen, suspended or buried), with whether it is in today's
-       due queue or repeat queue (available, due / rated below Good today) and its rank in each order.
+    2. a row per state in today's due queue or repeat queue (seen and available: due / rated below Good
+       today), with which and its rank in each order;
+    3. one row: every card a state blocks from the new queue (seen, suspended or buried), as one
+       comma-separated text. A learner's seen cards are most of their states and the new queue only asks
+       whether a card is among them: one text per request instead of a typed row per state keeps the
+       cost of a learner with thousands of cards near that of a beginner (docs/performance.md).
     Dates are compared in SQL, so each backend's own date storage never reaches Python."""
     log, state, profile = ReviewLog._meta.db_table, CardState._meta.db_table, Profile._meta.db_table
     # The live entries only, as ``ReviewLog.objects`` reads them: an undone entry and its reversal count as nothing.
     live = f"{log}.reverses_id IS NULL AND NOT EXISTS (SELECT 1 FROM {log} r WHERE r.reverses_id = {log}.id)"
     logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s AND {live}"
     available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
+    due = f"s.last_reviewed_at IS NOT NULL AND s.due <= %(today)s AND {available}"
+    repeat = f"s.needs_repeat AND s.last_review_day = %(today)s AND {available}"
+    blocking = "(s.last_reviewed_at IS NOT NULL OR s.suspended OR s.buried_until > %(today)s)"
+    ids = "string_agg(CAST(s.card_id AS TEXT), ',')" if vendor == "postgresql" else "group_concat(s.card_id, ',')"
     return (  # noqa: S608 (the table names are the models' own)
         f"SELECT 0, {_stamp_columns()}, "
         f"CAST((SELECT learning_order FROM {profile} WHERE user_id = %(user)s) AS TEXT), "
@@ -346,12 +354,12 @@ def _day_sql() -> str:
         f"UNION ALL SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, card_id, "
         f"NULL, NULL, NULL, NULL, NULL, NULL {logs} "
         "UNION ALL SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.id, s.card_id, "
-        f"CASE WHEN s.last_reviewed_at IS NOT NULL AND s.due <= %(today)s AND {available} THEN 1 ELSE 0 END, "
-        f"CASE WHEN s.needs_repeat AND s.last_review_day = %(today)s AND {available} THEN 1 ELSE 0 END, "
+        f"CASE WHEN {due} THEN 1 ELSE 0 END, CASE WHEN {repeat} THEN 1 ELSE 0 END, "
         "ROW_NUMBER() OVER (ORDER BY s.due, s.last_reviewed_at, s.id), "
         "ROW_NUMBER() OVER (ORDER BY s.last_reviewed_at, s.id) "
-        f"FROM {state} s WHERE s.user_id = %(user)s "
-        "AND (s.last_reviewed_at IS NOT NULL OR s.suspended OR s.buried_until > %(today)s)"
+        f"FROM {state} s WHERE s.user_id = %(user)s AND (({due}) OR ({repeat})) "
+        f"UNION ALL SELECT 3, NULL, NULL, NULL, NULL, {ids}, NULL, NULL, NULL, NULL, "
+        f"NULL, NULL, NULL, NULL, NULL, NULL FROM {state} s WHERE s.user_id = %(user)s AND {blocking}"
     )
 
 
@@ -392,7 +400,7 @@ def _read_day(user_id: int, today: date) -> _Day:
     alias = router.db_for_read(Card)
     connection = connections[alias]
     if alias not in _DAY_SQL:
-        _DAY_SQL[alias] = _positional(_day_sql())
+        _DAY_SQL[alias] = _positional(_day_sql(connection.vendor))
     sql, names = _DAY_SQL[alias]
     values = {"user": user_id, "today": connection.ops.adapt_datefield_value(today)}
     with connection.cursor() as cursor:
@@ -402,9 +410,10 @@ def _read_day(user_id: int, today: date) -> _Day:
     deck = deck_for(tuple(header[1:5]), alias)
     courses = readable_courses(user_id) if deck.courses else frozenset()
     due, repeats = [], []
+    private = bool(deck.owners or deck.courses)  # no private card in the deck: every card reaches everyone
     for row in rows:
         # an inactive card's state is in no queue, nor one of a course the learner no longer reads
-        if row[0] == 2 and row[11] in deck.active and deck.reaches(row[11], user_id, courses):
+        if row[0] == 2 and row[11] in deck.active and (not private or deck.reaches(row[11], user_id, courses)):
             if row[12]:
                 due.append((row[14], row[10], row[11]))
             if row[13]:
@@ -417,13 +426,18 @@ def _read_day(user_id: int, today: date) -> _Day:
         stage_order=stage_slugs(header[5]),
         due=[(pk, card) for _, pk, card in due],
         repeats=[pk for _, pk in repeats],
-        blocked={row[11] for row in rows if row[0] == 2},
+        blocked=_card_ids(next((row[5] for row in rows if row[0] == 3), None)),
         answered={row[9] for row in rows if row[0] == 1},
         courses=courses,
         new_done=header[7] or 0,
         reviews_done=header[8] or 0,
         reviewed_today=header[6] or 0,
     )
+
+
+def _card_ids(text: str | None) -> set[int]:
+    """The blocked cards' comma-separated ids (NULL when the learner has no state) as a set."""
+    return set(map(int, text.split(","))) if text else set()
 
 
 def readable_courses(user_id: int) -> frozenset[int]:
@@ -436,8 +450,10 @@ def _due_queue(deck: Deck, day: _Day) -> Iterator[int]:
     """State pks of the due queue, in order; a mapping card waits when a sibling was answered today or
     came earlier in this queue (due or not, it was due: each sibling buries the later ones)."""
     earlier: set[int] = set()
+    answered, siblings_of = day.answered, deck.siblings
     for pk, card in day.due:
-        if not any(s in day.answered or s in earlier for s in deck.siblings.get(card, ())):
+        siblings = siblings_of.get(card)
+        if not siblings or not any(s in answered or s in earlier for s in siblings):
             yield pk
         earlier.add(card)
 
@@ -446,10 +462,12 @@ def _new_queue(deck: Deck, day: _Day, order: list[int]) -> Iterator[int]:
     """Card pks of the new queue, in the learning order, less other learners' private decks; a mapping card
     waits when a sibling was answered today, is due today, or is new and earlier in its note."""
     due_cards = {card for _, card in day.due}
+    blocked, siblings_of = day.blocked, deck.siblings
+    private = bool(deck.owners or deck.courses)  # no private card in the deck: every card reaches everyone
     for card in order:
-        if card in day.blocked or not deck.reaches(card, day.user_id, day.courses):
+        if card in blocked or (private and not deck.reaches(card, day.user_id, day.courses)):
             continue
-        siblings = deck.siblings.get(card)
+        siblings = siblings_of.get(card)
         if siblings and any(
             s in day.answered or s in due_cards or _new_and_earlier(deck, day, s, card) for s in siblings
         ):
