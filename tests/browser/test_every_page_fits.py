@@ -17,10 +17,12 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from cards import review as reviewing
 from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.models import Drill, Submission
 from teams import services
+from teams.models import DailyActivity
 from tests.cards.factories import make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -81,6 +83,15 @@ def visit(page: Any, base: str, path: str, width: int, name: str, *selectors: st
         on_screen(page, selector, f"{path} at {width} px")
 
 
+def a_week(learner: Any, xp: int, streak: int) -> None:
+    """Today's numbers for the board and the team's charts, as teams.activity would store them."""
+    today = reviewing.learner_today(reviewing.get_profile(learner), timezone.now())
+    DailyActivity.objects.create(
+        user=learner, day=today, xp=xp, review_xp=xp - 300, drill_xp=300, reviewed=True, reviews=268,
+        mature_reviews=40, mature_passed=36, drills_solved=12, drills_first_try=7, streak_before=streak,
+    )  # fmt: skip
+
+
 def a_verdict(learner: Any) -> Submission:
     """A wrong answer to the first bundled drill (its starter code), graded in this process as a worker would."""
     drill = Drill.objects.order_by("card__position").first()
@@ -101,7 +112,10 @@ def test_every_main_page_fits_and_shows_its_key_elements(browser: Any, live_serv
     call_command("import_drills", verbosity=0)
     learner = make_user(f"learner-with-a-long-name-{width}")
     team = services.create_team(learner, TEAM_NAME, "UTC")
-    services.join(team, make_user(f"teammate{width}"))
+    teammate = make_user(f"teammate{width}")
+    services.join(team, teammate)
+    a_week(learner, 1542, 11)
+    a_week(teammate, 1210, 4)
     submission = a_verdict(learner)
     base = live_server.url
 
@@ -141,8 +155,9 @@ def test_every_main_page_fits_and_shows_its_key_elements(browser: Any, live_serv
     visit(page, base, "/settings/token/", width, "token", "[data-token-revoke]")
     board = f"/teams/{team.slug}/board/"
     visit(page, base, board, width, "team-board", ".board")
-    for label in ("XP", "Drills solved", "Drills first try", "Streak"):
+    for label in ("XP", "Reviews (no repeats)", "True retention", "Drills solved", "Drills first try", "Streak"):
         on_screen(page, f".board-row.you [data-label='{label}']", f"{board}'s {label} at {width} px")
+    expect(page.locator(".board-row.you [data-label='XP']")).to_have_text("1,542")
     visit(page, base, f"/teams/{team.slug}/stats/", width, "team-stats", "h1")
     visit(page, base, "/api/", width, "api-index", "body")
     assert '"name": "quizsite API"' in page.locator("body").inner_text().replace("\n", " ") or "quizsite API" in (
