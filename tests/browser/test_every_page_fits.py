@@ -65,6 +65,28 @@ def on_screen(page: Any, selector: str, what: str) -> None:
     assert inside, f"{what}: {selector} is off screen ({left}, {right})"
 
 
+def charts_readable(page: Any, width: int) -> None:
+    """A chart is never shrunk below its own size (its 11 px text); on a phone it scrolls sideways in its box,
+    opened at the right end (the latest days), and the page says so."""
+    from playwright.sync_api import expect
+
+    shrunk = page.evaluate(
+        """() => [...document.querySelectorAll('main svg.chart')]
+            .filter(svg => svg.getBoundingClientRect().width < svg.width.baseVal.value - 1).map(svg => svg.id)"""
+    )
+    assert shrunk == [], f"charts shrunk below their size at {width} px: {shrunk}"
+    if width == 390:
+        expect(page.locator("[data-chart-cue]")).to_be_visible()
+        at_end = page.evaluate(
+            """() => [...document.querySelectorAll('main .chart-box')].filter(box => box.scrollWidth > box.clientWidth)
+                .every(box => Math.abs(box.scrollLeft) < 1 && box.querySelector('svg').getBoundingClientRect().right
+                    <= box.getBoundingClientRect().right + 1)"""
+        )
+        assert at_end, "a chart does not open at its latest days"
+    else:
+        expect(page.locator("[data-chart-cue]")).to_be_hidden()
+
+
 def picture(page: Any, width: int, name: str) -> None:
     if width != 390 or not name:
         return
@@ -145,6 +167,7 @@ def test_every_main_page_fits_and_shows_its_key_elements(browser: Any, live_serv
     visit(page, base, f"/drills/{submission.drill.slug}/", width, "drill", "h1")
     visit(page, base, f"/drills/submissions/{submission.uuid}/", width, "drill-verdict", "[data-verdict]")
     visit(page, base, "/stats/", width, "stats", "h1")
+    charts_readable(page, width)
     visit(page, base, "/settings/", width, "settings", "[data-token-link]")
     page.locator("[data-token-link]").click()
     page.locator("[data-token-create]").click()
@@ -159,6 +182,7 @@ def test_every_main_page_fits_and_shows_its_key_elements(browser: Any, live_serv
         on_screen(page, f".board-row.you [data-label='{label}']", f"{board}'s {label} at {width} px")
     expect(page.locator(".board-row.you [data-label='XP']")).to_have_text("1,542")
     visit(page, base, f"/teams/{team.slug}/stats/", width, "team-stats", "h1")
+    charts_readable(page, width)
     visit(page, base, "/api/", width, "api-index", "body")
     assert '"name": "quizsite API"' in page.locator("body").inner_text().replace("\n", " ") or "quizsite API" in (
         page.locator("body").inner_text()
