@@ -21,5 +21,7 @@ urlpatterns = [
     path("outputs/", include("outputs.urls")),
     path("drills/", include("graders.urls")),
     path("api/", include("api.urls")),
+    # The API token page lives among the settings pages; the api app owns it (api/token_pages.py).
+    path("settings/token/", include("api.token_urls")),
     path("", include("cards.urls")),
 ]
