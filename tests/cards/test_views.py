@@ -275,9 +275,10 @@ class QueryBudgetTests(ViewCase):
         self.assertEqual(response.status_code, 200)
         self.assertEqual(ReviewLog.objects.count(), 1)
 
-    def test_it_records_a_new_cards_rating_in_ten_queries_with_the_savepoint(self) -> None:
+    def test_it_records_a_new_cards_rating_in_twelve_queries_with_the_savepoint(self) -> None:
+        # as a seen card's, plus the profile row locked and today's new cards counted again under the lock
         new = self.cards[2]
-        with self.assertNumQueries(10):
+        with self.assertNumQueries(12):
             self.client.post(self.rate_url(new), {"quality": 4, "version": 0}, **HTMX)
         self.assertTrue(CardState.objects.filter(user=self.user, card=new, version=1).exists())
 
@@ -352,10 +353,13 @@ class FullRequestQueryTests(TransactionTestCase):
     recompute runs on beat's next tick in a worker, off the learner's clock, and nothing is published.
     """
 
-    def test_it_records_a_rating_and_shows_the_next_card_in_ten_queries_with_begin_and_commit(self) -> None:
+    def test_it_records_a_new_cards_rating_and_shows_the_next_card_in_twelve_queries_with_begin_and_commit(
+        self,
+    ) -> None:
         """Nine before the teams' mark was written in the rating's transaction (it used to be a message
-        published after the commit, which a dying process lost). The deck is read first, as a warm process
-        has it."""
+        published after the commit, which a dying process lost); two more since a new card's rating locks the
+        profile row and counts today's new cards again (two ratings at once never pass the limit). The deck is
+        read first, as a warm process has it."""
         user = make_user(time_zone="UTC")  # a returning learner: the first visit also creates the profile
         self.client.force_login(user)
         first, _ = make_cards(2)
@@ -379,4 +383,4 @@ class FullRequestQueryTests(TransactionTestCase):
         self.assertEqual(ReviewLog.objects.count(), 1)
         self.assertEqual(list(TouchedDay.objects.values_list("user_id", flat=True)), [user.pk])
         self.assertEqual(published, [])
-        self.assertLessEqual(len(queries), 10, "\n".join(q["sql"][:100] for q in queries.captured_queries))
+        self.assertLessEqual(len(queries), 12, "\n".join(q["sql"][:100] for q in queries.captured_queries))
