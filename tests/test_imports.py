@@ -17,6 +17,7 @@ PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "courses", "api"
 # The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
 PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
 PURE += ("graders.authoring.document", "graders.authoring.statement", "graders.authoring.checking")
+PURE += ("graders.drills.solution_key",)
 
 
 def project_modules() -> dict[str, Path]:
