@@ -25,42 +25,42 @@ def _drill(request: HttpRequest, slug: str) -> Drill:
 
 @login_required
 @require_GET
-def drill_solutions(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _drill(request, slug)
-    page = solutions.solutions_page(request.user, drill)
-    return render(request, "teams/solutions.html", {"page": page, "drill": drill, "form": SolutionCommentForm()})
+def drill_solutions(request: HttpRequest, drill: str) -> HttpResponse:
+    found = _drill(request, drill)
+    page = solutions.solutions_page(request.user, found)
+    return render(request, "teams/solutions.html", {"page": page, "drill": found})
 
 
 @login_required
 @require_POST
-def comment(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _drill(request, slug)
+def comment(request: HttpRequest, drill: str) -> HttpResponse:
+    found = _drill(request, drill)
     form = SolutionCommentForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("A comment needs some text (at most 2000 characters)."))
-        return redirect("teams:drill_solutions", slug=slug)
+        return redirect("teams:drill_solutions", drill=found.slug)
     data = form.cleaned_data
     try:
-        made = solutions.add_comment(request.user, drill, data["key"], data["team"], data["text"])
+        made = solutions.add_comment(request.user, found, data["key"], data["team"], data["text"])
     except solutions.SolutionError as exc:
         raise Http404(_("No such group of solutions.")) from exc
     messages.success(
         request, _("Comment added: every member of “%(team)s” in this group sees it.") % {"team": made.team.name}
     )
-    return redirect(f"{reverse('teams:drill_solutions', kwargs={'slug': slug})}#group-{data['key'][2:14]}")
+    return redirect(f"{reverse('teams:drill_solutions', kwargs={'drill': found.slug})}#group-{data['key'][2:14]}")
 
 
 @login_required
 @require_POST
-def site_wide(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _drill(request, slug)
+def site_wide(request: HttpRequest, drill: str) -> HttpResponse:
+    found = _drill(request, drill)
     public = request.POST.get("public") == "1"
     try:
-        solutions.set_site_wide(request.user, drill, public)
+        solutions.set_site_wide(request.user, found, public)
     except solutions.SolutionError as exc:
         raise Http404(_("No such drill.")) from exc
     if public:
         messages.success(request, _("Everyone who solves this drill now sees every learner's solutions."))
     else:
         messages.success(request, _("Solutions of this drill are shown within teams only."))
-    return redirect("teams:drill_solutions", slug=slug)
+    return redirect("teams:drill_solutions", drill=found.slug)
