@@ -155,7 +155,7 @@ class _Normaliser(ast.NodeTransformer):
             node.name = self.canonical(node.name)
         return node
 
-    def _visit_scope_names(self, node: Any) -> ast.AST:
+    def _visit_scope_names(self, node: ast.Global | ast.Nonlocal) -> ast.AST:
         node.names = [self.canonical(name) for name in node.names]
         return node
 
@@ -166,7 +166,9 @@ class _Normaliser(ast.NodeTransformer):
         """``x: T = v`` is ``x = v``; a bare ``x: T`` does nothing."""
         if node.value is None:
             return None
-        return self.visit(ast.Assign(targets=[node.target], value=node.value))
+        assign = ast.Assign(targets=[node.target], value=node.value)
+        self.generic_visit(assign)
+        return assign
 
 
 def _is_import(node: ast.stmt) -> bool:
