@@ -14,7 +14,14 @@ from graders.drills.solution_key import solution_key
 from graders.models import Submission
 from teams import services
 from teams.models import SolutionComment
-from tests.browser.test_drill_flow import EDITOR_BUNDLE, VERDICT_TIMEOUT_MS, logged_in_page, make_drill, set_code
+from tests.browser.test_drill_flow import (
+    EDITOR_BUNDLE,
+    VERDICT_TIMEOUT_MS,
+    logged_in_page,
+    make_drill,
+    save_docs_screenshot,
+    set_code,
+)
 from tests.cards.factories import make_user
 from tests.conftest import Workers
 from tests.graders.conftest import RIGHT
@@ -88,3 +95,18 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
         assert overflow <= 0, (width, overflow)
         box = group.locator("[data-comment]").bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, (width, box)
+
+    # 5. The teacher, on a phone, comments on the group through the page; the learner reads both comments.
+    teacher_page = logged_in_page(browser, live_server.url, teacher)
+    teacher_page.set_viewport_size({"width": 390, "height": 900})
+    teacher_page.goto(f"{live_server.url}/teams/solutions/{drill.slug}/")
+    teachers_group = teacher_page.locator(f"[data-group='{solution_key(RIGHT)}']")
+    teachers_group.get_by_text("Comment on this group").click()
+    teachers_group.locator("textarea[name='text']").fill("Also try torch.add(x, 1).")
+    overflow = teacher_page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, overflow
+    save_docs_screenshot(teacher_page, "drill-solutions-phone.png")
+    teachers_group.get_by_role("button", name="Add the comment").click()
+    expect(teachers_group.locator("[data-comment]")).to_have_count(2)
+    page.reload()
+    expect(group.locator("[data-comment]").nth(1)).to_contain_text("Also try torch.add(x, 1).")
