@@ -212,10 +212,12 @@ class Submission(Job):
             models.Index(
                 fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="submission_pending_idx"
             ),
-            # A drill's solution groups: WHERE drill = ? AND status = 'accepted' AND kind = 'submit' GROUP BY
-            # solution_key. Partial, so only accepted attempts cost anything.
+            # A drill's solution groups (teams.solutions): WHERE drill = ? AND status = 'accepted' AND kind = 'submit'
+            # [AND user IN (the viewer's team-mates)] GROUP BY solution_key, with MIN(id). Partial, so only accepted
+            # attempts cost anything; user second, so a team's rows are a few probes; id included, so index-only.
             models.Index(
-                fields=["drill", "solution_key", "user"],
+                fields=["drill", "user", "solution_key"],
+                include=["id"],
                 condition=models.Q(status="accepted", kind="submit"),
                 name="submission_solution_idx",
             ),

@@ -57,7 +57,8 @@ class Migration(migrations.Migration):
             model_name="submission",
             index=models.Index(
                 condition=models.Q(("kind", "submit"), ("status", "accepted")),
-                fields=["drill", "solution_key", "user"],
+                fields=["drill", "user", "solution_key"],
+                include=["id"],
                 name="submission_solution_idx",
             ),
         ),
