@@ -3,7 +3,8 @@
 Run by the web process (the solutions page, the API, the drill page's part). Who sees what:
 
 - a learner sees the groups once ``graders.rating.reviews.solutions_unlocked`` (solved, gave up or looked at the
-  reference); a team's owner or editor (a teacher) sees them to comment on, solved or not;
+  reference); so does a teacher (a team's owner or editor), who then comments for a team they teach; the teachers
+  of the team whose course the drill is in (its authors) see them without solving;
 - the solutions counted and shown are those of the viewer and the learners who share a team with them, unless the
   drill's ``solutions_public`` is on (then every learner's);
 - a comment is its team's: only that team's members read it, on the group whose key it names, now and later.
@@ -81,6 +82,15 @@ def may_open_site_wide(user: Any, drill: Drill) -> bool:
     )
 
 
+def opens_for(user: Any, drill: Drill, teaching: list[Team]) -> bool:
+    """Solved, gave up or saw the reference; or teaches the team whose course the drill is in (its authors). Any
+    learner can make a team and own it, so teaching some team opens nothing by itself."""
+    course_id = drill.card.note.course_id
+    if course_id is not None and any(team.course_id == course_id for team in teaching):
+        return True
+    return solutions_unlocked(user, drill)
+
+
 def _visible_attempts(user: Any, drill: Drill) -> QuerySet[Submission]:
     rows = accepted_attempts(drill)
     if drill.solutions_public:
@@ -96,7 +106,7 @@ def solutions_page(user: Any, drill: Drill) -> SolutionsPage:
     """Steps: 1. closed unless unlocked or teaching  2. the groups, largest first (one grouped query)  3. each
     group's code  4. the reference's group marked (or added)  5. the comments of the viewer's teams."""
     teaching = teaching_teams(user)
-    if not teaching and not solutions_unlocked(user, drill):
+    if not opens_for(user, drill, teaching):
         return SolutionsPage(drill, open=False)
     visible = _visible_attempts(user, drill)
     counted = (
@@ -159,9 +169,12 @@ def add_comment(author: Any, drill: Drill, key: str, team_slug: str, text: str) 
     text = text.strip()
     if not text or len(text) > COMMENT_MAX_CHARS:
         raise SolutionError("empty or too long")
-    team = next((team for team in teaching_teams(author) if team.slug == team_slug), None)
+    teaching = teaching_teams(author)
+    team = next((team for team in teaching if team.slug == team_slug), None)
     if team is None:
         raise SolutionError("not a teacher of that team")
+    if not opens_for(author, drill, teaching):
+        raise SolutionError("the solutions are closed to the author")
     members = Membership.objects.filter(team=team).values("user_id")
     known = key == solution_key(drill.reference_code) or (
         accepted_attempts(drill).filter(solution_key=key, user_id__in=members).exists()

@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from graders.drills.solution_key import solution_key
-from graders.models import Submission
+from graders.models import DrillReview, Submission
 from teams import services
 from teams.models import SolutionComment
 from tests.browser.test_drill_flow import (
@@ -55,6 +55,7 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
         user=classmate, drill=drill, code=RIGHT, kind="submit", seed=1, drill_version=drill.version,
         status="accepted", verdict={"status": "accepted"}, solution_key=solution_key(RIGHT), finished_at=timezone.now(),
     )  # fmt: skip
+    DrillReview.objects.create(user=teacher, drill=drill, seed=1, reference_viewed_at=timezone.now())  # opens them
     SolutionComment.objects.create(
         drill=drill, solution_key=solution_key(RIGHT), team=team, author=teacher, text=TEACHER_SAYS
     )

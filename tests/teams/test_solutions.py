@@ -146,18 +146,32 @@ class GroupTests(SolutionsTestCase):
 
 
 class CommentTests(SolutionsTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        for teacher in (self.teacher, self.editor, self.other_teacher):  # teachers open the solutions as anyone does
+            DrillReview.objects.create(user=teacher, drill=self.drill, seed=1, reference_viewed_at=NOW)
+
+    def test_a_teacher_who_has_not_solved_a_bundled_drill_neither_reads_nor_comments(self) -> None:
+        """Anyone can make a team and own it: teaching opens only the drills of the team's own course."""
+        accept(self.max, self.drill, ADD)
+        DrillReview.objects.filter(user=self.teacher).delete()
+        self.client.force_login(self.teacher)
+        self.assertIn("data-solutions-closed", self.page())
+        self.assertEqual(self.comment(solution_key(ADD), self.team, "Unseen."), 404)
+        self.assertFalse(SolutionComment.objects.exists())
+
     def test_a_teachers_comment_reaches_every_learner_of_the_group_now_and_later(self) -> None:
         accept(self.max, self.drill, PLUS)
         self.client.force_login(self.teacher)
-        self.assertEqual(self.comment(solution_key(PLUS), self.team, "Neat: broadcasting does the work."), 302)
+        self.assertEqual(self.comment(solution_key(PLUS), self.team, "Neat: <b>broadcasting</b> does the work."), 302)
         self.client.force_login(self.max)
-        self.assertIn("Neat: broadcasting does the work.", self.page())
+        self.assertIn("Neat: &lt;b&gt;broadcasting&lt;/b&gt; does the work.", self.page())  # text, never markup
         drill_page = self.client.get(reverse("graders:drill", args=[self.drill.slug])).content.decode()
         self.assertIn("data-solutions-comments", drill_page)
         accept(self.mia, self.drill, PLUS_RENAMED)  # later, spelled differently, the same group
         self.client.force_login(self.mia)
         page = self.page()
-        self.assertIn("Neat: broadcasting does the work.", page)
+        self.assertIn("Neat: &lt;b&gt;broadcasting", page)
         self.assertIn("data-mine", page.split("Neat:")[0].rsplit("<section", 1)[1])
 
     def test_an_editor_comments_and_a_member_cannot(self) -> None:
@@ -217,6 +231,14 @@ class SiteWideTests(SolutionsTestCase):
         self.drill.refresh_from_db()
         self.assertTrue(self.drill.solutions_public)
 
+    def test_the_teachers_of_the_drills_course_see_its_solutions_without_solving(self) -> None:
+        accept(self.max, self.team_drill, ADD)
+        for teacher in (self.teacher, self.editor):
+            self.client.force_login(teacher)
+            self.assertIn("torch.add", self.page(self.team_drill))
+        self.client.force_login(self.mia)
+        self.assertIn("data-solutions-closed", self.page(self.team_drill))
+
     def test_another_teams_drill_is_a_404_on_every_path(self) -> None:
         accept(self.max, self.team_drill, PLUS)
         self.client.force_login(self.other_teacher)
@@ -238,6 +260,7 @@ class SiteWideTests(SolutionsTestCase):
 class ApiCommentTests(SolutionsTestCase):
     def test_a_teacher_comments_through_the_api_and_the_learner_reads_it(self) -> None:
         accept(self.max, self.drill, PLUS)
+        accept(self.teacher, self.drill, ADD)  # the teacher solved it too (another way)
         api = APIClient()
         api.force_authenticate(self.teacher)
         data = {"key": solution_key(PLUS), "team": self.team.slug, "text": "Try it without broadcasting."}
