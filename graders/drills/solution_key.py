@@ -24,7 +24,7 @@ import ast
 import hashlib
 from typing import Any
 
-MAX_SOURCE_CHARS = 64_000  # beyond this the raw text's hash: bounded work on any input
+MAX_SOURCE_CHARS = 20_000  # the submission cap (GRADER_MAX_CODE_BYTES); beyond it the raw text's hash
 KEY_LENGTH = 66  # "a:" or "r:" and 64 hex digits (Submission.solution_key's max_length)
 
 
