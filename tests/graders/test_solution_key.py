@@ -127,7 +127,8 @@ def test_it_tells_operations_apart() -> None:
         "def solution(:\n",
         "x = 1\x00",
         "(" * 100_000,
-        "x" + "+x" * 20_000,  # parses, too deep to walk: RecursionError inside
+        "x = " + "-" * 800 + "1",  # parses, too deep to walk: RecursionError inside
+        "x" + "+x" * 9_000,  # too deep for the parser itself
         "f" + "()" * 30_000,
         "lambda: " * 9_000 + "1",
         "x" * (MAX_SOURCE_CHARS + 1),
