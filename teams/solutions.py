@@ -109,15 +109,14 @@ def solutions_page(user: Any, drill: Drill) -> SolutionsPage:
     if not opens_for(user, drill, teaching):
         return SolutionsPage(drill, open=False)
     visible = _visible_attempts(user, drill)
-    counted = (
-        visible.values("solution_key")
-        .annotate(learners=Count("user_id", distinct=True), first=Min("pk"))
-        .order_by("-learners", "first")[:MAX_GROUPS]
-    )
-    rows = list(counted)
+    counted = visible.values("solution_key").annotate(learners=Count("user_id", distinct=True), first=Min("pk"))
+    rows = list(counted.order_by("-learners", "first")[:MAX_GROUPS])
     mine = dict(
         accepted_attempts(drill).filter(user_id=user.pk).order_by("pk").values_list("solution_key", "pk")
     )  # the latest accepted attempt per key wins
+    shown = {row["solution_key"] for row in rows}
+    if set(mine) - shown:  # the viewer's own groups, even when too small for the list
+        rows += list(counted.filter(solution_key__in=set(mine) - shown).order_by("-learners", "first"))
     wanted = [row["first"] for row in rows] + list(mine.values())
     codes = dict(Submission.objects.filter(pk__in=wanted).values_list("pk", "code"))
     groups = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from datetime import UTC, datetime
+from unittest import mock
 
 from django.apps import apps
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,7 +18,7 @@ from graders.drills.schema import parse_drill
 from graders.drills.solution_key import solution_key
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
 from graders.models import Drill, DrillReview, Submission
-from teams import services
+from teams import services, solutions
 from teams.models import Membership, SolutionComment, Team
 from tests.api.base import DRILL_TOML
 from tests.cards.factories import make_note, make_user
@@ -126,6 +127,14 @@ class GroupTests(SolutionsTestCase):
         page = self.page()
         self.assertIn("data-reference-badge", page)
         self.assertLess(page.index("x + 1"), page.index("torch.add"))
+
+    def test_it_always_shows_the_viewers_own_group_even_past_the_largest(self) -> None:
+        accept(self.max, self.drill, ADD)
+        accept(self.mia, self.drill, PLUS)
+        accept(self.editor, self.drill, PLUS_RENAMED)
+        with mock.patch("teams.solutions.MAX_GROUPS", 1):
+            page = solutions.solutions_page(self.max, self.drill)
+        self.assertEqual([(g.learners, g.mine, g.reference) for g in page.groups], [(2, False, True), (1, True, False)])
 
     def test_it_adds_the_reference_as_its_own_group_when_nobody_wrote_it(self) -> None:
         accept(self.max, self.drill, ADD)
