@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from api import auth_views, card_views, course_views, grader_views, index_views, team_views
+from api import auth_views, card_views, course_views, grader_views, index_views, solution_views, team_views
 from api.exceptions import not_found
 
 app_name = "api"
@@ -28,6 +28,12 @@ v1 = [
     path("drills/", grader_views.DrillList.as_view(), name="drills"),
     path("drills/<slug:slug>/", grader_views.DrillDetail.as_view(), name="drill"),
     path("drills/<slug:slug>/hints/", grader_views.DrillHints.as_view(), name="drill-hints"),
+    path("drills/<slug:slug>/solutions/", solution_views.DrillSolutions.as_view(), name="drill-solutions"),
+    path(
+        "drills/<slug:slug>/solutions/comments/",
+        solution_views.SolutionCommentCreate.as_view(),
+        name="drill-solution-comments",
+    ),
     path("submissions/", grader_views.SubmissionList.as_view(), name="submissions"),
     path("submissions/<uuid:uuid>/", grader_views.SubmissionDetail.as_view(), name="submission"),
     path("runs/", grader_views.RunCreate.as_view(), name="runs"),

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from cards.models import Card, Course, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import parse_drill
+from graders.drills.solution_key import KEY_LENGTH
 from graders.jobs.labels import translated_choices
 from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status
 from graders.jobs.tables import GraderHeartbeat, Job, job_constraints  # noqa: F401 (Django finds models here)
@@ -123,6 +124,11 @@ class Drill(models.Model):
     version = models.CharField(max_length=64, help_text="Content hash of the drill definition.")
     source_path = models.CharField(max_length=500, help_text="The drill file, relative to the notes folder.")
     active = models.BooleanField(default=True, help_text="Cleared when the drill's file disappears.")
+    solutions_public = models.BooleanField(
+        default=False,
+        help_text="Learners who solved it see every learner's accepted solutions, not only their teams' "
+        "(set by staff or the owner of the drill's team).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -189,6 +195,11 @@ class Submission(Job):
     grading_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Time spent in the grader itself.")
     worker = models.CharField(max_length=200, blank=True, help_text="Celery node that recorded the verdict.")
     device = models.CharField(max_length=16, blank=True, help_text="The device the code ran on.")
+    solution_key = models.CharField(
+        max_length=KEY_LENGTH,
+        blank=True,
+        help_text="An accepted attempt's normalised code's key (graders.drills.solution_key): equal keys, one group.",
+    )
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -200,6 +211,15 @@ class Submission(Job):
             # The reaper: pending rows by status and claim age. Partial, so finished rows cost nothing.
             models.Index(
                 fields=["status", "claimed_at"], condition=models.Q(status__in=PENDING), name="submission_pending_idx"
+            ),
+            # A drill's solution groups (teams.solutions): WHERE drill = ? AND status = 'accepted' AND kind = 'submit'
+            # [AND user IN (the viewer's team-mates)] GROUP BY solution_key, with MIN(id). Partial, so only accepted
+            # attempts cost anything; user second, so a team's rows are a few probes; id included, so index-only.
+            models.Index(
+                fields=["drill", "user", "solution_key"],
+                include=["id"],
+                condition=models.Q(status="accepted", kind="submit"),
+                name="submission_solution_idx",
             ),
         ]
         constraints = [

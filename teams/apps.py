@@ -9,8 +9,9 @@ class TeamsConfig(AppConfig):
 
     def ready(self) -> None:
         from cards import extensions
+        from graders import extensions as drill_extensions
 
-        from . import learning_orders, services
+        from . import learning_orders, services, solutions
 
         # The decks page's learning order says which team's order the learner follows, and offers the others.
         extensions.register_order_section(
@@ -22,6 +23,10 @@ class TeamsConfig(AppConfig):
         extensions.register_course_editors(course_editors)
         # An invite link opened while signed out: the login and sign-up pages name the team.
         extensions.register_login_note(services.invite_note)
+        # Under a drill's verdict: once it is solved, a link to the team's solutions and its teachers' comments.
+        drill_extensions.register_drill_part(
+            "solutions", "teams/snippets/drill_solutions_link.html", solutions.drill_part
+        )
 
 
 def course_readers(user_id: int) -> object:

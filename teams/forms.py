@@ -10,8 +10,10 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from cards.models import LearningStage, Scheduler, validate_stage_order, validate_time_zone
+from graders.drills.solution_key import KEY_LENGTH
 
 from .learning_orders import moved
+from .models import COMMENT_MAX_CHARS
 
 
 class TeamForm(forms.Form):
@@ -117,3 +119,11 @@ class RoleForm(forms.Form):
         choices=[("editor", _("Editor")), ("member", _("Member"))],
         error_messages={"invalid_choice": _("A member can be made an editor or a member.")},
     )
+
+
+class SolutionCommentForm(forms.Form):
+    """A teacher's comment on one group of a drill's solutions, for one of the teams they teach."""
+
+    key = forms.CharField(max_length=KEY_LENGTH, widget=forms.HiddenInput)
+    team = forms.SlugField(max_length=80)
+    text = forms.CharField(label=_("Comment"), max_length=COMMENT_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 3}))

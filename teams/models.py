@@ -13,11 +13,15 @@ import zoneinfo
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from cards.models import Course, Scheduler, default_time_zone, validate_stage_order, validate_time_zone
+from graders.drills.solution_key import KEY_LENGTH
 
 from .streaks import ActiveDay, Streak
+
+COMMENT_MAX_CHARS = 2000  # a comment on a group of solutions
 
 
 def new_invite_nonce() -> str:
@@ -224,3 +228,33 @@ class DailyActivity(models.Model):
     def set_streak_state(self, state: Streak) -> None:
         self.streak_before, self.longest_before = state.current, state.longest
         self.freezes_before, self.freezes_used_before = state.freezes, state.freezes_used
+
+
+class SolutionComment(models.Model):
+    """A team teacher's (owner or editor) comment on one group of a drill's accepted solutions (issue 41).
+
+    A group is a normalised-code key (``graders.drills.solution_key``), not a list of submissions: the comment
+    reaches every member of the team whose accepted code has that key, those who solve the drill later included.
+    Only the team's members ever read it (``teams.solutions``).
+    """
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    drill = models.ForeignKey("graders.Drill", on_delete=models.CASCADE, related_name="+")
+    solution_key = models.CharField(max_length=KEY_LENGTH)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="solution_comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    text = models.TextField(max_length=COMMENT_MAX_CHARS)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            # The solutions page: WHERE drill = ? AND team IN (the viewer's teams) AND solution_key IN (the groups).
+            models.Index(fields=["drill", "team", "solution_key"], name="solutioncomment_group_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=~models.Q(text=""), name="solutioncomment_text_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"comment {self.uuid} on {self.drill_id}/{self.solution_key[:10]}"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import solution_views, views
 
 app_name = "teams"
 
@@ -14,6 +14,11 @@ urlpatterns = [
     path("digest/unsubscribe/<str:token>/", views.unsubscribe, name="unsubscribe"),
     path("digest/confirm/<str:token>/", views.confirm_digest, name="confirm_digest"),
     path("digest/confirm-again/", views.resend_digest_confirmation, name="resend_digest_confirmation"),
+    # A drill's solutions (issue 41). No team slug is "solutions": every one ends in "-<hex>" (create_team).
+    # Their slug names a drill, not a team (so the team-URL privacy table in tests/teams/test_views.py skips them).
+    path("solutions/<slug:drill>/", solution_views.drill_solutions, name="drill_solutions"),
+    path("solutions/<slug:drill>/comment/", solution_views.comment, name="solution_comment"),
+    path("solutions/<slug:drill>/site-wide/", solution_views.site_wide, name="solutions_site_wide"),
     path("<slug:slug>/", views.detail, name="detail"),
     path("<slug:slug>/board/", views.board, name="board"),
     path("<slug:slug>/stats/", views.stats, name="stats"),

@@ -18,6 +18,7 @@ PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "courses", "api"
 PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
 PURE += ("graders.authoring.document", "graders.authoring.statement", "graders.authoring.checking")
 PURE += ("graders.difficulty.rasch",)
+PURE += ("graders.drills.solution_key",)
 
 
 def project_modules() -> dict[str, Path]:

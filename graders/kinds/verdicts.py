@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from cards.models import Profile
 from cards.review import Outcome, learner_today
 from cards.touched import touch
+from graders.drills.solution_key import solution_key
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import VERDICTS, Status
 from graders.models import Submission, grading_drill
@@ -70,6 +71,8 @@ class SubmissionKind:
         }
         if job.is_attempt:
             fields["cases_seed"] = verdict.get("seed")
+            if status == Status.ACCEPTED:
+                fields["solution_key"] = solution_key(job.code)  # its group among the drill's solutions
         return Finished(Status(status), fields)
 
     def failed(self, message: str) -> Finished:

@@ -24,7 +24,7 @@ from datetime import datetime, time
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Exists, F, Q, QuerySet
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
@@ -278,3 +278,13 @@ def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
     outcome = finish(review, sub.drill.card, DrillReview.Outcome.ACCEPTED, quality, now)
     logger.info("drill %s for user %s accepted: quality %s, %s", sub.drill.slug, sub.user_id, quality, outcome)
     return outcome
+
+
+def solutions_unlocked(user: AbstractBaseUser, drill: Drill) -> bool:
+    """Others' solutions open once the learner has solved the drill (an accepted attempt, in any review) or has
+    stopped trying to recall it (gave up, or looked at the reference: both a failed recall). One query."""
+    accepted = Submission.objects.filter(user=user, drill=drill, status=Status.ACCEPTED, kind=Submission.Kind.SUBMIT)
+    past_recall = DrillReview.objects.filter(user=user, drill=drill).filter(
+        Q(reference_viewed_at__isnull=False) | Q(outcome=DrillReview.Outcome.GAVE_UP)
+    )
+    return bool(Drill.objects.filter(pk=drill.pk).filter(Exists(accepted) | Exists(past_recall)).exists())

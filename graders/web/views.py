@@ -28,10 +28,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from cards.models import CardState
 from cards.rendering import render_markdown
 from cards.review import get_profile, learner_today
+from graders import extensions
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.jobs.heartbeat import grader_status
 from graders.jobs.labels import STATUS_LABELS
+from graders.jobs.status import Status
 from graders.kinds import examples
 from graders.models import Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
 from graders.rating import reviews
@@ -98,6 +100,7 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "summary": ReviewSummary(page.review, page.state, page.progress, page.reference_available),
         "rate_limit": submissions.RateLimit.from_settings(),
         "run_rate_limit": run_requests.run_rate_limit(),
+        "drill_parts": extensions.drill_parts(request.user, drill),
     }
 
 
@@ -325,6 +328,10 @@ def _status_context(
         "move_on_quality": _move_on_quality(review, progress),
         # The hints the review opened (those it was rated with), never the ones a rated review shows for free.
         "verdict_hints": sub.drill.spec.hints[: review.hints_opened] if review is not None and sub.is_final else (),
+        # An acceptance opens what solving opens (others' solutions): the drill page's parts, swapped in with it.
+        "drill_parts": extensions.drill_parts(sub.user, sub.drill)
+        if sub.status == Status.ACCEPTED and sub.is_attempt
+        else (),
     }
 
 
