@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('graders', '0013_solution_keys'),
+        ('graders', '0014_solution_keys'),
         ('teams', '0005_boardpreference_confirmed_email'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
