@@ -288,7 +288,7 @@ class BackfillTests(TestCase):
         wrong = accept(learner, drill, ADD)
         Submission.objects.filter(pk=old.pk).update(solution_key="")
         Submission.objects.filter(pk=wrong.pk).update(solution_key="", status="wrong_answer")
-        migration = importlib.import_module("graders.migrations.0013_solution_keys")
+        migration = importlib.import_module("graders.migrations.0014_solution_keys")
         migration.backfill_solution_keys(apps, None)
         old.refresh_from_db()
         wrong.refresh_from_db()
