@@ -16,7 +16,7 @@ class GradersConfig(AppConfig):
         from quizsite import health as site_health
 
         from .jobs import health, tasks, worker  # noqa: F401
-        from .kinds import checks, examples, runs, verdicts  # noqa: F401
+        from .kinds import checks, counterexamples, examples, runs, verdicts  # noqa: F401
         from .web import stats
 
         # Drill cards on the review page, and the drills' section of the stats page.
