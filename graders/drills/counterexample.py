@@ -221,11 +221,12 @@ def _ms(started: float) -> float:
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Bit for bit the same input: type, dtype, shape, strides' order and values (nan equal to nan)."""
+    """Bit for bit the same input: type, dtype, shape and values (nan equal to nan). Whether a tensor needs grad
+    is not the input's: the wire does not carry it (a drill's ``grad`` has the runner set it)."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             return False
-        if a.dtype != b.dtype or a.shape != b.shape or a.requires_grad != b.requires_grad:
+        if a.dtype != b.dtype or a.shape != b.shape:
             return False
         if a.is_complex() or a.is_floating_point():
             return bool(torch.equal(torch.nan_to_num(a.detach(), nan=0.5), torch.nan_to_num(b.detach(), nan=0.5)))
@@ -325,9 +326,8 @@ def _replace(value: Any, path: Path, new: Any) -> Any:
 
 
 def _like(tensor: torch.Tensor, data: torch.Tensor) -> torch.Tensor:
-    """``data`` as an input in ``tensor``'s place: detached, its dtype, and needing grad where it did."""
-    data = data.detach().to(tensor.dtype).clone()
-    return data.requires_grad_(tensor.requires_grad) if tensor.requires_grad and data.is_floating_point() else data
+    """``data`` as an input in ``tensor``'s place: detached, with its dtype."""
+    return data.detach().to(tensor.dtype).clone()
 
 
 def _narrowed(value: Any, cuts: list[tuple[Path, int]], size: int, ints: int | None) -> Any:
@@ -450,9 +450,8 @@ def _tensor_text(tensor: torch.Tensor) -> str:
     if data.is_complex() or data.layout != torch.strided:
         raise ValueError("no literal for a complex or sparse tensor")
     dtype = f"dtype=torch.{str(data.dtype).removeprefix('torch.')}"
-    grad = ", requires_grad=True" if tensor.requires_grad else ""
     if data.numel() == 0:
-        return f"torch.zeros({tuple(data.shape)!r}, {dtype}{grad})"
+        return f"torch.zeros({tuple(data.shape)!r}, {dtype})"
     order = None
     if data.dim() >= 2 and not data.is_contiguous():
         order = sorted(range(data.dim()), key=lambda d: (-data.stride(d), d))
@@ -460,9 +459,9 @@ def _tensor_text(tensor: torch.Tensor) -> str:
             order = None
     base = data.permute(order) if order is not None else data
     values = base.tolist() if base.dtype != torch.bfloat16 else base.float().tolist()
+    text = f"torch.tensor({_nested(values, base.dtype)}, {dtype})"
     if order is None:
-        return f"torch.tensor({_nested(values, base.dtype)}, {dtype}{grad})"
-    # A permuted view stays one: the same dims in memory order, permuted back.
+        return text
+    # A permuted view stays one (the wire keeps it one): the same dims in memory order, permuted back.
     inverse = [order.index(d) for d in range(len(order))]
-    text = f"torch.tensor({_nested(values, base.dtype)}, {dtype}).permute({', '.join(map(str, inverse))})"
-    return text + (".requires_grad_()" if grad else "")
+    return f"{text}.permute({', '.join(map(str, inverse))})"

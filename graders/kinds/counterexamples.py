@@ -82,7 +82,8 @@ class CounterexampleKind:
         return Finished(Status.DONE, {"result": dict(report)})
 
     def failed(self, message: str) -> Finished:
-        return Finished(Status.INTERNAL_ERROR, {"result": {**_none("internal_error"), "internal_error": message[:2000]}})
+        result = {**_none("internal_error"), "internal_error": message[:2000]}
+        return Finished(Status.INTERNAL_ERROR, {"result": result})
 
     def on_finish(self, job: Counterexample, finished: Finished, now: datetime) -> None:
         """Nothing: the verdict and the card's rating stand as they were."""
