@@ -151,6 +151,7 @@ class Drill(models.Model):
 
 
 SUBMISSION_STATUSES = translated_choices((*PENDING, *VERDICTS))  # the API's SubmissionStatusEnum too
+JOB_STATUSES = translated_choices((*PENDING, *JOB_DONE))  # a run's and a counterexample's: the API's DrillRunStatusEnum
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
@@ -339,9 +340,7 @@ class DrillRun(Job):
     drill_version = models.CharField(max_length=64, help_text="The drill version whose reference it ran.")
     code = models.TextField()
     arguments = models.JSONField(default=list, help_text="The argument expressions, in order.")
-    status = models.CharField(
-        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
-    )
+    status = models.CharField(max_length=16, choices=JOB_STATUSES, default=Status.QUEUED.value)
     result = models.JSONField(null=True, blank=True, help_text="Both outputs and their diff (RunReport).")
 
     class Meta:
@@ -370,9 +369,7 @@ class Counterexample(Job):
     """
 
     submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="counterexample")
-    status = models.CharField(
-        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
-    )
+    status = models.CharField(max_length=16, choices=JOB_STATUSES, default=Status.QUEUED.value)
     result = models.JSONField(null=True, blank=True, help_text="The input found and Run's report on it, or why none.")
 
     class Meta:

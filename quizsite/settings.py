@@ -242,6 +242,7 @@ SPECTACULAR_SETTINGS = {
         "CardKindEnum": "cards.models.Card.Kind",
         "SubmissionKindEnum": "graders.models.Submission.Kind",
         "SubmissionStatusEnum": "graders.models.SUBMISSION_STATUSES",
+        "DrillRunStatusEnum": "graders.models.JOB_STATUSES",
     },
 }
 
