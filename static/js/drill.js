@@ -153,7 +153,7 @@
       var box = document.querySelector("[data-arguments]");
       var own = document.querySelector("[data-run-own]");
       if (!box) return;
-      box.value = use.getAttribute("data-arguments");
+      box.value = use.getAttribute("data-counterexample-text");
       if (own) own.open = true;
       box.focus();
       box.scrollIntoView({ block: "center" });
