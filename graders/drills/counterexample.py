@@ -16,8 +16,9 @@ on a worker's sandbox pool after a verdict whose examples all passed and whose h
    what "Run" will show, and an input that does not fail there is not offered.
 
 Whatever it draws, an input equal to one of the submission's hidden inputs is never kept (``avoid``): those stay
-hidden even where a generator has few values. All of it is bounded by ``seconds`` of wall time (default 2 s),
-off the verdict's clock: the verdict is final before this job is queued.
+hidden even where a generator has few values. All of it is bounded by ``seconds`` of wall time (default 2 s; the
+search and the shrink stop at ``SEARCH_SHARE`` of it, the confirming run takes the rest), off the verdict's clock:
+the verdict is final before this job is queued.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from graders.drills.grading import Runner, _checks, _judge_case, runner_device, 
 from graders.drills.own_input import ARGUMENTS_CHARS, RunFailure, RunReport, run_on_input
 from graders.drills.schema import CaseSpec, Drill, ExpressionError, call_arguments
 
-SECONDS = 2.0  # the search's and the shrink's wall time together, per failed submission
+SECONDS = 2.0  # the whole job's wall time, per failed submission
+SEARCH_SHARE = 0.85  # of it, for the search and the shrink; the confirming run takes the rest
 FIRST_BATCH = 4  # fresh inputs per seeded generator in the first batch; doubled while none fails
 MOST_BATCH = 32
 ROUND = 24  # shrink candidates tried per runner job
@@ -186,7 +188,9 @@ def find(
         case.args
         for case in make_cases(drill, runner, instances(drill.hidden, hidden_seed), device=device, limits=limits)
     ]
-    search = _Search(drill, code, runner, avoid, started + seconds)
+    # The search and the shrink stop at SEARCH_SHARE of the budget: the confirming "Run" (three runner jobs) takes
+    # the rest, so the whole job ends near ``seconds`` (past it by at most that run).
+    search = _Search(drill, code, runner, avoid, started + SEARCH_SHARE * seconds)
     found = search.search(specs, new_seed)
     report["tried"] = search.tried
     if found is None:
