@@ -330,8 +330,9 @@ def _replace(value: Any, path: Path, new: Any) -> Any:
 
 
 def _like(tensor: torch.Tensor, data: torch.Tensor) -> torch.Tensor:
-    """``data`` as an input in ``tensor``'s place: detached, with its dtype."""
-    return data.detach().to(tensor.dtype).clone()
+    """``data`` as an input in ``tensor``'s place: detached, with its dtype (and 0.0 for -0.0: simpler to read)."""
+    data = data.detach().to(tensor.dtype).clone()
+    return data + 0.0 if data.is_floating_point() else data
 
 
 def _narrowed(value: Any, cuts: list[tuple[Path, int]], size: int, ints: int | None) -> Any:
