@@ -144,7 +144,7 @@ class _Search:
         steps = 0
         while self.left():
             key = size_key(args)
-            candidates = []
+            candidates: list[tuple[Any, ...]] = []
             for candidate in shrink_candidates(args):
                 if size_key(candidate) < key and not self.hidden_input(candidate):
                     if not any(same_value(candidate, seen) for seen in candidates):
@@ -459,7 +459,8 @@ def _tensor_text(tensor: torch.Tensor) -> str:
         return f"torch.zeros({tuple(data.shape)!r}, {dtype})"
     order = None
     if data.dim() >= 2 and not data.is_contiguous():
-        order = sorted(range(data.dim()), key=lambda d: (-data.stride(d), d))
+        strides = data.stride()
+        order = sorted(range(data.dim()), key=lambda d: (-strides[d], d))
         if not data.permute(order).is_contiguous():
             order = None
     base = data.permute(order) if order is not None else data
