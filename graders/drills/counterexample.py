@@ -33,8 +33,8 @@ import torch
 
 from graders.drills.cases import Case, instances, make_cases
 from graders.drills.grading import Runner, _checks, _judge_case, runner_device, sandbox_limits
-from graders.drills.own_input import ARGUMENTS_CHARS, RunFailure, RunReport, run_on_input
-from graders.drills.schema import CaseSpec, Drill, ExpressionError, call_arguments
+from graders.drills.own_input import RunFailure, RunReport, run_on_input
+from graders.drills.schema import ARGUMENTS_CHARS, CaseSpec, Drill, ExpressionError, call_arguments
 
 SECONDS = 2.0  # the whole job's wall time, per failed submission
 SEARCH_SHARE = 0.85  # of it, for the search and the shrink; the confirming run takes the rest

@@ -23,7 +23,6 @@ from graders.drills.schema import Drill
 
 RUN_SEED = 0  # what the arguments' g and rng are seeded with: never a seed of the drill's cases
 ERROR_CHARS = 2000
-ARGUMENTS_CHARS = 2000  # the arguments' text: a few tensors' expressions, never data
 
 
 class RunReport(TypedDict):

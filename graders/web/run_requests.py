@@ -19,8 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from graders.drills.own_input import ARGUMENTS_CHARS
-from graders.drills.schema import ExpressionError, call_arguments
+from graders.drills.schema import ARGUMENTS_CHARS, ExpressionError, call_arguments
 from graders.jobs import notify, tasks
 from graders.jobs.heartbeat import grader_status
 from graders.kinds.runs import RUNS
