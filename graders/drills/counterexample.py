@@ -23,6 +23,7 @@ the verdict is final before this job is queued.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 import time
@@ -38,6 +39,7 @@ from graders.drills.schema import ARGUMENTS_CHARS, CaseSpec, Drill, ExpressionEr
 
 SECONDS = 2.0  # the whole job's wall time, per failed submission
 SEARCH_SHARE = 0.85  # of it, for the search and the shrink; the confirming run takes the rest
+FLOOR_SECONDS = 0.5  # the least CPU and wall time a search's runner job gets, however little of the budget is left
 FIRST_BATCH = 4  # fresh inputs per seeded generator in the first batch; doubled while none fails
 MOST_BATCH = 32
 ROUND = 24  # shrink candidates tried per runner job
@@ -74,6 +76,16 @@ class _Search:
     def left(self) -> bool:
         return time.monotonic() < self.deadline
 
+    def capped(self) -> dict[str, Any]:
+        """The run options with the drill's CPU and wall limits cut to the time left (at least ``FLOOR_SECONDS``),
+        so one slow runner job cannot carry the search far past its budget. A learner's run that hits the cut
+        counts as failing here; the confirming "Run" (under the drill's own limits) decides."""
+        left = max(FLOOR_SECONDS, self.deadline - time.monotonic())
+        limits: Any = self.limits  # the sandbox's Limits (or the drill's own, where the sandbox is absent)
+        cut = {"cpu_seconds": min(limits.cpu_seconds, left), "wall_seconds": min(limits.wall_seconds, left)}
+        limits = dataclasses.replace(limits, **cut)
+        return {**self.options, "limits": limits}
+
     def hidden_input(self, args: tuple[Any, ...]) -> bool:
         return any(same_value(args, hidden) for hidden in self.avoid)
 
@@ -81,9 +93,8 @@ class _Search:
         """The index of the first candidate the reference runs on and the learner's code gets wrong, or None."""
         if not candidates:
             return None
-        reference = self.runner.run(
-            self.drill.reference, self.drill.entry_point, candidates, reference=True, **self.options
-        )
+        options = self.capped()
+        reference = self.runner.run(self.drill.reference, self.drill.entry_point, candidates, reference=True, **options)
         if reference.status == "internal_error":
             raise RunFailure(reference.message)
         if reference.status != "ok" or len(reference.cases) != len(candidates):
@@ -91,7 +102,7 @@ class _Search:
         valid = [i for i, outcome in enumerate(reference.cases) if outcome.ok]
         if not valid:
             return None
-        mine = self.runner.run(self.code, self.drill.entry_point, [candidates[i] for i in valid], **self.options)
+        mine = self.runner.run(self.code, self.drill.entry_point, [candidates[i] for i in valid], **options)
         if mine.status == "internal_error":
             raise RunFailure(mine.message)
         self.tried += len(valid)
@@ -125,7 +136,7 @@ class _Search:
                 for _ in range(batch)
                 for spec in specs
             ]
-            made = self.runner.make_cases(made_specs, limits=self.limits)
+            made = self.runner.make_cases(made_specs, limits=self.capped()["limits"])
             if made.status == "internal_error":
                 raise RunFailure(f"making fresh cases: {made.message}")
             candidates = [

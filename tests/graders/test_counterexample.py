@@ -245,3 +245,22 @@ def test_a_counterexample_is_found_for_at_least_80_percent_of_the_known_wrong_th
     assert total >= 10
     assert found / total >= 0.8, (found, total)
     assert math.isfinite(found / total)
+
+
+def test_a_search_runner_job_gets_at_most_the_time_left_and_never_under_the_floor() -> None:
+    import time
+
+    from graders.drills.counterexample import FLOOR_SECONDS, _Search
+
+    drill = drill_of(
+        DRILL.replace('heading = "Tensors"', 'heading = "Tensors"\n\n[limits]\ncpu_seconds = 8.0\nwall_seconds = 9.0')
+    )
+    roomy = _Search(drill, RIGHT_CODE, LocalRunner(), [], time.monotonic() + 3).capped()["limits"]
+    assert 2.5 < roomy.cpu_seconds <= 3 and 2.5 < roomy.wall_seconds <= 3
+    late = _Search(drill, RIGHT_CODE, LocalRunner(), [], time.monotonic() - 1).capped()["limits"]
+    assert (late.cpu_seconds, late.wall_seconds) == (FLOOR_SECONDS, FLOOR_SECONDS)
+    early = _Search(drill, RIGHT_CODE, LocalRunner(), [], time.monotonic() + 60).capped()["limits"]
+    assert (early.cpu_seconds, early.wall_seconds) == (8.0, 9.0)  # never more than the drill's own
+
+
+RIGHT_CODE = "def solution(x):\n    return x.sum(0)\n"
