@@ -109,7 +109,9 @@ class _Search:
         if mine.status != "ok" or len(mine.cases) != len(valid):  # a limit, or code that never got to the cases
             if len(valid) == 1:
                 return valid[0]
-            return self._one_by_one([candidates[i] for i in valid], valid)
+            found = self._one_by_one([candidates[i] for i in valid], valid)
+            # Out of time before one alone was tried: the first, provisionally (the confirming "Run" decides).
+            return valid[0] if found is None and not self.left() else found
         for index, outcome in zip(valid, mine.cases, strict=True):
             expected = reference.cases[index]
             case = Case("counterexample", candidates[index], hidden=False)

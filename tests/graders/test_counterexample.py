@@ -264,3 +264,26 @@ def test_a_search_runner_job_gets_at_most_the_time_left_and_never_under_the_floo
 
 
 RIGHT_CODE = "def solution(x):\n    return x.sum(0)\n"
+
+
+@pytest.mark.sandbox
+@pytest.mark.slow
+def test_in_the_sandbox_code_that_loops_on_fresh_inputs_costs_the_budget_and_one_run() -> None:
+    """Through a real pool: the search's runner jobs are cut to the time left, so code that never returns on
+    three rows or more costs the budget plus one confirming "Run" under the drill's own (3 s) limits."""
+    import time
+
+    from graders.sandbox import SandboxPool
+
+    drill = drill_of(
+        DRILL.replace('heading = "Tensors"', 'heading = "Tensors"\n\n[limits]\ncpu_seconds = 3.0\nwall_seconds = 3.0')
+    )
+    looping = "def solution(x):\n    while x.shape[0] >= 3:\n        pass\n    return x.sum(0)\n"
+    with SandboxPool(size=2) as pool:
+        pool.warm()
+        started = time.monotonic()
+        report = find(drill, looping, pool, repr, hidden_seed=7, seconds=1.5)
+        spent = time.monotonic() - started
+    assert report["found"] and report["run"]["status"] == "time_limit", report
+    assert report["arguments"].startswith("torch.tensor([[") and report["arguments"].count("], [") >= 2
+    assert spent < 1.5 + 0.5 + 3.0 + 3.0, spent  # budget, one cut job's overrun, the Run, runner start-ups
