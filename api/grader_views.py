@@ -109,7 +109,8 @@ class SubmissionList(generics.ListCreateAPIView):
     throttle_classes = [UserThrottle]
 
     def get_queryset(self) -> QuerySet[Submission]:
-        subs = Submission.objects.filter(user=self.request.user).select_related("drill").order_by("-queued_at", "-pk")
+        subs = Submission.objects.filter(user=self.request.user).select_related("drill", "counterexample")
+        subs = subs.order_by("-queued_at", "-pk")
         drill = query_slug(self.request.query_params, "drill")
         if drill is not None:
             subs = subs.filter(drill__slug=drill)
@@ -159,7 +160,7 @@ class SubmissionDetail(generics.RetrieveAPIView):
     permission_classes = [*generics.RetrieveAPIView.permission_classes, IsOwner]
 
     def get_queryset(self) -> QuerySet[Submission]:
-        return Submission.objects.filter(user=self.request.user).select_related("drill")
+        return Submission.objects.filter(user=self.request.user).select_related("drill", "counterexample")
 
 
 class RunCreate(generics.CreateAPIView):

@@ -17,7 +17,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from cards.models import Card, CardState, Note, ReviewLog
 from cards.scheduling.sm2 import Rating
 from graders.drills.schema import DrillError, parse_drill
-from graders.models import Drill, DrillRun, Submission
+from graders.models import Counterexample, Drill, DrillRun, Submission
 from graders.web.run_requests import ARGUMENTS_CHARS
 
 # DRF refuses NUL in text anyway; the validator also puts the rule in the schema (as a pattern),
@@ -301,11 +301,37 @@ class DrillHintsSerializer(serializers.Serializer):
 # -------------------------------------------------------------------------------------- submissions
 
 
+class CounterexampleSerializer(serializers.ModelSerializer):
+    """An input your code gets wrong, found on new random cases after an attempt that failed hidden cases only
+    (never a hidden case). ``arguments`` is the text to send to ``POST /api/v1/runs/``; ``result.run`` is that
+    run's report (``expected``, ``actual``, ``mismatch``); ``found`` false with ``reason`` when none was found."""
+
+    found = serializers.BooleanField(read_only=True)
+    arguments = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Counterexample
+        fields = ["status", "found", "arguments", "result", "queued_at", "finished_at"]
+
+    def get_arguments(self, obj: Counterexample) -> str:
+        return str((obj.result or {}).get("arguments") or "")
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
-    """One of your submissions. ``verdict`` is the grader's, with hidden cases already redacted."""
+    """One of your submissions. ``verdict`` is the grader's, with hidden cases already redacted. ``counterexample``
+    is null unless the attempt passed every example and failed a hidden case: then it follows the verdict."""
 
     drill = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     started_at = serializers.DateTimeField(source="claimed_at", read_only=True, allow_null=True)
+    counterexample = serializers.SerializerMethodField()
+
+    @extend_schema_field(CounterexampleSerializer(allow_null=True))
+    def get_counterexample(self, obj: Submission) -> dict[str, Any] | None:
+        try:
+            found = obj.counterexample
+        except Counterexample.DoesNotExist:
+            return None
+        return dict(CounterexampleSerializer(found).data)
 
     class Meta:
         model = Submission
@@ -321,6 +347,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "finished_at",
             "grading_ms",
             "device",
+            "counterexample",
         ]
 
 

@@ -157,6 +157,7 @@ class Drill(models.Model):
 
 
 SUBMISSION_STATUSES = translated_choices((*PENDING, *VERDICTS))  # the API's SubmissionStatusEnum too
+JOB_STATUSES = translated_choices((*PENDING, *JOB_DONE))  # a run's and a counterexample's: the API's DrillRunStatusEnum
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
@@ -359,9 +360,7 @@ class DrillRun(Job):
     drill_version = models.CharField(max_length=64, help_text="The drill version whose reference it ran.")
     code = models.TextField()
     arguments = models.JSONField(default=list, help_text="The argument expressions, in order.")
-    status = models.CharField(
-        max_length=16, choices=translated_choices((*PENDING, *JOB_DONE)), default=Status.QUEUED.value
-    )
+    status = models.CharField(max_length=16, choices=JOB_STATUSES, default=Status.QUEUED.value)
     result = models.JSONField(null=True, blank=True, help_text="Both outputs and their diff (RunReport).")
 
     class Meta:
@@ -378,6 +377,38 @@ class DrillRun(Job):
 
     def __str__(self) -> str:
         return f"run {self.uuid} of {self.drill_id}: {self.status}"
+
+
+class Counterexample(Job):
+    """An input a submission's code gets wrong, looked for after a verdict whose examples all passed and whose
+    hidden cases did not (``graders.kinds.counterexamples``), on fresh seeds, never the submission's hidden one.
+
+    Queued in the verdict's transaction and run after it, so the verdict never waits for it; ``result`` holds
+    what was found (``graders.drills.counterexample.Counterexample``: the input as "Run" arguments, "Run"'s report
+    on it) or why nothing was.
+    """
+
+    submission = models.OneToOneField(Submission, on_delete=models.CASCADE, related_name="counterexample")
+    status = models.CharField(max_length=16, choices=JOB_STATUSES, default=Status.QUEUED.value)
+    result = models.JSONField(null=True, blank=True, help_text="The input found and Run's report on it, or why none.")
+
+    class Meta:
+        constraints = [*job_constraints("counterexample", JOB_DONE)]
+        indexes = [
+            # The reaper: pending rows by status and claim age.
+            models.Index(
+                fields=["status", "claimed_at"],
+                condition=models.Q(status__in=PENDING),
+                name="counterexample_pending_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"counterexample for {self.submission_id}: {self.status}"
+
+    @property
+    def found(self) -> bool:
+        return bool(self.status == Status.DONE and self.result and self.result.get("found"))
 
 
 class DrillDraft(models.Model):

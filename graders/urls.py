@@ -11,6 +11,11 @@ urlpatterns = [
     path("card/<uuid:card_uuid>/", views.drill_for_card, name="for_card"),
     path("submissions/<uuid:submission_uuid>/", views.submission_page, name="submission"),
     path("submissions/<uuid:submission_uuid>/status/", views.submission_status, name="submission_status"),
+    path(
+        "submissions/<uuid:submission_uuid>/counterexample/",
+        views.submission_counterexample,
+        name="submission_counterexample",
+    ),
     path("runs/<uuid:run_uuid>/", views.run_page, name="run"),
     path("runs/<uuid:run_uuid>/status/", views.run_status, name="run_status"),
     path("<slug:slug>/", views.drill_page, name="drill"),

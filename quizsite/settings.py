@@ -242,6 +242,7 @@ SPECTACULAR_SETTINGS = {
         "CardKindEnum": "cards.models.Card.Kind",
         "SubmissionKindEnum": "graders.models.Submission.Kind",
         "SubmissionStatusEnum": "graders.models.SUBMISSION_STATUSES",
+        "DrillRunStatusEnum": "graders.models.JOB_STATUSES",
     },
 }
 
@@ -424,6 +425,9 @@ GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
 # "Run on your own input" (graders.web.run_requests): its own limit, so trying inputs never costs a submission.
 GRADER_RUN_RATE_LIMIT = envint("GRADER_RUN_RATE_LIMIT", "10")
 GRADER_RUN_RATE_WINDOW = envint("GRADER_RUN_RATE_WINDOW", "60")
+# A counterexample after a verdict that failed hidden cases only (graders.kinds.counterexamples): the search's
+# wall time per failed submission, off the verdict's clock; 0 looks for none.
+GRADER_COUNTEREXAMPLE_MS = envint("GRADER_COUNTEREXAMPLE_MS", "2000")
 # The submit request waits this long for the verdict and renders it in its own response (polling only
 # after that), with at most GRADER_SUBMIT_WAITERS requests of a web process waiting at once (graders.jobs.notify).
 GRADER_SUBMIT_WAIT_MS = envint("GRADER_SUBMIT_WAIT_MS", "1500")

@@ -271,6 +271,9 @@ def _checked_names(tree: ast.AST, known: frozenset[str]) -> frozenset[str]:
     return frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)) - bound
 
 
+ARGUMENTS_CHARS = 2000  # a "Run"'s arguments text: a few tensors' expressions, never data
+
+
 def call_arguments(text: str) -> tuple[str, ...]:
     """The argument expressions of a call written as the drill page shows one, ``a, b`` of ``f(a, b)``.
 

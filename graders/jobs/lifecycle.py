@@ -171,8 +171,9 @@ def _finish(
             kind.model, pk, from_status, token, {"status": finished.status, "finished_at": now, **finished.fields}
         )
         if changed == 1:
-            kind.on_finish(job if job is not None else kind.load(pk), finished, now)
+            # Announced first: what on_finish sends after commit (a counterexample's job) comes after the result.
             notify.announce_on_commit(kind.name, pk)  # the submit request that waits renders it at once
+            kind.on_finish(job if job is not None else kind.load(pk), finished, now)
     return changed == 1
 
 

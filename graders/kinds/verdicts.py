@@ -18,6 +18,7 @@ from cards.touched import touch
 from graders.drills.solution_key import solution_key
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import VERDICTS, Status
+from graders.kinds import counterexamples
 from graders.models import Submission, grading_drill
 from graders.rating import reviews
 from quizsite.prepared import Prepared
@@ -80,10 +81,14 @@ class SubmissionKind:
 
     def on_finish(self, job: Submission, finished: Finished, now: datetime) -> None:
         """An accepted attempt, in the verdict's transaction: rate the card and mark the learner day (drill XP).
-        A rating that was recorded marked that day already (``cards.review.rate``), with the same clock."""
+        A rating that was recorded marked that day already (``cards.review.rate``), with the same clock. An attempt
+        that failed hidden cases only gets its counterexample job, sent after this commits (after the verdict's
+        own announcement: ``lifecycle._finish``)."""
         if finished.status == Status.ACCEPTED and job.is_attempt:
             if reviews.rate_accepted(job, now) != Outcome.RECORDED:
                 _touch_drill_day(job.user_id, now)
+        elif job.is_attempt:
+            counterexamples.queue_for(job, finished.fields.get("verdict") or {})
 
 
 _PROFILE: Prepared[Profile] = Prepared(lambda user_id: Profile.objects.filter(user_id=user_id)[:1])

@@ -18,7 +18,7 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -35,7 +35,7 @@ from graders.jobs.heartbeat import grader_status
 from graders.jobs.labels import STATUS_LABELS
 from graders.jobs.status import Status
 from graders.kinds import examples
-from graders.models import Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
+from graders.models import Counterexample, Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
 from graders.rating import reviews
 from graders.rating.progress import DrillStatus
 from graders.rating.quality import hint_cap
@@ -332,7 +332,35 @@ def _status_context(
         "drill_parts": extensions.drill_parts(sub.user, sub.drill)
         if sub.status == Status.ACCEPTED and sub.is_attempt
         else (),
+        "counterexample": _counterexample(sub),
     }
+
+
+def _counterexample(sub: Submission) -> Counterexample | None:
+    """The counterexample job of a final attempt that failed (``graders.kinds.counterexamples`` queues one only
+    where the examples passed and a hidden case did not); None otherwise, without a query for the others."""
+    if not (sub.is_final and sub.is_attempt and sub.status != Status.ACCEPTED):
+        return None
+    found = Counterexample.objects.filter(submission=sub).first()
+    if found is not None:
+        found.submission = sub
+    return found
+
+
+def _counterexample_context(cex: Counterexample) -> dict[str, Any]:
+    result = cex.result or {}
+    return {"cex": cex, "poll_ms": POLL_MS, "search_ms": round(float(result.get("search_ms") or 0))}
+
+
+@login_required
+@require_GET
+def submission_counterexample(request: HttpRequest, submission_uuid: UUID) -> HttpResponse:
+    """The htmx fragment of a verdict's counterexample: searching, then the input found or that none was."""
+    sub = _get_submission(request, submission_uuid)
+    cex = _counterexample(sub)
+    if cex is None:
+        raise Http404("no counterexample for this submission")
+    return render(request, "graders/snippets/counterexample.html", _counterexample_context(cex))
 
 
 def _move_on_quality(review: DrillReview | None, progress: reviews.ReviewProgress | None) -> int | None:

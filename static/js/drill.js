@@ -146,6 +146,18 @@
         applyTheme(event.matches);
       });
     }
+    // A verdict's counterexample into "Run": its arguments in the box, the box opened, the Run button at hand.
+    document.body.addEventListener("click", function (event) {
+      var use = event.target.closest && event.target.closest("[data-use-counterexample]");
+      if (!use) return;
+      var box = document.querySelector("[data-arguments]");
+      var own = document.querySelector("[data-run-own]");
+      if (!box) return;
+      box.value = use.getAttribute("data-counterexample-text");
+      if (own) own.open = true;
+      box.focus();
+      box.scrollIntoView({ block: "center" });
+    });
     // While a submission is being sent, a second Ctrl+Enter must not queue it twice.
     form.addEventListener("htmx:beforeRequest", function () {
       form.querySelectorAll("button[type=submit]").forEach(function (b) {

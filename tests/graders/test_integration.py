@@ -16,9 +16,9 @@ from django.test import override_settings
 
 from graders.jobs import tasks
 from graders.jobs.status import Status
-from graders.models import Drill, DrillRun, Submission
+from graders.models import Counterexample, Drill, DrillRun, Submission
 from graders.web import run_requests, submissions
-from tests.graders.conftest import CRASH, RIGHT, WRONG, Workers
+from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG, Workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("celery-redis")]
 
@@ -169,3 +169,33 @@ def test_it_runs_own_input_in_the_sandbox_beside_the_reference(ready: Workers, l
 
 
 RUN_ARGUMENTS = ("torch.tensor([1.0, 5.0])", "torch.from_file('/etc/passwd', size=64, dtype=torch.uint8)")
+
+
+def test_a_hidden_failure_gets_a_counterexample_after_its_verdict_that_run_reproduces(
+    ready: Workers, learner: User, drill: Drill
+) -> None:
+    """Through the real worker: the verdict is final with its counterexample queued behind it; the job finds an
+    input of fresh seeds (shrunk to one element), "Run" on its text shows the same difference, and neither an
+    attempt that failed an example nor an accepted one gets a counterexample."""
+    sub = create_submission(learner, drill, HIDDEN_WRONG)
+    wait_for(lambda: final(sub), 30, "the verdict")
+    assert sub.status == Status.WRONG_ANSWER and sub.verdict["hidden_passed"] == 0
+    cex = Counterexample.objects.get(submission=sub)
+    wait_for(lambda: Counterexample.objects.get(pk=cex.pk).is_final, 30, "the counterexample")
+    cex.refresh_from_db()
+    assert cex.status == Status.DONE and cex.finished_at >= sub.finished_at
+    assert cex.result["found"] and cex.result["arguments"] == "torch.tensor([[0.0]], dtype=torch.float32)"
+    assert (cex.result["run"]["expected"], cex.result["run"]["actual"]) == (
+        "tensor([[1.]])\n# shape (1, 1), float32",
+        "tensor([[0.]])\n# shape (1, 1), float32",
+    )
+    run = run_requests.request_run(learner, drill, HIDDEN_WRONG, cex.result["arguments"])
+    assert isinstance(run, DrillRun)
+    wait_for(lambda: DrillRun.objects.get(pk=run.pk).is_final, 30, "the run")
+    run.refresh_from_db()
+    assert run.result["same"] is False and run.result["expected"] == cex.result["run"]["expected"]
+    others = [create_submission(learner, drill, code) for code in (WRONG, RIGHT)]
+    for other in others:
+        wait_for(lambda other=other: final(other), 30, "the verdict")
+    assert [other.status for other in others] == [Status.WRONG_ANSWER, Status.ACCEPTED]
+    assert not Counterexample.objects.filter(submission__in=others).exists()
