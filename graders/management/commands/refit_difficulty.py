@@ -11,8 +11,6 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from graders.difficulty import refit
-
 
 class Command(BaseCommand):
     help = "Fit each drill's difficulty and each learner's skill from first attempts, and store the drills' rows."
@@ -21,6 +19,8 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Fit and report; write nothing.")
 
     def handle(self, *args: Any, dry_run: bool = False, verbosity: int = 1, **options: Any) -> None:
+        from graders.difficulty import refit  # numpy: loaded when the command runs, never by the web process
+
         done = refit.refit(timezone.now(), dry_run=dry_run)
         if verbosity:
             verb = "would write" if dry_run else "wrote"
