@@ -133,6 +133,7 @@ class FitTests(TestCase):
         self.assertLess(row.log_loss_after, row.log_loss_before)
         profile = Profile.objects.get(user=self.user)
         self.assertEqual((profile.fsrs_parameters, profile.fsrs_parameters_version), (row.parameters, 1))
+        self.assertEqual(row.parameters_before, list(DEFAULT_PARAMETERS))  # what the fit was compared against
         split = fitting.time_split(optimising.learner_reviews(self.user.pk))
         assert split is not None
         self.assertEqual(row.split_day, EPOCH + timedelta(days=split.day))
@@ -143,5 +144,6 @@ class FitTests(TestCase):
         again = optimising.run(second.pk)
         assert again is not None
         self.assertFalse(again.kept, again.message)
+        self.assertEqual(again.parameters_before, row.parameters)  # compared against the kept fit
         self.assertEqual(Profile.objects.get(user=self.user).fsrs_parameters_version, 1)
         self.assertEqual(Optimisation.objects.filter(user=self.user, status="done").count(), 2)
