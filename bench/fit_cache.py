@@ -9,7 +9,8 @@ fitted parameters, seconds); a fit already there is skipped, so a run can be sto
 learner (``cards.scheduling.synthetic``) is named by its arm and seed: arm ``defaults`` remembers by the
 package's default parameters (no fit can beat them: a fit can only be worse), arm ``unlike`` by
 ``synthetic.drawn_parameters(random.Random(seed), UNLIKE_SPREAD)``: initial stabilities scaled by
-exp(N(0, 0.8)) and the recall-growth factor by exp(N(0, 0.4)), most of them unlike the defaults, some close. The fit sees the reviews before the time split, as
+exp(N(0, 0.8)) and the recall-growth factor by exp(N(0, 0.4)), most of them unlike the defaults, some close.
+The fit sees the reviews before the time split, as
 ``cards.scheduling.fitting.optimise`` does, whatever the history's size (the bench studies the minimum).
 """
 
@@ -116,6 +117,37 @@ def one(job: tuple[str, int, int, int], fitted: list[float] | None = None) -> di
         "true_before": expected_log_loss(true_p, [points["defaults"][k].p_fsrs for k in fresh]),
         "true_after": expected_log_loss(true_p, [points["fitted"][k].p_fsrs for k in fresh]),
     }  # fmt: skip
+
+
+def widened(row: dict[str, Any], extra: int) -> tuple[Any, float]:
+    """The same fit judged on a held-out window ``extra`` days longer (the split day to the log's end plus
+    ``extra``), against the truth on ``FRESH_DAYS`` days after that: how many held-out reviews the keep rule
+    needs for this fit. A fit of the longer history would be better still, so this understates the rule's
+    power at that size. Returns (the keep rule's comparison, the true gain)."""
+    import torch
+
+    torch.set_num_threads(1)
+    true = truth(row["arm"], row["seed"])
+    days, per_day = int(row["days"]), int(row["new_per_day"])
+    future = synthetic.learner_log(true, row["seed"], days + extra + FRESH_DAYS, per_day)
+    first = min(review.day for review in future)
+    end = first + days + extra
+    points = {
+        name: fitting.held_out_points(future, w, int(row["split_day"]))
+        for name, w in (("truth", true), ("defaults", DEFAULT_PARAMETERS), ("fitted", row["parameters"]))
+    }
+    held = [k for k, p in enumerate(points["defaults"]) if p.day < end]
+    fresh = [k for k, p in enumerate(points["defaults"]) if p.day >= end]
+    found = fitting.compare([points["defaults"][k] for k in held], [points["fitted"][k] for k in held])
+    true_p = [points["truth"][k].p_fsrs for k in fresh]
+    gain = expected_log_loss(true_p, [points["defaults"][k].p_fsrs for k in fresh]) - expected_log_loss(
+        true_p, [points["fitted"][k].p_fsrs for k in fresh]
+    )
+    return found, gain
+
+
+def widened_job(job: tuple[dict[str, Any], int]) -> tuple[Any, float]:
+    return widened(*job)
 
 
 def run(learners: int, spans: Sequence[int], new_per_day: int, workers: int, path: Path = CACHE) -> None:

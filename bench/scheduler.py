@@ -192,7 +192,15 @@ def rate_text(k: int, n: int) -> str:
     return f"{k}/{n} = {k / max(n, 1):.1%} [{low:.1%}, {high:.1%}]"
 
 
-def fits(learners: int, days: list[int], new_per_day: int, workers: int, margins: list[float], cached: bool) -> None:
+def fits(
+    learners: int,
+    days: list[int],
+    new_per_day: int,
+    workers: int,
+    margins: list[float],
+    cached: bool,
+    widen: list[int],
+) -> None:
     """``--fits``: the keep rule's two error rates on synthetic learners with known true parameters."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import fit_cache
@@ -237,6 +245,29 @@ def fits(learners: int, days: list[int], new_per_day: int, workers: int, margins
             cases, lambda found, z=z: found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se
         )
         print(f"| {z:g} | {rate_text(kw, w)} | {rate_text(rb, b)} |")
+    for extra in widen if cases else []:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            judged = list(pool.map(fit_cache.widened_job, [(row, extra) for row in rows]))
+        longer = [
+            FitCase(row["arm"], row["seed"], row["scored"], found, gain)
+            for row, (found, gain) in zip(rows, judged, strict=True)
+        ]
+        held = sorted(case.comparison.n for case in longer)
+        print(
+            f"\nThe same fits judged on a held-out window {extra} days longer ({held[0]}-{held[-1]} held-out "
+            f"reviews, median {held[len(held) // 2]}; the truth on the {fit_cache.FRESH_DAYS} days after):\n"
+        )
+        print("| z | arm | kept a worse fit | rejected a better fit |")
+        print("| --- | --- | --- | --- |")
+        for z in margins:
+            for arm in (*fit_cache.ARMS, "all"):
+                group = [case for case in longer if arm in (case.arm, "all")]
+                kw, w, rb, b = rates(
+                    group, lambda found, z=z: found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se
+                )
+                print(f"| {z:g} | {arm} | {rate_text(kw, w)} | {rate_text(rb, b)} |")
     gains = sorted(case.true_gain for case in cases if case.better)
     if gains:
         print(
@@ -254,6 +285,7 @@ def main() -> None:
     parser.add_argument("--fits", action="store_true", help="test the FSRS fit's keep rule instead")
     parser.add_argument("--workers", type=int, default=2, help="with --fits: processes fitting what is not cached")
     parser.add_argument("--cached", action="store_true", help="with --fits: score only the fits already cached")
+    parser.add_argument("--widen", default="", help="with --fits: also judge each fit on windows this many days longer")
     parser.add_argument("--margins", default="1,1.645,2,2.5", help="with --fits: other margins to report")
     args = parser.parse_args()
     if args.fits:
@@ -265,6 +297,7 @@ def main() -> None:
             args.workers,
             margins,
             args.cached,
+            [int(extra) for extra in args.widen.split(",") if extra],
         )
         return
     args.days = int(args.days)
