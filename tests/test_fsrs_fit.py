@@ -101,18 +101,13 @@ def test_a_clearly_better_fit_is_kept() -> None:
         assert found.significant, (seed, found)
 
 
-def test_a_noise_level_fit_that_happens_to_score_better_is_rejected() -> None:
+def test_a_noise_level_fit_is_rejected_even_when_it_happens_to_score_better() -> None:
     # Recall 0.9 and the current parameters say 0.9: the fit moves each card's prediction by up to 0.03 either
-    # way, worse in expectation. Some draws still score it better on the held-out reviews ("after < before"
-    # would keep those); the margin rejects every such draw among the first twenty.
-    lucky = []
-    for seed in range(20):
-        current, fitted = drawn_points(seed, 0.9, [0.9, -0.9])
-        found = fitting.compare(current, fitted)
-        if found.gain > 0:
-            lucky.append(found)
-    assert lucky
-    assert not any(found.significant for found in lucky), lucky
+    # way, worse in expectation. About a fifth of the draws still score it better on the held-out reviews
+    # ("after < before" kept all of those); the margin keeps under 5 % of all draws.
+    found = [fitting.compare(*drawn_points(seed, 0.9, [0.9, -0.9])) for seed in range(200)]
+    assert sum(f.gain > 0 for f in found) > 30
+    assert sum(f.significant for f in found) < 0.05 * len(found)
 
 
 def test_it_compares_only_the_same_reviews() -> None:
