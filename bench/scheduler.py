@@ -137,6 +137,11 @@ def _answer(
     true_memory[card] = fsrs6.Memory(after.stability, difficulty, today)
 
 
+# A fit better than the defaults by less than this (expected log loss on fresh reviews) changes little: the
+# rule may reject it. Reported beside "better at all", which no finite window can always tell from noise.
+CLEARLY = 0.005
+
+
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval (95 %) of a rate ``k / n``."""
     if n == 0:
@@ -175,10 +180,11 @@ def fit_cases(rows: list[dict[str, Any]]) -> list[FitCase]:
     ]  # fmt: skip
 
 
-def rates(cases: list[FitCase], keep: Any) -> tuple[int, int, int, int]:
-    """(kept worse, worse, rejected better, better) under the rule ``keep(comparison) -> bool``."""
+def rates(cases: list[FitCase], keep: Any, zone: float = 0.0) -> tuple[int, int, int, int]:
+    """(kept worse, worse, rejected better, better) under the rule ``keep(comparison) -> bool``; a fit counts
+    as better when its true gain is above ``zone`` (0: better at all)."""
     worse = [case for case in cases if not case.better]
-    better = [case for case in cases if case.better]
+    better = [case for case in cases if case.true_gain > zone]
     return (
         sum(keep(case.comparison) for case in worse),
         len(worse),
@@ -217,14 +223,19 @@ def fits(
         f"cards a day); rule: {fitting.MIN_TEST_REVIEWS}+ held-out reviews and a gain above "
         f"{fitting.MARGIN_SE:g} card-clustered standard errors. Rates with Wilson 95 % intervals.\n"
     )
-    print("| arm | scored reviews | fits | worse | kept a worse fit | better | rejected a better fit |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        f"| arm | scored reviews | fits | kept a worse fit | rejected a better fit | rejected one better by "
+        f"{CLEARLY:g}+ |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
     groups = [(arm, [c for c in cases if c.arm == arm]) for arm in fit_cache.ARMS] + [("all", cases)]
     for arm, group in groups:
         kw, w, rb, b = rates(group, lambda found: found.significant)
+        _, _, rc, c = rates(group, lambda found: found.significant, CLEARLY)
         scored = sorted(case.scored for case in group) or [0]
         print(
-            f"| {arm} | {scored[0]}-{scored[-1]} | {len(group)} | {w} | {rate_text(kw, w)} | {b} | {rate_text(rb, b)} |"
+            f"| {arm} | {scored[0]}-{scored[-1]} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} | "
+            f"{rate_text(rc, c)} |"
         )
     print("\nBy history size (all arms), the production rule:\n")
     print("| scored reviews | fits | kept a worse fit | rejected a better fit |")
@@ -238,13 +249,16 @@ def fits(
                 f"| {low}-{high - 1 if high < 10**9 else ''} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} |"
             )
     print("\nOther margins (the same fits): gain above z standard errors\n")
-    print("| z | kept a worse fit | rejected a better fit |")
-    print("| --- | --- | --- |")
+    print(f"| z | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
+    print("| --- | --- | --- | --- |")
     for z in margins:
-        kw, w, rb, b = rates(
-            cases, lambda found, z=z: found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se
-        )
-        print(f"| {z:g} | {rate_text(kw, w)} | {rate_text(rb, b)} |")
+
+        def keep(found: Any, z: float = z) -> bool:
+            return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
+
+        kw, w, rb, b = rates(cases, keep)
+        _, _, rc, c = rates(cases, keep, CLEARLY)
+        print(f"| {z:g} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
     for extra in widen if cases else []:
         from concurrent.futures import ProcessPoolExecutor
 
@@ -259,15 +273,18 @@ def fits(
             f"\nThe same fits judged on a held-out window {extra} days longer ({held[0]}-{held[-1]} held-out "
             f"reviews, median {held[len(held) // 2]}; the truth on the {fit_cache.FRESH_DAYS} days after):\n"
         )
-        print("| z | arm | kept a worse fit | rejected a better fit |")
-        print("| --- | --- | --- | --- |")
+        print(f"| z | arm | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
+        print("| --- | --- | --- | --- | --- |")
         for z in margins:
+
+            def keep_longer(found: Any, z: float = z) -> bool:
+                return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
+
             for arm in (*fit_cache.ARMS, "all"):
                 group = [case for case in longer if arm in (case.arm, "all")]
-                kw, w, rb, b = rates(
-                    group, lambda found, z=z: found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se
-                )
-                print(f"| {z:g} | {arm} | {rate_text(kw, w)} | {rate_text(rb, b)} |")
+                kw, w, rb, b = rates(group, keep_longer)
+                _, _, rc, c = rates(group, keep_longer, CLEARLY)
+                print(f"| {z:g} | {arm} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
     gains = sorted(case.true_gain for case in cases if case.better)
     if gains:
         print(
