@@ -56,7 +56,7 @@ def test_a_steady_gain_over_enough_reviews_is_kept() -> None:
     assert not fitting.compare(current[1:], fitted[1:]).significant
 
 
-def test_a_gain_within_two_standard_errors_is_not_kept() -> None:
+def test_a_gain_within_the_margin_is_not_kept() -> None:
     # Half the cards gain, half lose almost as much: a small mean gain, a wide spread.
     current = [point(str(k), 1, 0.7) for k in range(400)]
     fitted = [point(str(k), 1, 0.74 if k % 2 else 0.665) for k in range(400)]

@@ -303,8 +303,8 @@ class SettingsOptimisationTests(TestCase):
         )  # fmt: skip
         response = self.client.get(reverse("cards:settings"))
         row = response.content.decode().split('data-parameter="w0"')[1].split("</tr>")[0]
-        self.assertIn('data-before>0.3000<', row)
-        self.assertIn('data-after>0.4500<', row)
+        self.assertIn("data-before>0.3000<", row)
+        self.assertIn("data-after>0.4500<", row)
         self.assertIn("data-change>+0.1500<", row)  # from what it replaced, not from the default
         self.assertContains(response, "Before the last fit")
 
