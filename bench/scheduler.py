@@ -1,14 +1,17 @@
 """SM-2 against FSRS-6 on synthetic learners: the retention each reaches and the reviews per day it costs.
 
     .venv/bin/python bench/scheduler.py [--learners 10] [--days 90] [--new-per-day 20] [--retention 0.90]
-    .venv/bin/python bench/scheduler.py --fits [--learners 10] [--days 60,100,150] [--new-per-day 10]
+    .venv/bin/python bench/scheduler.py --fits --new-per-day 10 [--learners 100] [--days 50] [--cached]
+        [--margins 1,1.645,2,2.5] [--widen 20] [--workers 2]
 
-``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; needs torch): each synthetic
-learner (``cards.scheduling.synthetic``; half of them with the defaults as their true parameters, half
-drawn around them or clearly unlike them) studies ``--days`` days under FSRS at the defaults, the fit runs
-on that log, and the fit's verdict is checked against 60 more days the fit never saw: a fit is better when
-its expected log loss there (each review's recall probability taken from the true model, so no outcome
-noise) is lower than the defaults'. Prints how often the rule kept a worse fit and rejected a better one.
+``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; the fits need torch): each
+synthetic learner of ``bench/fit_cache.py``'s two arms (true parameters the defaults, or unlike them) studies
+``--days`` days under FSRS at the defaults, and the production fit runs on that log once (cached in
+``bench/fits.jsonl``; ``--cached`` scores only what is there). A fit is better when its expected log loss on
+30 fresh days of the true learner (each review's recall probability from the true model, so no outcome
+noise) is lower than the defaults'. Prints how often the production rule kept a worse fit and rejected a
+better one, with Wilson 95 % intervals: by arm, by history size, for other margins, and (``--widen N``)
+for the same fits judged on a held-out window N days longer. Figures: docs/performance.md.
 
 Each synthetic learner studies a deck for ``--days`` days with the same daily new-card limit under
 each scheduler in turn (the project's own ``cards.scheduling.schedulers``, exactly as the review
