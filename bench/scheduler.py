@@ -1,7 +1,8 @@
 """SM-2 against FSRS-6 on synthetic learners: the retention each reaches and the reviews per day it costs.
 
     .venv/bin/python bench/scheduler.py [--learners 10] [--days 90] [--new-per-day 20] [--retention 0.90]
-    .venv/bin/python bench/scheduler.py --fits [--learners 10] [--days 60,100,150] [--new-per-day 10]
+    .venv/bin/python bench/scheduler.py --fits --new-per-day 10 [--learners 100] [--days 50] [--cached]
+        [--margins 1,1.645,2,2.5] [--widen 20] [--workers 2]
     .venv/bin/python bench/scheduler.py --fire [--learners 10] [--days 90] [--new-per-day 20] [--transfer 0.5]
 
 ``--fire`` measures drills' implicit credit (``cards.scheduling.fire``): one card in eight is a drill that
@@ -12,12 +13,14 @@ FSRS at ``--retention`` schedules the same learners without credit and with the 
 (``fire.WEIGHT``); the table gives reviews a day at the same desired (predicted) retention, the mean
 recall FSRS predicted at the reviews, and the true retention they reached.
 
-``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; needs torch): each synthetic
-learner (``cards.scheduling.synthetic``; half of them with the defaults as their true parameters, half
-drawn around them or clearly unlike them) studies ``--days`` days under FSRS at the defaults, the fit runs
-on that log, and the fit's verdict is checked against 60 more days the fit never saw: a fit is better when
-its expected log loss there (each review's recall probability taken from the true model, so no outcome
-noise) is lower than the defaults'. Prints how often the rule kept a worse fit and rejected a better one.
+``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; the fits need torch): each
+synthetic learner of ``bench/fit_cache.py``'s two arms (true parameters the defaults, or unlike them) studies
+``--days`` days under FSRS at the defaults, and the production fit runs on that log once (cached in
+``bench/fits.jsonl``; ``--cached`` scores only what is there). A fit is better when its expected log loss on
+30 fresh days of the true learner (each review's recall probability from the true model, so no outcome
+noise) is lower than the defaults'. Prints how often the production rule kept a worse fit and rejected a
+better one, with Wilson 95 % intervals: by arm, by history size, for other margins, and (``--widen N``)
+for the same fits judged on a held-out window N days longer. Figures: docs/performance.md.
 
 Each synthetic learner studies a deck for ``--days`` days with the same daily new-card limit under
 each scheduler in turn (the project's own ``cards.scheduling.schedulers``, exactly as the review
@@ -47,6 +50,7 @@ import time
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -242,60 +246,160 @@ def fire_table(learners: int, days: int, new_per_day: int, retention: float, tra
             )
 
 
-def expected_log_loss(true_p: list[float], ps: list[float]) -> float:
-    """The log loss ``ps`` can expect where recall happens with probability ``true_p``: no outcome noise."""
-    total = 0.0
-    for r, p in zip(true_p, ps, strict=True):
-        p = min(max(p, 1e-15), 1 - 1e-15)
-        total -= r * math.log(p) + (1 - r) * math.log(1 - p)
-    return total / len(ps)
+# A fit better than the defaults by less than this (expected log loss on fresh reviews) changes little: the
+# rule may reject it. Reported beside "better at all", which no finite window can always tell from noise.
+CLEARLY = 0.005
 
 
-def fits(learners: int, days: list[int], new_per_day: int) -> None:
-    """``--fits``: the keep rule's two error rates on synthetic learners with known true parameters."""
-    from cards.scheduling import fitting, synthetic
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95 %) of a rate ``k / n``."""
+    if n == 0:
+        return (0.0, 1.0)
+    rate = k / n
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
-    print("| learner | truth | days | scored | held-out (se) | kept | unseen, expected | verdict |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    kept_worse = rejected_better = worse = better = 0
-    for seed in range(1, learners + 1):
-        rng = random.Random(seed)
-        kind = ("defaults", "drawn", "defaults", "distinct")[seed % 4]
-        truth = {
-            "defaults": DEFAULT_PARAMETERS,
-            "drawn": synthetic.drawn_parameters(rng),
-            "distinct": synthetic.distinct_parameters(),
-        }[kind]
-        for span in days:
-            log = synthetic.learner_log(truth, seed, span, new_per_day)
-            outcome = fitting.optimise(log, None)
-            if outcome.parameters is None:
-                continue
-            future = synthetic.learner_log(truth, seed, span + 60, new_per_day)
-            end = max(review.day for review in log) + 1
-            true_p = [p.p_fsrs for p in fitting.held_out_points(future, truth, end)]
-            before, after = (
-                expected_log_loss(true_p, [p.p_fsrs for p in fitting.held_out_points(future, w, end)])
-                for w in (DEFAULT_PARAMETERS, outcome.parameters)
-            )
-            improved = after < before
-            better += improved
-            worse += not improved
-            wrong = outcome.keep != improved
-            kept_worse += outcome.keep and not improved
-            rejected_better += improved and not outcome.keep
-            print(
-                f"| {seed} | {kind} | {span} | {len(fitting.scored_days(log))} | {outcome.loss_before:.4f} -> "
-                f"{outcome.loss_after:.4f} ({outcome.se:.4f}) | {'yes' if outcome.keep else 'no'} | "
-                f"{before:.4f} -> {after:.4f} | {'wrong' if wrong else 'right'} |",
-                flush=True,
-            )
-    fits_run = better + worse
-    print(
-        f"\n{fits_run} fits: kept a worse fit {kept_worse} times ({kept_worse / max(fits_run, 1):.1%} of fits, "
-        f"{kept_worse}/{worse} worse ones); rejected a better one {rejected_better} times "
-        f"({rejected_better / max(fits_run, 1):.1%} of fits, {rejected_better}/{better} better ones)"
+
+@dataclass(frozen=True)
+class FitCase:
+    """One cached fit (``bench/fit_cache.py``): what the keep rule sees, and what the truth says."""
+
+    arm: str
+    seed: int
+    scored: int
+    comparison: Any  # cards.scheduling.fitting.Comparison on the held-out window
+    true_gain: float  # expected log loss of the defaults minus the fit's, on fresh reviews
+
+    @property
+    def better(self) -> bool:
+        return self.true_gain > 0
+
+
+def fit_cases(rows: list[dict[str, Any]]) -> list[FitCase]:
+    from cards.scheduling import fitting
+
+    return [
+        FitCase(
+            row["arm"], row["seed"], row["scored"],
+            fitting.Comparison(row["n"], len(row["cards"]), row["before"], row["after"], row["se"]),
+            row["true_before"] - row["true_after"],
+        )
+        for row in rows
+    ]  # fmt: skip
+
+
+def rates(cases: list[FitCase], keep: Any, zone: float = 0.0) -> tuple[int, int, int, int]:
+    """(kept worse, worse, rejected better, better) under the rule ``keep(comparison) -> bool``; a fit counts
+    as better when its true gain is above ``zone`` (0: better at all)."""
+    worse = [case for case in cases if not case.better]
+    better = [case for case in cases if case.true_gain > zone]
+    return (
+        sum(keep(case.comparison) for case in worse),
+        len(worse),
+        sum(not keep(case.comparison) for case in better),
+        len(better),
     )
+
+
+def rate_text(k: int, n: int) -> str:
+    low, high = wilson(k, n)
+    return f"{k}/{n} = {k / max(n, 1):.1%} [{low:.1%}, {high:.1%}]"
+
+
+def fits(
+    learners: int,
+    days: list[int],
+    new_per_day: int,
+    workers: int,
+    margins: list[float],
+    cached: bool,
+    widen: list[int],
+) -> None:
+    """``--fits``: the keep rule's two error rates on synthetic learners with known true parameters."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fit_cache
+
+    from cards.scheduling import fitting
+
+    if not cached:
+        fit_cache.run(learners, days, new_per_day, workers)
+    wanted = {(arm, seed, span) for arm in fit_cache.ARMS for seed in range(1, learners + 1) for span in days}
+    rows = [row for k, row in fit_cache.load().items() if (k[0], k[1], k[2]) in wanted and k[3] == new_per_day]
+    cases = fit_cases(rows)
+    print(
+        f"{len(cases)} fits ({learners} learners per arm, {','.join(map(str, days))} days, {new_per_day} new "
+        f"cards a day); rule: {fitting.MIN_TEST_REVIEWS}+ held-out reviews and a gain above "
+        f"{fitting.MARGIN_SE:g} card-clustered standard errors. Rates with Wilson 95 % intervals.\n"
+    )
+    print(
+        f"| arm | scored reviews | fits | kept a worse fit | rejected a better fit | rejected one better by "
+        f"{CLEARLY:g}+ |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    groups = [(arm, [c for c in cases if c.arm == arm]) for arm in fit_cache.ARMS] + [("all", cases)]
+    for arm, group in groups:
+        kw, w, rb, b = rates(group, lambda found: found.significant)
+        _, _, rc, c = rates(group, lambda found: found.significant, CLEARLY)
+        scored = sorted(case.scored for case in group) or [0]
+        print(
+            f"| {arm} | {scored[0]}-{scored[-1]} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} | "
+            f"{rate_text(rc, c)} |"
+        )
+    print("\nBy history size (all arms), the production rule:\n")
+    print("| scored reviews | fits | kept a worse fit | rejected a better fit |")
+    print("| --- | --- | --- | --- |")
+    bounds = [0, 1000, 1250, 1500, 2000, 10**9]
+    for low, high in zip(bounds, bounds[1:], strict=False):
+        group = [case for case in cases if low <= case.scored < high]
+        if group:
+            kw, w, rb, b = rates(group, lambda found: found.significant)
+            print(
+                f"| {low}-{high - 1 if high < 10**9 else ''} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} |"
+            )
+    print("\nOther margins (the same fits): gain above z standard errors\n")
+    print(f"| z | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
+    print("| --- | --- | --- | --- |")
+    for z in margins:
+
+        def keep(found: Any, z: float = z) -> bool:
+            return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
+
+        kw, w, rb, b = rates(cases, keep)
+        _, _, rc, c = rates(cases, keep, CLEARLY)
+        print(f"| {z:g} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
+    for extra in widen if cases else []:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers) as pool:
+            judged = list(pool.map(fit_cache.widened_job, [(row, extra) for row in rows]))
+        longer = [
+            FitCase(row["arm"], row["seed"], row["scored"], found, gain)
+            for row, (found, gain) in zip(rows, judged, strict=True)
+        ]
+        held = sorted(case.comparison.n for case in longer)
+        print(
+            f"\nThe same fits judged on a held-out window {extra} days longer ({held[0]}-{held[-1]} held-out "
+            f"reviews, median {held[len(held) // 2]}; the truth on the {fit_cache.FRESH_DAYS} days after):\n"
+        )
+        print(f"| z | arm | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
+        print("| --- | --- | --- | --- | --- |")
+        for z in margins:
+
+            def keep_longer(found: Any, z: float = z) -> bool:
+                return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
+
+            for arm in (*fit_cache.ARMS, "all"):
+                group = [case for case in longer if arm in (case.arm, "all")]
+                kw, w, rb, b = rates(group, keep_longer)
+                _, _, rc, c = rates(group, keep_longer, CLEARLY)
+                print(f"| {z:g} | {arm} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
+    gains = sorted(case.true_gain for case in cases if case.better)
+    if gains:
+        print(
+            f"\nTrue gains of the better fits (expected log loss, fresh reviews): median {gains[len(gains) // 2]:.4f}, "
+            f"smallest {gains[0]:.5f}; {sum(g < 0.001 for g in gains)} below 0.001."
+        )
 
 
 def main() -> None:
@@ -307,12 +411,25 @@ def main() -> None:
     parser.add_argument("--fits", action="store_true", help="test the FSRS fit's keep rule instead")
     parser.add_argument("--fire", action="store_true", help="measure drills' implicit credit instead")
     parser.add_argument("--transfer", type=float, default=0.5, help="with --fire: what a passed drill truly does")
+    parser.add_argument("--workers", type=int, default=2, help="with --fits: processes fitting what is not cached")
+    parser.add_argument("--cached", action="store_true", help="with --fits: score only the fits already cached")
+    parser.add_argument("--widen", default="", help="with --fits: also judge each fit on windows this many days longer")
+    parser.add_argument("--margins", default="1,1.645,2,2.5", help="with --fits: other margins to report")
     args = parser.parse_args()
     if args.fire:
         fire_table(args.learners, int(args.days), args.new_per_day, args.retention, args.transfer)
         return
     if args.fits:
-        fits(args.learners, [int(day) for day in args.days.split(",")], args.new_per_day)
+        margins = [float(z) for z in args.margins.split(",")]
+        fits(
+            args.learners,
+            [int(day) for day in args.days.split(",")],
+            args.new_per_day,
+            args.workers,
+            margins,
+            args.cached,
+            [int(extra) for extra in args.widen.split(",") if extra],
+        )
         return
     args.days = int(args.days)
     schedulers: list[tuple[str, Scheduler]] = [

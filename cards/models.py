@@ -715,6 +715,9 @@ class Optimisation(models.Model):
         null=True, blank=True, help_text="The first held-out day: the fit trained only on reviews before it."
     )
     parameters = models.JSONField(null=True, blank=True, help_text="What the fit produced, kept or not.")
+    parameters_before = models.JSONField(
+        null=True, blank=True, help_text="The parameters in use when it ran, which the fit was compared against."
+    )
     message = models.TextField(blank=True)
 
     class Meta:

@@ -40,6 +40,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from cards.calibrating import reviews_of
 from cards.models import Optimisation, Profile, ReviewLog
@@ -204,6 +205,7 @@ def run(optimisation_id: int, now: datetime | None = None) -> Optimisation | Non
 def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
     reviews = learner_reviews(row.user_id)
     outcome = fitting.optimise(reviews, profile.fsrs_parameters)
+    row.parameters_before = list(profile.fsrs_parameters or DEFAULT_PARAMETERS)
     row.reviews = len(fitting.scored_days(reviews))
     row.test_points = outcome.test_points
     row.log_loss_before, row.log_loss_after = outcome.loss_before, outcome.loss_after
@@ -215,7 +217,7 @@ def _fit(row: Optimisation, profile: Profile) -> fitting.Outcome:
 
 FINISHED_FIELDS = (
     "status", "finished_at", "reviews", "test_points", "log_loss_before", "log_loss_after", "parameters", "kept",
-    "message", "split_day",
+    "message", "split_day", "parameters_before",
 )  # fmt: skip
 
 

@@ -246,19 +246,34 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         "optimisation_message": fit_text.translate(optimisation.message) if optimisation else "",
         "min_reviews": MIN_REVIEWS,
         "fit_reviews": optimising.scored_count(request.user.pk),
-        "parameter_rows": parameter_rows(profile.fsrs_parameters, fitted) if fitted else [],
+        "parameter_rows": (
+            parameter_rows(profile.fsrs_parameters, fitted, optimisation.parameters_before)
+            if optimisation and fitted
+            else []
+        ),
     }
     return render(request, "cards/settings.html", context)
 
 
-def parameter_rows(in_use: list[float] | None, fitted: list[float]) -> list[dict[str, Any]]:
-    """Each FSRS-6 parameter: the package's default, the one in use, what the last fit produced, and the fit's
-    change from the one in use (from the default when the fit was kept, since then the two are the same)."""
+def parameter_rows(
+    in_use: list[float] | None, fitted: list[float], before: list[float] | None = None
+) -> list[dict[str, Any]]:
+    """Each FSRS-6 parameter: the package's default, the one the last fit was compared against (``before``, in
+    use when it ran), what the fit produced, the change from before to after, and the one in use now.
+
+    Fits recorded before ``Optimisation.parameters_before`` existed: the one in use stands for before, or the
+    default when the fit was kept (then the two are the same)."""
     current = list(in_use) if in_use else list(DEFAULT_PARAMETERS)
     rows = []
     for index, (default, used, new) in enumerate(zip(DEFAULT_PARAMETERS, current, fitted, strict=False)):
-        base = default if used == new else used
-        rows.append({"name": f"w{index}", "default": default, "in_use": used, "fitted": new, "change": new - base})
+        if before is not None and index < len(before):
+            base = before[index]
+        else:
+            base = default if used == new else used
+        rows.append(
+            {"name": f"w{index}", "default": default, "before": base, "fitted": new, "change": new - base,
+             "in_use": used}
+        )  # fmt: skip
     return rows
 
 

@@ -30,3 +30,25 @@ def test_it_simulates_both_schedulers_from_the_same_learner() -> None:
     # A higher target costs more reviews and reaches higher retention.
     assert high.reviews > low.reviews
     assert high.recalled / high.recall_reviews > low.recalled / low.recall_reviews
+
+
+def test_the_fit_bench_counts_both_errors_against_the_truth_with_intervals() -> None:
+    from cards.scheduling import fitting
+
+    bench = load_bench()
+    low, high = bench.wilson(0, 97)
+    assert low == 0 and 0.03 < high < 0.04  # 0 of 97: the rate may still be up to 3.8 %
+    low, high = bench.wilson(2, 97)
+    assert 0.005 < low < 0.006 and 0.07 < high < 0.073
+
+    def case(gain: float, se: float, true_gain: float) -> object:
+        return bench.FitCase("unlike", 1, 1500, fitting.Comparison(300, 200, 0.35, 0.35 - gain, se), true_gain)
+
+    cases = [
+        case(0.02, 0.005, 0.012),  # better, kept
+        case(0.004, 0.005, 0.003),  # better, rejected
+        case(0.02, 0.005, -0.001),  # worse, kept
+        case(-0.01, 0.005, -0.004),  # worse, rejected
+    ]
+    assert bench.rates(cases, lambda found: found.significant) == (1, 2, 1, 2)
+    assert bench.rates(cases, lambda found: found.significant, zone=0.005) == (1, 2, 0, 1)

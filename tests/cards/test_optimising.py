@@ -3,6 +3,7 @@ the fit itself is tested in tests/test_fsrs_fit.py)."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from datetime import UTC, date, datetime, timedelta
@@ -13,7 +14,7 @@ from django.utils import timezone
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from cards import optimising, tasks, views
-from cards.models import Optimisation, ReviewLog
+from cards.models import Optimisation, Profile, ReviewLog
 from cards.scheduling import evaluate, fitting
 from graders.jobs.tasks import reap
 from quizsite import claims
@@ -155,6 +156,24 @@ class CooldownAndStaleTests(TestCase):
         self.assertEqual(len(callbacks), 1)
         self.assertEqual(Optimisation.objects.get(user=self.user, status="queued").user_id, self.user.pk)
 
+    def test_beats_daily_job_refits_once_the_reviews_grew_by_a_quarter(self) -> None:
+        cards = math.ceil(fitting.MIN_REVIEWS / 5)
+        log_reviews(self.user, cards=cards, reviews_each=6)  # 5 scored reviews a card
+        last = timezone.now() - timedelta(days=1)
+        Optimisation.objects.create(user=self.user, created_at=last, finished_at=last, status="done",
+                                    reviews=5 * cards)  # fmt: skip
+        grown = math.ceil(optimising.REFIT_GROWTH * 5 * cards)  # the scored reviews that make a refit due
+        log_reviews(self.user, cards=(grown - 5 * cards) // 5 - (grown % 5 == 0), reviews_each=6)
+        self.assertLess(optimising.scored_count(self.user.pk), grown)
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            self.assertEqual(tasks.optimise_due(), 0)  # not yet a quarter more, and the last fit is a day old
+        log_reviews(self.user, cards=1, reviews_each=6)
+        self.assertGreaterEqual(optimising.scored_count(self.user.pk), grown)
+        with self.captureOnCommitCallbacks(execute=False) as callbacks:
+            self.assertEqual(tasks.optimise_due(), 1)
+        self.assertEqual(len(callbacks), 1)
+        self.assertTrue(Optimisation.objects.filter(user=self.user, status="queued").exists())
+
     def test_it_drops_the_outcome_of_a_fit_given_up_while_it_ran(self) -> None:
         """A fit that outlived its bound and finished after all must not overwrite the row or the profile."""
         row = Optimisation.objects.create(user=self.user, created_at=NOW)
@@ -272,6 +291,22 @@ class SettingsOptimisationTests(TestCase):
         self.assertIn(f"{fitted[0]:.4f}", row)
         self.assertIn("+0.5000", row)
         self.assertEqual(views.parameter_rows(None, fitted)[1]["change"], 0)
+
+    def test_a_refit_shows_each_parameter_before_and_after_it(self) -> None:
+        earlier, refit = list(DEFAULT_PARAMETERS), list(DEFAULT_PARAMETERS)
+        earlier[0], refit[0] = 0.3, 0.45  # an earlier fit was in use; the refit moved w0 from 0.3 to 0.45
+        Profile.objects.filter(user=self.user).update(fsrs_parameters=refit, fsrs_parameters_version=2)
+        Optimisation.objects.create(
+            user=self.user, created_at=NOW, finished_at=NOW, status="done", kept=True, parameters=refit,
+            parameters_before=earlier,
+            message="Held-out log loss 0.3300 -> 0.3200 on 1355 reviews of 775 cards; new parameters kept.",
+        )  # fmt: skip
+        response = self.client.get(reverse("cards:settings"))
+        row = response.content.decode().split('data-parameter="w0"')[1].split("</tr>")[0]
+        self.assertIn("data-before>0.3000<", row)
+        self.assertIn("data-after>0.4500<", row)
+        self.assertIn("data-change>+0.1500<", row)  # from what it replaced, not from the default
+        self.assertContains(response, "Before the last fit")
 
     def test_it_says_how_many_reviews_count_and_how_many_a_fit_needs(self) -> None:
         log_reviews(self.user, cards=5, reviews_each=3)  # 15 reviews, 10 of them on a later day than the card's last
