@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from graders.drills.solution_key import solution_key
-from graders.models import DrillReview, Submission
-from teams import services
-from teams.models import SolutionComment
+from graders.models import Drill, DrillReview, Submission
+from teams import services, solutions
 from tests.browser.test_drill_flow import (
     EDITOR_BUNDLE,
     VERDICT_TIMEOUT_MS,
@@ -38,6 +38,45 @@ LEARNER_CODE = "def solution(values):\n    # shift every element\n    return val
 TEACHER_SAYS = "Broadcasting adds the scalar everywhere: no loop needed."
 
 
+def a_team_whose_teacher_commented(drill: Drill, learner: AbstractBaseUser) -> AbstractBaseUser:
+    """The learner's team, before they solve: a classmate solved the drill (RIGHT, the reference's group) and the
+    team's teacher, who looked at the reference, commented on that group through the solutions service (which
+    checks the group is one of the team's). Returns the teacher."""
+    teacher, classmate = make_user("teacher"), make_user("classmate")
+    team = services.create_team(teacher, "Tensor Tamers", "UTC")
+    services.join(team, classmate)
+    services.join(team, learner)
+    Submission.objects.create(
+        user=classmate, drill=drill, code=RIGHT, kind="submit", seed=1, drill_version=drill.version,
+        status="accepted", verdict={"status": "accepted"}, solution_key=solution_key(RIGHT), finished_at=timezone.now(),
+    )  # fmt: skip
+    DrillReview.objects.create(user=teacher, drill=drill, seed=1, reference_viewed_at=timezone.now())  # opens them
+    solutions.add_comment(teacher, drill, solution_key(RIGHT), team.slug, TEACHER_SAYS)
+    return teacher
+
+
+def open_the_solutions_and_read_the_teachers_comment(page: Any) -> Any:
+    """After an accept of LEARNER_CODE on the drill page: the verdict brought the link to the solutions, with the
+    comment waiting on the learner's group, without a reload; the solutions show the learner's group (the learner
+    and the classmate), in the learner's own spelling, the reference marked, and the teacher's comment on it.
+    Returns the group's element."""
+    from playwright.sync_api import expect
+
+    link = page.locator("#drill-parts [data-solutions-link]")
+    expect(link.locator("[data-solutions-comments]")).to_contain_text("A teacher commented on your solution")
+    assert page.evaluate("window.__samePage") is True
+    link.get_by_role("link").click()
+    group = page.locator("[data-group][data-mine]")
+    expect(group).to_have_count(1)
+    expect(group.locator("h2")).to_contain_text("2 learners")
+    expect(group.locator("[data-reference-badge]")).to_be_visible()
+    expect(group.locator("pre")).to_contain_text("return values+1")
+    expect(group.locator("[data-comment]")).to_have_count(1)
+    expect(group.locator("[data-comment]")).to_contain_text(TEACHER_SAYS)
+    expect(group.locator("[data-comment]")).to_contain_text("teacher, teacher of Tensor Tamers")
+    return group
+
+
 def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
     browser: Any, grading_worker: Workers, live_server: Any
 ) -> None:
@@ -46,19 +85,8 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
     if not EDITOR_BUNDLE.exists():
         pytest.skip("static/dist/editor.js is missing: run `make frontend`")
     drill = make_drill()
-    teacher, classmate, learner = make_user("teacher"), make_user("classmate"), make_user("solver")
-    team = services.create_team(teacher, "Tensor Tamers", "UTC")
-    services.join(team, classmate)
-    services.join(team, learner)
-    # A classmate solved it earlier; the teacher commented on that group.
-    Submission.objects.create(
-        user=classmate, drill=drill, code=RIGHT, kind="submit", seed=1, drill_version=drill.version,
-        status="accepted", verdict={"status": "accepted"}, solution_key=solution_key(RIGHT), finished_at=timezone.now(),
-    )  # fmt: skip
-    DrillReview.objects.create(user=teacher, drill=drill, seed=1, reference_viewed_at=timezone.now())  # opens them
-    SolutionComment.objects.create(
-        drill=drill, solution_key=solution_key(RIGHT), team=team, author=teacher, text=TEACHER_SAYS
-    )
+    learner = make_user("solver")
+    teacher = a_team_whose_teacher_commented(drill, learner)
     page = logged_in_page(browser, live_server.url, learner)
 
     # 1. Before solving, the solutions stay closed.
@@ -74,20 +102,10 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
     set_code(page, LEARNER_CODE)
     page.get_by_role("button", name="Submit").click()
     expect(page.locator("#verdict")).to_have_attribute("data-status", "accepted", timeout=VERDICT_TIMEOUT_MS)
-    link = page.locator("#drill-parts [data-solutions-link]")
-    expect(link.locator("[data-solutions-comments]")).to_contain_text("A teacher commented on your solution")
-    assert page.evaluate("window.__samePage") is True
     assert Submission.objects.get(user=learner).solution_key == solution_key(RIGHT)  # keyed by the worker
 
     # 3. The solutions: one group of two learners, the learner's own spelling, the reference marked, the comment.
-    link.get_by_role("link").click()
-    group = page.locator("[data-group][data-mine]")
-    expect(group).to_have_count(1)
-    expect(group.locator("h2")).to_contain_text("2 learners")
-    expect(group.locator("[data-reference-badge]")).to_be_visible()
-    expect(group.locator("pre")).to_contain_text("return values+1")
-    expect(group.locator("[data-comment]")).to_contain_text(TEACHER_SAYS)
-    expect(group.locator("[data-comment]")).to_contain_text("teacher, teacher of Tensor Tamers")
+    group = open_the_solutions_and_read_the_teachers_comment(page)
 
     # 4. Readable at a phone's width and a desktop's: nothing wider than the screen.
     for width in (390, 1280):
