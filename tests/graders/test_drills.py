@@ -8,6 +8,7 @@ through one real ``SandboxPool``.
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 import tomllib
@@ -403,6 +404,29 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
         check(item["code"], False, item["why"])
     for alternative in known["alternative"] + known.get("advised", []):
         check(alternative["code"], True, alternative["code"])
+
+
+def _fingerprint(verdict: dict[str, Any]) -> tuple[Any, ...]:
+    """What a re-grade must give again: the status, which tests passed, and the message without its figures
+    (measured times vary from run to run; everything else is the seed's)."""
+    tests = tuple((t["name"], t["passed"]) for t in verdict["tests"])
+    words = re.sub(r"[0-9.]+", "#", verdict["message"])
+    return verdict["status"], verdict["passed"], verdict["hidden_passed"], tests, words
+
+
+@pytest.mark.sandbox
+def test_it_gives_the_same_verdicts_when_every_drill_is_graded_again_with_the_same_seed(pool: Any) -> None:
+    """Every drill's reference and known-wrong solutions, graded twice with seed 11 through one pool: the same
+    verdicts (torch's, NumPy's and Python's generators are all seeded before every call)."""
+    differ = []
+    for slug in sorted(DRILLS):
+        drill, known = DRILLS[slug], solutions(slug)
+        cache = ReferenceCache()
+        for code in [drill.reference] + [w["code"] for w in known["wrong"]]:
+            first, second = (grade(drill, code, seed=11, runner=pool, cache=cache) for _ in range(2))
+            if _fingerprint(first) != _fingerprint(second):
+                differ.append((slug, _fingerprint(first), _fingerprint(second)))
+    assert not differ, differ
 
 
 def test_it_loads_drills_without_importing_torch() -> None:
