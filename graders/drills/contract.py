@@ -100,7 +100,7 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _autograd, _device, _alias, _time, _repeat):
+    for check in (_inputs, _global_state, _autograd, _device, _alias, _time, _repeat):
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
@@ -193,6 +193,37 @@ def _inputs(
             "not on the caller's tensor"
         )
     return ""
+
+
+# torch's global settings a call may leave changed (``graders.sandbox.behaviour.GLOBAL_STATE``), by name.
+GLOBAL_SETTINGS = {
+    "grad_mode": "torch.set_grad_enabled",
+    "default_dtype": "torch.set_default_dtype",
+    "deterministic": "torch.use_deterministic_algorithms",
+    "anomaly": "torch.autograd.set_detect_anomaly",
+}
+
+
+def _global_state(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    """torch's process-wide settings the call left changed (the runner put them back at once)."""
+
+    def names(record: dict[str, Any]) -> list[str]:
+        raw = record.get("global_state")
+        return [n for n in raw[:8] if isinstance(n, str) and n in GLOBAL_SETTINGS] if isinstance(raw, list) else []
+
+    left = [n for n in names(actual) if n not in names(expected)]
+    if not left:
+        return ""
+    if left[0] == "grad_mode":
+        return (
+            "your function left autograd switched off (`torch.set_grad_enabled(False)` with nothing to switch it "
+            "back on): the caller's code after it records no graph and gets no gradients. Use `with "
+            "torch.no_grad():` around the part that needs it: autograd comes back on when the block ends"
+        )
+    return (
+        f"your function left torch's global setting `{GLOBAL_SETTINGS[left[0]]}` changed: the caller's code after "
+        "it runs under your setting. Change it inside a `with` block, or set it back before returning"
+    )
 
 
 def _first_problem(problems: dict[str, list[int]], where: object) -> tuple[str, int]:

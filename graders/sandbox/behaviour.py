@@ -151,6 +151,35 @@ def _autograd_state(tensors: list[Any]) -> tuple[str, str]:
     return "none", ""
 
 
+# torch's process-wide settings a call may leave changed (``torch.set_grad_enabled(False)`` called as a
+# function, not as a ``with`` block): name -> (read it, set it). Each call's are put back as they were.
+def _set_deterministic(on: bool) -> None:
+    torch.use_deterministic_algorithms(on, warn_only=torch.is_deterministic_algorithms_warn_only_enabled())
+
+
+GLOBAL_STATE: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "grad_mode": (torch.is_grad_enabled, torch.set_grad_enabled),
+    "default_dtype": (torch.get_default_dtype, torch.set_default_dtype),
+    "deterministic": (torch.are_deterministic_algorithms_enabled, _set_deterministic),
+    "anomaly": (torch.is_anomaly_enabled, torch.set_anomaly_enabled),
+}
+
+
+def global_state() -> dict[str, Any]:
+    """torch's global settings now (``GLOBAL_STATE``): ~1 us."""
+    return {name: read() for name, (read, _write) in GLOBAL_STATE.items()}
+
+
+def restore_global_state(saved: dict[str, Any]) -> list[str]:
+    """Put torch's global settings back as ``saved`` says; the names that had changed."""
+    changed = []
+    for name, (read, write) in GLOBAL_STATE.items():
+        if read() != saved[name]:
+            write(saved[name])
+            changed.append(name)
+    return changed
+
+
 class _Meta:
     """What the call may change on an argument besides its values: its memory, requires_grad, .grad."""
 
@@ -175,17 +204,22 @@ def observe(
     The record: ``changed`` (arguments whose value changed), ``moved`` (of those, the ones whose memory was
     replaced rather than written in place), ``grad_left`` / ``requires_grad_set`` (arguments given a
     ``.grad`` or a new ``requires_grad``), ``alias`` (arguments the result shares memory with), ``type``,
-    ``devices``, ``autograd`` and ``grad_fn`` of the result, the call's CPU time (``cpu_us``, this thread's:
+    ``devices``, ``autograd`` and ``grad_fn`` of the result, ``global_state`` (torch's global settings the call
+    left changed, ``GLOBAL_STATE``; put back at once), the call's CPU time (``cpu_us``, this thread's:
     a loaded machine barely moves it), and with ``count_graph`` (a drill with a resource budget) the largest
     autograd graph alive during the call (``graph_nodes``) and the most tensor memory it held (``peak_bytes``).
     """
     meta = [_Meta(a) for a in args]
     graphs, memory = (GraphCounter(), MemoryCounter()) if count_graph else (None, None)
-    with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
-        started = time.thread_time_ns()
-        value = call()
-        cpu_ns = time.thread_time_ns() - started
-    record: dict[str, Any] = {"cpu_us": cpu_ns // 1000}
+    settings = global_state()
+    try:
+        with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
+            started = time.thread_time_ns()
+            value = call()
+            cpu_ns = time.thread_time_ns() - started
+    finally:
+        left = restore_global_state(settings)  # whatever happens: the next call (and the grader) starts clean
+    record: dict[str, Any] = {"cpu_us": cpu_ns // 1000, "global_state": left}
     changed = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
     record["changed"] = changed
     record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
@@ -320,10 +354,13 @@ def _storage_object(tensor: Any) -> Any:
 
 def repeat_differs(call: Callable[[], Any], first: Any) -> str:
     """'' when calling again (on fresh copies, by ``call``) gives ``first`` again, else what differed."""
+    settings = global_state()
     try:
         second = call()
     except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the finding
         return f"raised {type(exc).__name__}"
+    finally:
+        restore_global_state(settings)
     return "" if same(first, second) else "differs"
 
 
@@ -365,8 +402,12 @@ def locate(
                     found.update(arg=change[0], what=change[1], op=str(name)[:40], line=line, code=code)
             return out
 
-    with contextlib.suppress(Exception), _Watch():
-        call()
+    settings = global_state()
+    try:
+        with contextlib.suppress(Exception), _Watch():
+            call()
+    finally:
+        restore_global_state(settings)
     return found or None
 
 

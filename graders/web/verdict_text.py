@@ -137,6 +137,15 @@ SHAPES = shapes(
         "or return `.detach()`ed tensors"
     ),
     gettext_noop("the result still requires grad: return a `.detach()`ed tensor"),
+    gettext_noop(
+        "your function left autograd switched off (`torch.set_grad_enabled(False)` with nothing to switch it back "
+        "on): the caller's code after it records no graph and gets no gradients. Use `with torch.no_grad():` "
+        "around the part that needs it: autograd comes back on when the block ends"
+    ),
+    gettext_noop(
+        "your function left torch's global setting `%(setting)s` changed: the caller's code after it runs under "
+        "your setting. Change it inside a `with` block, or set it back before returning"
+    ),
     gettext_noop("the result should be on %(want)s, but it is on %(got)s: move it with `.to(...)`"),
     gettext_noop(
         "your function kept the autograd graphs of earlier steps alive: at its peak one graph held %(peak)s "

@@ -126,6 +126,7 @@ BEHAVIOUR_CLASSES = {
     "graph": {"accumulate-loss-item"},
     "memory": {"val-loss-no-grad"},
     "time": {"index-to-mask"},
+    "global": {"no-grad-eval"},
     "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes", "mse-reductions", "pdist-condensed"},
 }
 
@@ -156,6 +157,23 @@ def test_a_time_budget_never_passes_an_unmeasured_run(cache: ReferenceCache) -> 
     verdict = grade(drill, drill.reference, seed=0, runner=Unmeasured(), cache=cache)
     assert verdict["status"] == "internal_error" and "could not measure" in verdict["message"], verdict
     assert graded(DRILLS["reverse-1d"], DRILLS["reverse-1d"].reference, Unmeasured(), cache).startswith("accepted")
+
+
+def test_torch_global_state_a_call_leaves_changed_is_judged_and_put_back(
+    runner: LocalRunner, cache: ReferenceCache
+) -> None:
+    """Grad mode switched off by a call (not a ``with`` block) is the learner's mistake, named, and switched back
+    on at once: the next call, the repeat and the grader itself run with autograd on."""
+    drill = DRILLS["reverse-1d"]
+    code = "import torch\n\ndef solution(x):\n    torch.set_grad_enabled(False)\n    return x.flip(0)\n"
+    result = graded(drill, code, runner, cache)
+    assert result.startswith("wrong_answer") and "left autograd switched off" in result, result
+    assert torch.is_grad_enabled()
+    for setting, change in [("torch.set_default_dtype", "torch.set_default_dtype(torch.float64)")]:
+        code = f"import torch\n\ndef solution(x):\n    {change}\n    return x.flip(0)\n"
+        result = graded(drill, code, runner, cache)
+        assert result.startswith("wrong_answer") and f"global setting `{setting}`" in result, result
+        assert torch.get_default_dtype() == torch.float32
 
 
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
