@@ -15,6 +15,7 @@ Pure Python: no torch, no Django.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -89,8 +90,12 @@ def judge(
     actual: dict[str, Any] | None,
     arg_names: tuple[str, ...],
     n_args: int,
+    tolerance: tuple[float, float] | None = None,
 ) -> str | None:
     """None when the call kept the contract, else the first broken promise in a learner's words.
+
+    ``tolerance`` (rtol, atol): the drill's comparison, within which a second call's answer may move (a sum in
+    another order); None: it must be the same to the bit.
 
     ``expected`` is the reference's record for the same case; ``actual`` the submission's. A missing
     record (a runner that sent none) is a broken contract: the runner always sends one. The result's exact
@@ -100,10 +105,13 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _global_state, _autograd, _device, _alias, _time, _repeat):
+    for check in (_inputs, _global_state, _autograd, _device, _alias, _time):
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
+    message = _repeat(contract, expected, actual, tolerance)
+    if message:
+        return message[:MESSAGE_CHARS]
     return None
 
 
@@ -344,9 +352,25 @@ def judge_run_time(
     )[:MESSAGE_CHARS]
 
 
-def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+def _within(again: str, tolerance: tuple[float, float] | None) -> bool:
+    """``near ABS REL`` (``behaviour.repeat_differs``) inside the drill's tolerance: every element moved by at
+    most atol, or by at most rtol of its value (either bound alone keeps |a - b| <= atol + rtol * |a|)."""
+    parts = again.split()
+    if tolerance is None or len(parts) != 3 or parts[0] != "near":
+        return False
+    try:
+        gap, rel = float(parts[1]), float(parts[2])
+    except ValueError:
+        return False
+    rtol, atol = tolerance
+    return math.isfinite(gap) and (gap <= atol or (math.isfinite(rel) and rel <= rtol))
+
+
+def _repeat(
+    contract: Contract, expected: dict[str, Any], actual: dict[str, Any], tolerance: tuple[float, float] | None
+) -> str:
     again = _text(actual, "repeat", 80)
-    if not contract.repeatable or not again or _text(expected, "repeat", 80):
+    if not contract.repeatable or not again or _text(expected, "repeat", 80) or _within(again, tolerance):
         return ""
     if again.startswith("raised"):
         return (

@@ -115,10 +115,35 @@ def test_it_records_the_autograd_state_of_the_result() -> None:
 def test_it_sees_state_kept_between_calls() -> None:
     assert (
         record_of("def solution(x, seen=[]):\n    seen.append(1)\n    return x * len(seen)\n", torch.ones(1))["repeat"]
-        == "differs"
+        == "near 1.000e+00 1.000e+00"  # judged within the drill's tolerance: far outside it
     )
     once = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    if n[0] > 1:\n        raise ValueError\n    return x\n"
     assert record_of(once, torch.ones(1))["repeat"] == "raised ValueError"
+
+
+def test_a_second_answer_that_moved_only_by_rounding_is_judged_within_the_drills_tolerance() -> None:
+    """A sum in another order (float addition is not associative) is not state kept between calls: the
+    runner says how far the answer moved, and the judge allows what the drill's comparison allows."""
+    order = (
+        "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    total = x[0] * 0\n"
+        "    for v in x if n[0] % 2 else x.flip(0):\n        total = total + v\n    return total\n"
+    )
+    x = torch.tensor([1e8, 1.0, -1e8, 1e-3, 3.3, 7.7, 1e-4], dtype=torch.float32)
+    again = record_of(order, x)["repeat"]
+    assert again.startswith("near "), again
+    moved, rel = (float(v) for v in again.split()[1:])
+    assert moved > 0 and rel > 0
+    names = ("x",)
+    assert judge(Contract(), {}, {"repeat": again}, names, 1, (max(rel, 1e-5) * 2, 0.0)) is None
+    assert judge(Contract(), {}, {"repeat": again}, names, 1, (0.0, moved * 2)) is None
+    assert "two different answers" in (judge(Contract(), {}, {"repeat": again}, names, 1, None) or "")
+    assert "two different answers" in (judge(Contract(), {}, {"repeat": again}, names, 1, (rel / 4, moved / 4)) or "")
+    for forged in ("near nan 0", "near inf inf", "near 1e-9", "near x y", "differs"):
+        assert judge(Contract(), {}, {"repeat": forged}, names, 1, (1e-5, 1e-6)), forged
+    shape = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    return x[: n[0]] * 1.0\n"
+    assert record_of(shape, torch.ones(3))["repeat"] == "differs"
+    nan = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    return x / (n[0] - 1)\n"
+    assert record_of(nan, torch.tensor([0.0, 1.0]))["repeat"] == "differs"  # a NaN in one answer only
 
 
 def test_it_measures_the_largest_graph_alive_during_the_call() -> None:
