@@ -181,13 +181,26 @@ def restore_global_state(saved: dict[str, Any]) -> list[str]:
 
 
 class _Meta:
-    """What the call may change on an argument besides its values: its memory, requires_grad, .grad."""
+    """What the call may change on an argument besides its values: its memory, and ``requires_grad`` and
+    ``.grad`` of the argument or of any tensor nested in it (a list of tensors, a dict of parameters)."""
 
     def __init__(self, value: Any) -> None:
         self.tensor = isinstance(value, torch.Tensor)
         self.storage = _storage(value)
-        self.requires_grad = bool(value.requires_grad) if self.tensor else False
-        self.had_grad = self.tensor and value.grad is not None
+        self.parts = tensors_in(value)
+        self.requires_grad = [bool(t.requires_grad) for t in self.parts]
+        self.had_grad = [_grad_of(t) is not None for t in self.parts]
+
+    def grad_left(self) -> bool:
+        return any(not had and _grad_of(t) is not None for t, had in zip(self.parts, self.had_grad, strict=True))
+
+    def requires_grad_changed(self) -> bool:
+        return any(bool(t.requires_grad) != was for t, was in zip(self.parts, self.requires_grad, strict=True))
+
+
+def _grad_of(tensor: Any) -> Any:
+    """``.grad`` without torch's warning for a non-leaf (whose ``.grad`` is never filled in)."""
+    return tensor.grad if tensor.is_leaf or tensor.retains_grad else None
 
 
 def observe(
@@ -224,16 +237,8 @@ def observe(
     record["changed"] = changed
     record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
     if not grad:  # a gradient drill's inputs are made leaves that require grad by the grader itself
-        record["grad_left"] = [
-            i
-            for i, (a, m) in enumerate(zip(args, meta, strict=True))
-            if m.tensor and not m.had_grad and a.grad is not None
-        ]
-        record["requires_grad_set"] = [
-            i
-            for i, (a, m) in enumerate(zip(args, meta, strict=True))
-            if m.tensor and bool(a.requires_grad) != m.requires_grad
-        ]
+        record["grad_left"] = [i for i, m in enumerate(meta) if m.grad_left()]
+        record["requires_grad_set"] = [i for i, m in enumerate(meta) if m.requires_grad_changed()]
     result = value["output"] if grad and isinstance(value, dict) and "output" in value else value
     owned = {s for s in (_storage(t) for t in _buffers_in(result)) if s is not None}
     record["alias"] = [i for i, a in enumerate(args) if owned & {_storage(x) for x in _buffers_in(a)} - {None}]
@@ -428,9 +433,9 @@ def locate(
 
     def first_change() -> tuple[int, str] | None:
         for i, (a, b, m) in enumerate(zip(args, before, meta, strict=True)):
-            if m.tensor and a.grad is not None and not m.had_grad:
+            if m.grad_left():
                 return i, "grad"
-            if m.tensor and bool(a.requires_grad) != m.requires_grad:
+            if m.requires_grad_changed():
                 return i, "requires_grad"
             if not same(a, b):
                 return i, "changed"

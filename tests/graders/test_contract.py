@@ -121,6 +121,19 @@ def test_it_sees_state_kept_between_calls() -> None:
     assert record_of(once, torch.ones(1))["repeat"] == "raised ValueError"
 
 
+def test_it_watches_requires_grad_and_grad_of_tensors_nested_in_list_and_dict_arguments() -> None:
+    params = {"w": torch.ones(2, requires_grad=True), "b": [torch.zeros(1)]}
+    backward = "def solution(d):\n    d['w'].sum().backward()\n    return d['w'].detach() * 1\n"
+    flagged = "def solution(d):\n    d['b'][0].requires_grad_()\n    return d['w'].detach() * 1\n"
+    record = record_of(backward, params)
+    assert (record["grad_left"], record["requires_grad_set"]) == ([0], []), record
+    record = record_of(flagged, {"w": torch.ones(2, requires_grad=True), "b": [torch.zeros(1)]})
+    assert (record["grad_left"], record["requires_grad_set"]) == ([], [0]), record
+    assert record["where"]["what"] == "requires_grad" and "requires_grad_" in record["where"]["code"], record
+    message = judge(Contract(), {}, record, ("d",), 1) or ""
+    assert "changed `requires_grad` on its argument `d`" in message, message
+
+
 def test_a_second_answer_that_moved_only_by_rounding_is_judged_within_the_drills_tolerance() -> None:
     """A sum in another order (float addition is not associative) is not state kept between calls: the
     runner says how far the answer moved, and the judge allows what the drill's comparison allows."""
