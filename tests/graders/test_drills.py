@@ -228,6 +228,57 @@ def test_it_generates_the_same_cases_bit_for_bit_for_a_seed(slug: str) -> None:
     assert not _all_same(generate_cases(drill, 3, runner=LOCAL), generate_cases(drill, 4, runner=LOCAL))
 
 
+def _input_tensors(cases: list[Case]) -> list[torch.Tensor]:
+    from graders.sandbox.behaviour import tensors_in
+
+    return [t for case in cases for t in tensors_in(list(case.args))]
+
+
+def _magnitudes(tensors: list[torch.Tensor]) -> bool:
+    values = torch.cat([t.reshape(-1).abs() for t in tensors if t.is_floating_point()] or [torch.zeros(0)])
+    values = values[values > 0]
+    return bool(values.numel()) and float(values.min()) < 1e-20 and float(values.max()) > 1e20
+
+
+def _one_and_none_kept(tensors: list[torch.Tensor]) -> bool:
+    masks = [t for t in tensors if t.dtype == torch.bool and t.numel() > 1]
+    return any(not bool(m.any()) for m in masks) and any(int(m.sum()) == 1 for m in masks)
+
+
+# What a statement promises about its inputs (its English words), and what the cases must then draw: a
+# promise no case tests is a mistake no verdict sees (issue 36: float64 and int32 parts, one kept sample,
+# very small and very large values). Each rule names the drills whose statements make that promise today.
+STATEMENT_RULES: list[tuple[str, str, Any, set[str]]] = [
+    (
+        "one dtype, kept",
+        r"one dtype|integers stay integers",
+        lambda ts: {torch.float64, torch.int32} <= {t.dtype for t in ts},
+        {"cat-1d-list", "stack-scalars"},
+    ),
+    ("a mask keeping none", r"none is kept", _one_and_none_kept, {"masked-nll-by-hand"}),
+    ("a sign by comparison with 0", r"where `a < 0`", _magnitudes, {"puzzle-heaviside"}),
+]
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_every_statement_has_cases_that_draw_what_it_allows(slug: str) -> None:
+    """Reads each statement: where it promises an input range (STATEMENT_RULES), the examples and hidden cases
+    of two seeds draw it."""
+    drill = DRILLS[slug]
+    promised = [(name, check) for name, words, check, _ in STATEMENT_RULES if re.search(words, drill.prompt_en or "")]
+    if not promised:
+        return
+    tensors = _input_tensors(generate_cases(drill, 0, runner=LOCAL) + generate_cases(drill, 1, runner=LOCAL))
+    missing = [name for name, check in promised if not check(tensors)]
+    assert not missing, f"{slug}: the statement allows it, no case draws it: {missing}"
+
+
+def test_the_statement_rules_still_find_their_drills() -> None:
+    for name, words, _check, slugs in STATEMENT_RULES:
+        found = {slug for slug, drill in DRILLS.items() if re.search(words, drill.prompt_en or "")}
+        assert slugs <= found, (name, slugs - found)
+
+
 def test_it_draws_new_shapes_for_new_seeds() -> None:
     drill = DRILLS["reverse-1d"]
     lengths = {len(generate_cases(drill, seed, runner=LOCAL)[2].args[0]) for seed in range(20)}
