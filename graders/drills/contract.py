@@ -109,7 +109,7 @@ def judge(
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
-    message = _repeat(contract, expected, actual, tolerance)
+    message = _repeat(contract, expected, actual, tolerance, arg_names, n_args)
     if message:
         return message[:MESSAGE_CHARS]
     return None
@@ -367,10 +367,33 @@ def _within(again: str, tolerance: tuple[float, float] | None) -> bool:
 
 
 def _repeat(
-    contract: Contract, expected: dict[str, Any], actual: dict[str, Any], tolerance: tuple[float, float] | None
+    contract: Contract,
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    tolerance: tuple[float, float] | None,
+    arg_names: tuple[str, ...],
+    n: int,
 ) -> str:
-    again = _text(actual, "repeat", 80)
-    if not contract.repeatable or not again or _text(expected, "repeat", 80) or _within(again, tolerance):
+    again = _text(actual, "repeat", 160)
+    if not contract.repeatable or not again or _text(expected, "repeat", 160):
+        return ""
+    if again == "same object":
+        return (
+            "called twice, your function returned the same tensor both times (kept from the first call, a cache): "
+            "a caller that changes one answer changes the other. Compute a new tensor on every call"
+        )
+    if again.startswith("changed "):
+        head, _, again = again.partition("; ")
+        in_place = {arg_names.index(name) for name in contract.in_place if name in arg_names}
+        raw = [p for p in head.removeprefix("changed ").split(",")[:16] if p.isdigit()]
+        changed = sorted({int(p) for p in raw if int(p) < n} - in_place)
+        if changed:
+            return (
+                f"called a second time with fresh copies of the same inputs, your function changed its argument "
+                f"{_names(changed[:1], arg_names)}, which the first call left alone: it keeps state between calls "
+                "(a module-level variable, a mutable default argument, a flag set by the first call)"
+            )
+    if not again or _within(again, tolerance):
         return ""
     if again.startswith("raised"):
         return (

@@ -382,8 +382,8 @@ def difference(a: Any, b: Any, depth: int = 0) -> tuple[float, float] | None:
     if isinstance(a, float) and isinstance(b, float):
         if not (math.isfinite(a) and math.isfinite(b)):
             return (0.0, 0.0) if same(a, b) else None
-        gap = abs(a - b)
-        return gap, (0.0 if gap == 0 else gap / abs(a) if a else math.inf)
+        moved = abs(a - b)
+        return moved, (0.0 if moved == 0 else moved / abs(a) if a else math.inf)
     if isinstance(a, list | tuple) and type(a) is type(b):
         if len(a) != len(b):
             return None
@@ -399,21 +399,36 @@ def difference(a: Any, b: Any, depth: int = 0) -> tuple[float, float] | None:
     return (0.0, 0.0) if same(a, b) else None
 
 
-def repeat_differs(call: Callable[[], Any], first: Any) -> str:
+def repeat_differs(
+    call: Callable[[], Any], first: Any, original: Any = None, args: tuple[Any, ...] | None = None
+) -> str:
     """'' when calling again (on fresh copies, by ``call``) gives ``first`` again, else what differed:
+    ``same object`` where the second answer shares memory with the first call's own answer (``original``: a
+    result kept from call to call); ``changed I,J`` where the second call changed its arguments ``args`` (by
+    index, then ``; `` and the answer's own finding: the parent allows a drill's in-place arguments);
     ``near ABS REL`` where only floating-point values moved (a sum in another order: the parent judges it
-    within the drill's tolerance), else ``differs``."""
+    within the drill's tolerance); else ``differs``."""
     settings = global_state()
+    before = fresh(args) if args is not None else None
     try:
         second = call()
     except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the finding
         return f"raised {type(exc).__name__}"
     finally:
         restore_global_state(settings)
-    if same(first, second):
-        return ""
-    near = difference(first, second)
-    return "differs" if near is None else f"near {near[0]:.3e} {near[1]:.3e}"
+    if original is not None:
+        kept = {s for s in (_storage(t) for t in _buffers_in(original)) if s is not None}
+        if kept & {_storage(t) for t in _buffers_in(second)}:
+            return "same object"
+    answer = ""
+    if not same(first, second):
+        near = difference(first, second)
+        answer = "differs" if near is None else f"near {near[0]:.3e} {near[1]:.3e}"
+    if args is not None and before is not None:
+        changed = [str(i) for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
+        if changed:  # ``changed 0; near ...``: an in-place drill's arguments change on every call
+            return "changed " + ",".join(changed[:16]) + (f"; {answer}" if answer else "")
+    return answer
 
 
 def locate(

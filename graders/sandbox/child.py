@@ -95,7 +95,10 @@ def run_case(
             if where:
                 record["where"] = where
         # The copy is used up by this last call: a second call on the arguments as they were.
-        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first) if repeat else ""
+        plain = None if isinstance(entry, type) else tuple(pristine)  # a class's arguments: (init, call)
+        record["repeat"] = (
+            behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first, value, plain) if repeat else ""
+        )
     return value, record
 
 
@@ -194,9 +197,10 @@ def load(
     return Loaded(entry, lines)
 
 
-def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any) -> str:
+def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any, original: Any = None) -> str:
     """After every other call: the first case again, on a fresh copy ('' when the answer is the same)."""
-    return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first)
+    plain = None if isinstance(entry, type) else tuple(case)
+    return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first, original, plain)
 
 
 def run_cases(
@@ -230,7 +234,8 @@ def run_cases(
         results.append(outcome)
     if again_case is not None and results[0]["ok"]:
         with sink.quieted():
-            again = recall(loaded.entry, tuple(_to_device(a, device) for a in again_case), bool(job.get("grad")), first)
+            moved = tuple(_to_device(a, device) for a in again_case)
+            again = recall(loaded.entry, moved, bool(job.get("grad")), first, values["0"])
         results[0]["behaviour"]["repeat"] = again
     return {"status": "ok", "message": "", "cases": results}, values
 

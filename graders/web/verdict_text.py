@@ -174,6 +174,18 @@ SHAPES = shapes(
         "module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
     ),
     gettext_noop(
+        "called twice, your function returned the same tensor both times (kept from the first call, a cache): a "
+        "caller that changes one answer changes the other. Compute a new tensor on every call"
+    ),
+    (
+        gettext_noop(
+            "called a second time with fresh copies of the same inputs, your function changed its argument "
+            "%(names)s, which the first call left alone: it keeps state between calls (a module-level variable, "
+            "a mutable default argument, a flag set by the first call)"
+        ),
+        ("names",),
+    ),
+    gettext_noop(
         "called twice with the same inputs, your function gave two different answers: it keeps state between "
         "calls (a module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
     ),

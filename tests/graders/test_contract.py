@@ -134,6 +134,24 @@ def test_it_watches_requires_grad_and_grad_of_tensors_nested_in_list_and_dict_ar
     assert "changed `requires_grad` on its argument `d`" in message, message
 
 
+def test_the_repeat_call_sees_one_object_handed_out_twice_and_arguments_changed_only_then() -> None:
+    cached = "kept = {}\n\ndef solution(x):\n    return kept.setdefault(x.shape[0], x * 2)\n"
+    assert record_of(cached, torch.ones(3))["repeat"] == "same object"
+    second = "seen = []\n\ndef solution(x, y):\n    if seen:\n        y.zero_()\n    seen.append(1)\n    return x * 1\n"
+    again = record_of(second, torch.ones(2), torch.ones(2))["repeat"]
+    assert again == "changed 1", again
+    message = judge(Contract(), {}, {"repeat": again}, ("x", "y"), 2) or ""
+    assert "changed its argument `y`, which the first call left alone" in message, message
+    assert (
+        judge(Contract(in_place=("y",)), {}, {"repeat": again, "changed": [1]}, ("x", "y"), 2) is None
+    )  # an in-place drill's
+    assert "two different answers" in (
+        judge(Contract(in_place=("y",)), {}, {"repeat": again + "; differs", "changed": [1]}, ("x", "y"), 2) or ""
+    )
+    step = "def solution(w):\n    w.sub_(1)\n    return None\n"
+    assert record_of(step, torch.ones(2))["repeat"] == "changed 0"  # every call changes it: allowed when in place
+
+
 def test_a_second_answer_that_moved_only_by_rounding_is_judged_within_the_drills_tolerance() -> None:
     """A sum in another order (float addition is not associative) is not state kept between calls: the
     runner says how far the answer moved, and the judge allows what the drill's comparison allows."""

@@ -121,7 +121,7 @@ BEHAVIOUR_CLASSES = {
     | {"stop-gradient", "param-groups-lr", "no-grad-eval", "dataset-detach-cpu"},
     "type": {"reverse-1d", "tensor-nbytes", "count-parameters", "numpy-repeat", "lr-step-schedule", "val-loss-no-grad"}
     | {"kl-div-direction", "mse-reductions", "mse-target-shape", "pdist-condensed", "weighted-nll-loss"},
-    "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold"},
+    "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold", "reverse-1d"},
     "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed", "kl-div-direction"},
     "graph": {"accumulate-loss-item"},
     "memory": {"val-loss-no-grad"},
