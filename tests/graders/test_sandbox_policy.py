@@ -133,7 +133,11 @@ def test_str_format_fills_plain_fields_and_refuses_fields_that_read_attributes_o
     for text in ("{0.__class__}", "{0[0]}", "{.real}", "{0:{1.__class__}}", "{x.shape}"):
         with pytest.raises(policy.SandboxViolation, match="names an argument only"):
             run(f"import torch\nx = torch.ones(2)\ns = '{text}'.format(x, x, x=x)\n", modules)
-    for source in ("f = getattr(str, 'format')\n", "f = '{a}'.format_map\n"):
+    for source in (
+        "f = getattr(str, 'format')\n",
+        "f = '{a}'.format_map\n",
+        "f = '{}'.format\nf.text = '{0.__class__}'\nf(1)\n",  # its text checked when called, not when made
+    ):
         with pytest.raises(policy.SandboxViolation):
             run(source, modules)
 
