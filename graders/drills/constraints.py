@@ -227,8 +227,8 @@ def _not_one_expression(tree: ast.Module) -> list[Violation]:
         )
 
     for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) or _is_docstring(node):
-            continue
+        if isinstance(node, ast.Import | ast.ImportFrom) or _is_docstring(node) or _is_lambda_helper(node):
+            continue  # ``ones = lambda a: a * 0 + 1`` is a function of one expression already
         if not isinstance(node, ast.FunctionDef):
             what = _STATEMENTS.get(type(node), f"a {type(node).__name__.lower()} statement")
             refuse(node, f"{what} outside a function")
@@ -238,6 +238,14 @@ def _not_one_expression(tree: ast.Module) -> list[Violation]:
             first = next((n for n in body if not isinstance(n, ast.Return)), body[0] if body else node)
             refuse(first, f"{node.name}() has {len(body)} statements, not a single return")
     return found
+
+
+def _is_lambda_helper(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Lambda)
+        and all(isinstance(t, ast.Name) for t in node.targets)
+    )
 
 
 def _is_docstring(node: ast.AST) -> bool:
@@ -299,11 +307,41 @@ def nesting(tree: ast.AST) -> tuple[int, int]:
     return deepest, line
 
 
+def is_main_block(node: ast.AST) -> bool:
+    """``if __name__ == "__main__":`` (either way round): a script's own test run. The grader imports the code
+    (its ``__name__`` is never ``"__main__"``), so the block never runs; the sandbox drops it before it
+    compiles (``graders.sandbox.policy``) and no rule here judges it."""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = (test.left, test.comparators[0])
+    named = sum(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
+    main = sum(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
+    return named == 1 and main == 1
+
+
+def without_main_blocks(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A module's statements with each ``if __name__ == "__main__":`` block replaced by its ``else`` part
+    (which is what runs)."""
+    kept: list[ast.stmt] = []
+    for node in body:
+        if is_main_block(node):
+            assert isinstance(node, ast.If)
+            kept += without_main_blocks(node.orelse)
+        else:
+            kept.append(node)
+    return kept
+
+
 def check_constraints(code: str, constraints: Constraints) -> list[Violation]:
-    """Every violation, in source order; an empty list means the code may run."""
+    """Every violation, in source order; an empty list means the code may run (``if __name__ == "__main__":``
+    blocks are not judged: they never run)."""
     tree = parse(code, constraints.max_source_bytes)
     if isinstance(tree, Violation):
         return [tree]
+    tree.body = without_main_blocks(tree.body)
     nodes = list(ast.walk(tree))  # walked once: ast.walk is slow, and the checks below go over it 3-5 times
     found: list[Violation] = []
     if constraints.no_loops:

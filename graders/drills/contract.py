@@ -15,6 +15,7 @@ Pure Python: no torch, no Django.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -89,8 +90,12 @@ def judge(
     actual: dict[str, Any] | None,
     arg_names: tuple[str, ...],
     n_args: int,
+    tolerance: tuple[float, float] | None = None,
 ) -> str | None:
     """None when the call kept the contract, else the first broken promise in a learner's words.
+
+    ``tolerance`` (rtol, atol): the drill's comparison, within which a second call's answer may move (a sum in
+    another order); None: it must be the same to the bit.
 
     ``expected`` is the reference's record for the same case; ``actual`` the submission's. A missing
     record (a runner that sent none) is a broken contract: the runner always sends one. The result's exact
@@ -100,10 +105,13 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _autograd, _device, _alias, _time, _repeat):
+    for check in (_inputs, _global_state, _autograd, _device, _alias, _time):
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
+    message = _repeat(contract, expected, actual, tolerance, arg_names, n_args)
+    if message:
+        return message[:MESSAGE_CHARS]
     return None
 
 
@@ -193,6 +201,37 @@ def _inputs(
             "not on the caller's tensor"
         )
     return ""
+
+
+# torch's global settings a call may leave changed (``graders.sandbox.behaviour.GLOBAL_STATE``), by name.
+GLOBAL_SETTINGS = {
+    "grad_mode": "torch.set_grad_enabled",
+    "default_dtype": "torch.set_default_dtype",
+    "deterministic": "torch.use_deterministic_algorithms",
+    "anomaly": "torch.autograd.set_detect_anomaly",
+}
+
+
+def _global_state(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    """torch's process-wide settings the call left changed (the runner put them back at once)."""
+
+    def names(record: dict[str, Any]) -> list[str]:
+        raw = record.get("global_state")
+        return [n for n in raw[:8] if isinstance(n, str) and n in GLOBAL_SETTINGS] if isinstance(raw, list) else []
+
+    left = [n for n in names(actual) if n not in names(expected)]
+    if not left:
+        return ""
+    if left[0] == "grad_mode":
+        return (
+            "your function left autograd switched off (`torch.set_grad_enabled(False)` with nothing to switch it "
+            "back on): the caller's code after it records no graph and gets no gradients. Use `with "
+            "torch.no_grad():` around the part that needs it: autograd comes back on when the block ends"
+        )
+    return (
+        f"your function left torch's global setting `{GLOBAL_SETTINGS[left[0]]}` changed: the caller's code after "
+        "it runs under your setting. Change it inside a `with` block, or set it back before returning"
+    )
 
 
 def _first_problem(problems: dict[str, list[int]], where: object) -> tuple[str, int]:
@@ -313,9 +352,48 @@ def judge_run_time(
     )[:MESSAGE_CHARS]
 
 
-def _repeat(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
-    again = _text(actual, "repeat", 80)
-    if not contract.repeatable or not again or _text(expected, "repeat", 80):
+def _within(again: str, tolerance: tuple[float, float] | None) -> bool:
+    """``near ABS REL`` (``behaviour.repeat_differs``) inside the drill's tolerance: every element moved by at
+    most atol, or by at most rtol of its value (either bound alone keeps |a - b| <= atol + rtol * |a|)."""
+    parts = again.split()
+    if tolerance is None or len(parts) != 3 or parts[0] != "near":
+        return False
+    try:
+        gap, rel = float(parts[1]), float(parts[2])
+    except ValueError:
+        return False
+    rtol, atol = tolerance
+    return math.isfinite(gap) and (gap <= atol or (math.isfinite(rel) and rel <= rtol))
+
+
+def _repeat(
+    contract: Contract,
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    tolerance: tuple[float, float] | None,
+    arg_names: tuple[str, ...],
+    n: int,
+) -> str:
+    again = _text(actual, "repeat", 160)
+    if not contract.repeatable or not again or _text(expected, "repeat", 160):
+        return ""
+    if again == "same object":
+        return (
+            "called twice, your function returned the same tensor both times (kept from the first call, a cache): "
+            "a caller that changes one answer changes the other. Compute a new tensor on every call"
+        )
+    if again.startswith("changed "):
+        head, _, again = again.partition("; ")
+        in_place = {arg_names.index(name) for name in contract.in_place if name in arg_names}
+        raw = [p for p in head.removeprefix("changed ").split(",")[:16] if p.isdigit()]
+        changed = sorted({int(p) for p in raw if int(p) < n} - in_place)
+        if changed:
+            return (
+                f"called a second time with fresh copies of the same inputs, your function changed its argument "
+                f"{_names(changed[:1], arg_names)}, which the first call left alone: it keeps state between calls "
+                "(a module-level variable, a mutable default argument, a flag set by the first call)"
+            )
+    if not again or _within(again, tolerance):
         return ""
     if again.startswith("raised"):
         return (

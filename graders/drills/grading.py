@@ -362,6 +362,11 @@ def _checks(drill: Drill) -> dict[str, Any]:
     return {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
 
 
+def _tolerance(drill: Drill) -> tuple[float, float] | None:
+    """How far a second call's answer may move from the first: the drill's own comparison (exact: not at all)."""
+    return None if drill.compare.mode == "exact" else (drill.compare.rtol, drill.compare.atol)
+
+
 def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: str, **extra: Any) -> Verdict:
     verdict: Verdict = {
         "drill": drill.slug,
@@ -401,7 +406,7 @@ def _judge_case(
 
     if not outcome.ok:
         return failed(outcome.error or "raised an error", "runtime_error")
-    broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args))
+    broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
     if broken is not None:
         return failed(broken)
     mismatch = compare(expected, outcome.value, drill.compare)
@@ -591,7 +596,7 @@ def _judge_hidden(
     """One bit: the case passed (ran, kept the contract, the right value of the right type) or it did not."""
     passed = (
         outcome.ok
-        and judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args)) is None
+        and judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill)) is None
         and compare(expected, outcome.value, drill.compare) is None
         and judge_type(record, outcome.behaviour) is None
     )

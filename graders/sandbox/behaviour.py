@@ -151,14 +151,56 @@ def _autograd_state(tensors: list[Any]) -> tuple[str, str]:
     return "none", ""
 
 
+# torch's process-wide settings a call may leave changed (``torch.set_grad_enabled(False)`` called as a
+# function, not as a ``with`` block): name -> (read it, set it). Each call's are put back as they were.
+def _set_deterministic(on: bool) -> None:
+    torch.use_deterministic_algorithms(on, warn_only=torch.is_deterministic_algorithms_warn_only_enabled())
+
+
+GLOBAL_STATE: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
+    "grad_mode": (torch.is_grad_enabled, torch.set_grad_enabled),
+    "default_dtype": (torch.get_default_dtype, torch.set_default_dtype),
+    "deterministic": (torch.are_deterministic_algorithms_enabled, _set_deterministic),
+    "anomaly": (torch.is_anomaly_enabled, torch.set_anomaly_enabled),
+}
+
+
+def global_state() -> dict[str, Any]:
+    """torch's global settings now (``GLOBAL_STATE``): ~1 us."""
+    return {name: read() for name, (read, _write) in GLOBAL_STATE.items()}
+
+
+def restore_global_state(saved: dict[str, Any]) -> list[str]:
+    """Put torch's global settings back as ``saved`` says; the names that had changed."""
+    changed = []
+    for name, (read, write) in GLOBAL_STATE.items():
+        if read() != saved[name]:
+            write(saved[name])
+            changed.append(name)
+    return changed
+
+
 class _Meta:
-    """What the call may change on an argument besides its values: its memory, requires_grad, .grad."""
+    """What the call may change on an argument besides its values: its memory, and ``requires_grad`` and
+    ``.grad`` of the argument or of any tensor nested in it (a list of tensors, a dict of parameters)."""
 
     def __init__(self, value: Any) -> None:
         self.tensor = isinstance(value, torch.Tensor)
         self.storage = _storage(value)
-        self.requires_grad = bool(value.requires_grad) if self.tensor else False
-        self.had_grad = self.tensor and value.grad is not None
+        self.parts = tensors_in(value)
+        self.requires_grad = [bool(t.requires_grad) for t in self.parts]
+        self.had_grad = [_grad_of(t) is not None for t in self.parts]
+
+    def grad_left(self) -> bool:
+        return any(not had and _grad_of(t) is not None for t, had in zip(self.parts, self.had_grad, strict=True))
+
+    def requires_grad_changed(self) -> bool:
+        return any(bool(t.requires_grad) != was for t, was in zip(self.parts, self.requires_grad, strict=True))
+
+
+def _grad_of(tensor: Any) -> Any:
+    """``.grad`` without torch's warning for a non-leaf (whose ``.grad`` is never filled in)."""
+    return tensor.grad if tensor.is_leaf or tensor.retains_grad else None
 
 
 def observe(
@@ -175,31 +217,28 @@ def observe(
     The record: ``changed`` (arguments whose value changed), ``moved`` (of those, the ones whose memory was
     replaced rather than written in place), ``grad_left`` / ``requires_grad_set`` (arguments given a
     ``.grad`` or a new ``requires_grad``), ``alias`` (arguments the result shares memory with), ``type``,
-    ``devices``, ``autograd`` and ``grad_fn`` of the result, the call's CPU time (``cpu_us``, this thread's:
+    ``devices``, ``autograd`` and ``grad_fn`` of the result, ``global_state`` (torch's global settings the call
+    left changed, ``GLOBAL_STATE``; put back at once), the call's CPU time (``cpu_us``, this thread's:
     a loaded machine barely moves it), and with ``count_graph`` (a drill with a resource budget) the largest
     autograd graph alive during the call (``graph_nodes``) and the most tensor memory it held (``peak_bytes``).
     """
     meta = [_Meta(a) for a in args]
     graphs, memory = (GraphCounter(), MemoryCounter()) if count_graph else (None, None)
-    with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
-        started = time.thread_time_ns()
-        value = call()
-        cpu_ns = time.thread_time_ns() - started
-    record: dict[str, Any] = {"cpu_us": cpu_ns // 1000}
+    settings = global_state()
+    try:
+        with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
+            started = time.thread_time_ns()
+            value = call()
+            cpu_ns = time.thread_time_ns() - started
+    finally:
+        left = restore_global_state(settings)  # whatever happens: the next call (and the grader) starts clean
+    record: dict[str, Any] = {"cpu_us": cpu_ns // 1000, "global_state": left}
     changed = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
     record["changed"] = changed
     record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
     if not grad:  # a gradient drill's inputs are made leaves that require grad by the grader itself
-        record["grad_left"] = [
-            i
-            for i, (a, m) in enumerate(zip(args, meta, strict=True))
-            if m.tensor and not m.had_grad and a.grad is not None
-        ]
-        record["requires_grad_set"] = [
-            i
-            for i, (a, m) in enumerate(zip(args, meta, strict=True))
-            if m.tensor and bool(a.requires_grad) != m.requires_grad
-        ]
+        record["grad_left"] = [i for i, m in enumerate(meta) if m.grad_left()]
+        record["requires_grad_set"] = [i for i, m in enumerate(meta) if m.requires_grad_changed()]
     result = value["output"] if grad and isinstance(value, dict) and "output" in value else value
     owned = {s for s in (_storage(t) for t in _buffers_in(result)) if s is not None}
     record["alias"] = [i for i, a in enumerate(args) if owned & {_storage(x) for x in _buffers_in(a)} - {None}]
@@ -318,13 +357,78 @@ def _storage_object(tensor: Any) -> Any:
         return None
 
 
-def repeat_differs(call: Callable[[], Any], first: Any) -> str:
-    """'' when calling again (on fresh copies, by ``call``) gives ``first`` again, else what differed."""
+def difference(a: Any, b: Any, depth: int = 0) -> tuple[float, float] | None:
+    """Two answers that differ only in floating-point values: the largest absolute and relative difference
+    (relative to ``a``); None where anything else differs (structure, shape, dtype, a non-float value, a NaN
+    or an infinity in one place and not the other)."""
+    if depth > 8:
+        return None
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            if a.shape != b.shape or a.dtype != b.dtype or a.layout != torch.strided or b.layout != torch.strided:
+                return None
+            if not (a.dtype.is_floating_point or a.dtype.is_complex) or a.device != b.device:
+                return (0.0, 0.0) if same(a, b) else None
+            x, y = torch.Tensor.detach(a).double(), torch.Tensor.detach(b).double()
+            finite = x.isfinite()
+            if not bool((finite == y.isfinite()).all()) or not same(x[~finite], y[~finite]):
+                return None
+            if not bool(finite.any()):
+                return (0.0, 0.0)
+            gap = (x[finite] - y[finite]).abs()
+            scale = x[finite].abs()
+            rel = torch.where(gap == 0, torch.zeros_like(gap), gap / scale)
+            return float(gap.max()), float(rel.max())
+    if isinstance(a, float) and isinstance(b, float):
+        if not (math.isfinite(a) and math.isfinite(b)):
+            return (0.0, 0.0) if same(a, b) else None
+        moved = abs(a - b)
+        return moved, (0.0 if moved == 0 else moved / abs(a) if a else math.inf)
+    if isinstance(a, list | tuple) and type(a) is type(b):
+        if len(a) != len(b):
+            return None
+        parts = [difference(x, y, depth + 1) for x, y in zip(a, b, strict=True)]
+        if any(p is None for p in parts):
+            return None
+        found = [p for p in parts if p is not None]
+        return (max((p[0] for p in found), default=0.0), max((p[1] for p in found), default=0.0))
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return None
+        return difference(list(a.values()), list(b.values()), depth + 1)
+    return (0.0, 0.0) if same(a, b) else None
+
+
+def repeat_differs(
+    call: Callable[[], Any], first: Any, original: Any = None, args: tuple[Any, ...] | None = None
+) -> str:
+    """'' when calling again (on fresh copies, by ``call``) gives ``first`` again, else what differed:
+    ``same object`` where the second answer shares memory with the first call's own answer (``original``: a
+    result kept from call to call); ``changed I,J`` where the second call changed its arguments ``args`` (by
+    index, then ``; `` and the answer's own finding: the parent allows a drill's in-place arguments);
+    ``near ABS REL`` where only floating-point values moved (a sum in another order: the parent judges it
+    within the drill's tolerance); else ``differs``."""
+    settings = global_state()
+    before = fresh(args) if args is not None else None
     try:
         second = call()
     except Exception as exc:  # noqa: BLE001 - the learner's code: its error is the finding
         return f"raised {type(exc).__name__}"
-    return "" if same(first, second) else "differs"
+    finally:
+        restore_global_state(settings)
+    if original is not None:
+        kept = {s for s in (_storage(t) for t in _buffers_in(original)) if s is not None}
+        if kept & {_storage(t) for t in _buffers_in(second)}:
+            return "same object"
+    answer = ""
+    if not same(first, second):
+        near = difference(first, second)
+        answer = "differs" if near is None else f"near {near[0]:.3e} {near[1]:.3e}"
+    if args is not None and before is not None:
+        changed = [str(i) for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
+        if changed:  # ``changed 0; near ...``: an in-place drill's arguments change on every call
+            return "changed " + ",".join(changed[:16]) + (f"; {answer}" if answer else "")
+    return answer
 
 
 def locate(
@@ -344,9 +448,9 @@ def locate(
 
     def first_change() -> tuple[int, str] | None:
         for i, (a, b, m) in enumerate(zip(args, before, meta, strict=True)):
-            if m.tensor and a.grad is not None and not m.had_grad:
+            if m.grad_left():
                 return i, "grad"
-            if m.tensor and bool(a.requires_grad) != m.requires_grad:
+            if m.requires_grad_changed():
                 return i, "requires_grad"
             if not same(a, b):
                 return i, "changed"
@@ -365,8 +469,12 @@ def locate(
                     found.update(arg=change[0], what=change[1], op=str(name)[:40], line=line, code=code)
             return out
 
-    with contextlib.suppress(Exception), _Watch():
-        call()
+    settings = global_state()
+    try:
+        with contextlib.suppress(Exception), _Watch():
+            call()
+    finally:
+        restore_global_state(settings)
     return found or None
 
 

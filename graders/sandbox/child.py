@@ -4,8 +4,10 @@ Calling convention (also used by drills to compute references, see ``invoke``):
 - a function entry point is called as ``entry(*case)``;
 - a class entry point (an nn.Module drill) takes cases shaped ``(init_args, call_args)``: the class is
   instantiated with ``*init_args`` and the instance called with ``*call_args``;
-- before every case ``torch.manual_seed(CASE_SEED)`` runs, so parameter initialisation and random ops are
-  the same in the reference and the submission.
+- before every call ``seed_everything(CASE_SEED)`` seeds torch's, NumPy's global and Python's ``random``
+  generators, so parameter initialisation and random ops are the same in the reference and the submission,
+  in a repeated call and in a re-grade with the same seed (``np.random.default_rng()`` without a seed asks
+  the OS for entropy on purpose and stays unseeded).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from graders.sandbox import behaviour, policy
 from graders.sandbox.proxies import ModuleProxy
 
 CASE_SEED = 0
+_RANDOM_STATES: dict[int, Any] = {}  # seed -> Python's ``random`` state right after ``random.seed(seed)``
 MAX_TRACEBACK_FRAMES = 8
 
 
@@ -92,20 +95,34 @@ def run_case(
             if where:
                 record["where"] = where
         # The copy is used up by this last call: a second call on the arguments as they were.
-        record["repeat"] = behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first) if repeat else ""
+        plain = None if isinstance(entry, type) else tuple(pristine)  # a class's arguments: (init, call)
+        record["repeat"] = (
+            behaviour.repeat_differs(lambda: invoke(entry, pristine, grad), first, value, plain) if repeat else ""
+        )
     return value, record
 
 
 def seed_everything(seed: int) -> None:
-    """torch.manual_seed without its CUDA side-effect on CPU hosts.
+    """torch.manual_seed without its CUDA side-effect on CPU hosts, and NumPy's and Python's generators.
 
     torch.manual_seed queues a lazy CUDA seeding call with a formatted stack trace when CUDA is not
     initialised (milliseconds, and it reads source files); seed the CPU generator directly instead and
-    CUDA only where it is already initialised.
+    CUDA only where it is already initialised. ``np.random.rand()`` and friends draw from NumPy's global
+    generator: unseeded, a re-grade with the same seed (or the repeat call) could see other numbers.
     """
+    import random
+
+    import numpy as np
     import torch
 
     torch.default_generator.manual_seed(seed)
+    np.random.seed(seed)  # ~9 us; restoring a saved state is slower
+    state = _RANDOM_STATES.get(seed)
+    if state is None:
+        random.seed(seed)
+        _RANDOM_STATES[seed] = random.getstate()
+    else:
+        random.setstate(state)  # ~4 us, half of random.seed
     if torch.cuda.is_initialized():
         torch.cuda.manual_seed_all(seed)
 
@@ -180,9 +197,10 @@ def load(
     return Loaded(entry, lines)
 
 
-def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any) -> str:
+def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any, original: Any = None) -> str:
     """After every other call: the first case again, on a fresh copy ('' when the answer is the same)."""
-    return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first)
+    plain = None if isinstance(entry, type) else tuple(case)
+    return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first, original, plain)
 
 
 def run_cases(
@@ -216,7 +234,8 @@ def run_cases(
         results.append(outcome)
     if again_case is not None and results[0]["ok"]:
         with sink.quieted():
-            again = recall(loaded.entry, tuple(_to_device(a, device) for a in again_case), bool(job.get("grad")), first)
+            moved = tuple(_to_device(a, device) for a in again_case)
+            again = recall(loaded.entry, moved, bool(job.get("grad")), first, values["0"])
         results[0]["behaviour"]["repeat"] = again
     return {"status": "ok", "message": "", "cases": results}, values
 

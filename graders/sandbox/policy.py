@@ -32,6 +32,7 @@ from RestrictedPython.compile import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
+from graders.drills.constraints import without_main_blocks
 from graders.sandbox import allowlist, values
 from graders.sandbox.proxies import ModuleProxy, attribute_writers
 
@@ -54,6 +55,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.class_depth: list[bool] = []  # True while directly inside a class body
+
+    def visit_Module(self, node: ast.Module) -> Visited:
+        """``if __name__ == "__main__":`` blocks go before anything is checked: they would never run (the
+        module's ``__name__`` is ``"submission"``), and a script's test run is no reason to refuse the code."""
+        node.body = without_main_blocks(node.body)
+        return super().visit_Module(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Visited:
         self.class_depth.append(True)
@@ -359,6 +366,8 @@ class Guards:
                 # a super() object's __init__ is the next class's, bound by super itself: what the learner meant
                 return obj.__init__  # type: ignore[misc]  # obj is a super object here
             raise SandboxViolation(f'access to "{name}" is not allowed in the sandbox')
+        if name == "format" and type(obj) is str:
+            return CheckedFormat(obj)
         if name in allowlist.DENIED_ATTRIBUTES:
             raise SandboxViolation(f'access to ".{name}" is not allowed in the sandbox')
         if isinstance(obj, types.ModuleType):
@@ -465,6 +474,37 @@ class Guards:
             "max": functools.partial(_keyed, call, max),
             "iter": functools.partial(_iter, call),
         }
+
+
+class CheckedFormat:
+    """``"...".format`` for a submission: fields name arguments only (``{}``, ``{0}``, ``{name:>8.3f}``).
+
+    ``str.format`` reads a field's attributes and items itself, past the guards (``"{0.__class__}"``), so
+    the method stays denied on every other object; on a ``str`` this stands in for it and refuses a field
+    with ``.`` or ``[`` (a nested field in a format spec too) before formatting.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        _plain_fields(self.text, 0)
+        return self.text.format(*args, **kwargs)
+
+
+def _plain_fields(text: str, depth: int) -> None:
+    import string
+
+    for _literal, field, spec, _conversion in string.Formatter().parse(text):
+        if field is not None and ("." in field or "[" in field):
+            raise SandboxViolation(
+                f"str.format: the field {{{field[:40]}}} reads an attribute or an item; in the sandbox a field "
+                "names an argument only ({}, {0}, {name}): pass the value itself, or use an f-string"
+            )
+        if spec and depth < 2:
+            _plain_fields(spec, depth + 1)
 
 
 def _map(call: Callable[..., Any], func: Any, /, *iterables: Any) -> Any:

@@ -137,6 +137,15 @@ SHAPES = shapes(
         "or return `.detach()`ed tensors"
     ),
     gettext_noop("the result still requires grad: return a `.detach()`ed tensor"),
+    gettext_noop(
+        "your function left autograd switched off (`torch.set_grad_enabled(False)` with nothing to switch it back "
+        "on): the caller's code after it records no graph and gets no gradients. Use `with torch.no_grad():` "
+        "around the part that needs it: autograd comes back on when the block ends"
+    ),
+    gettext_noop(
+        "your function left torch's global setting `%(setting)s` changed: the caller's code after it runs under "
+        "your setting. Change it inside a `with` block, or set it back before returning"
+    ),
     gettext_noop("the result should be on %(want)s, but it is on %(got)s: move it with `.to(...)`"),
     gettext_noop(
         "your function kept the autograd graphs of earlier steps alive: at its peak one graph held %(peak)s "
@@ -163,6 +172,18 @@ SHAPES = shapes(
     gettext_noop(
         "called a second time with the same inputs, your function %(what)s: it keeps state between calls (a "
         "module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
+    ),
+    gettext_noop(
+        "called twice, your function returned the same tensor both times (kept from the first call, a cache): a "
+        "caller that changes one answer changes the other. Compute a new tensor on every call"
+    ),
+    (
+        gettext_noop(
+            "called a second time with fresh copies of the same inputs, your function changed its argument "
+            "%(names)s, which the first call left alone: it keeps state between calls (a module-level variable, "
+            "a mutable default argument, a flag set by the first call)"
+        ),
+        ("names",),
     ),
     gettext_noop(
         "called twice with the same inputs, your function gave two different answers: it keeps state between "

@@ -115,10 +115,66 @@ def test_it_records_the_autograd_state_of_the_result() -> None:
 def test_it_sees_state_kept_between_calls() -> None:
     assert (
         record_of("def solution(x, seen=[]):\n    seen.append(1)\n    return x * len(seen)\n", torch.ones(1))["repeat"]
-        == "differs"
+        == "near 1.000e+00 1.000e+00"  # judged within the drill's tolerance: far outside it
     )
     once = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    if n[0] > 1:\n        raise ValueError\n    return x\n"
     assert record_of(once, torch.ones(1))["repeat"] == "raised ValueError"
+
+
+def test_it_watches_requires_grad_and_grad_of_tensors_nested_in_list_and_dict_arguments() -> None:
+    params = {"w": torch.ones(2, requires_grad=True), "b": [torch.zeros(1)]}
+    backward = "def solution(d):\n    d['w'].sum().backward()\n    return d['w'].detach() * 1\n"
+    flagged = "def solution(d):\n    d['b'][0].requires_grad_()\n    return d['w'].detach() * 1\n"
+    record = record_of(backward, params)
+    assert (record["grad_left"], record["requires_grad_set"]) == ([0], []), record
+    record = record_of(flagged, {"w": torch.ones(2, requires_grad=True), "b": [torch.zeros(1)]})
+    assert (record["grad_left"], record["requires_grad_set"]) == ([], [0]), record
+    assert record["where"]["what"] == "requires_grad" and "requires_grad_" in record["where"]["code"], record
+    message = judge(Contract(), {}, record, ("d",), 1) or ""
+    assert "changed `requires_grad` on its argument `d`" in message, message
+
+
+def test_the_repeat_call_sees_one_object_handed_out_twice_and_arguments_changed_only_then() -> None:
+    cached = "kept = {}\n\ndef solution(x):\n    return kept.setdefault(x.shape[0], x * 2)\n"
+    assert record_of(cached, torch.ones(3))["repeat"] == "same object"
+    second = "seen = []\n\ndef solution(x, y):\n    if seen:\n        y.zero_()\n    seen.append(1)\n    return x * 1\n"
+    again = record_of(second, torch.ones(2), torch.ones(2))["repeat"]
+    assert again == "changed 1", again
+    message = judge(Contract(), {}, {"repeat": again}, ("x", "y"), 2) or ""
+    assert "changed its argument `y`, which the first call left alone" in message, message
+    assert (
+        judge(Contract(in_place=("y",)), {}, {"repeat": again, "changed": [1]}, ("x", "y"), 2) is None
+    )  # an in-place drill's
+    assert "two different answers" in (
+        judge(Contract(in_place=("y",)), {}, {"repeat": again + "; differs", "changed": [1]}, ("x", "y"), 2) or ""
+    )
+    step = "def solution(w):\n    w.sub_(1)\n    return None\n"
+    assert record_of(step, torch.ones(2))["repeat"] == "changed 0"  # every call changes it: allowed when in place
+
+
+def test_a_second_answer_that_moved_only_by_rounding_is_judged_within_the_drills_tolerance() -> None:
+    """A sum in another order (float addition is not associative) is not state kept between calls: the
+    runner says how far the answer moved, and the judge allows what the drill's comparison allows."""
+    order = (
+        "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    total = x[0] * 0\n"
+        "    for v in x if n[0] % 2 else x.flip(0):\n        total = total + v\n    return total\n"
+    )
+    x = torch.tensor([1e8, 1.0, -1e8, 1e-3, 3.3, 7.7, 1e-4], dtype=torch.float32)
+    again = record_of(order, x)["repeat"]
+    assert again.startswith("near "), again
+    moved, rel = (float(v) for v in again.split()[1:])
+    assert moved > 0 and rel > 0
+    names = ("x",)
+    assert judge(Contract(), {}, {"repeat": again}, names, 1, (max(rel, 1e-5) * 2, 0.0)) is None
+    assert judge(Contract(), {}, {"repeat": again}, names, 1, (0.0, moved * 2)) is None
+    assert "two different answers" in (judge(Contract(), {}, {"repeat": again}, names, 1, None) or "")
+    assert "two different answers" in (judge(Contract(), {}, {"repeat": again}, names, 1, (rel / 4, moved / 4)) or "")
+    for forged in ("near nan 0", "near inf inf", "near 1e-9", "near x y", "differs"):
+        assert judge(Contract(), {}, {"repeat": forged}, names, 1, (1e-5, 1e-6)), forged
+    shape = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    return x[: n[0]] * 1.0\n"
+    assert record_of(shape, torch.ones(3))["repeat"] == "differs"
+    nan = "n = [0]\n\ndef solution(x):\n    n[0] += 1\n    return x / (n[0] - 1)\n"
+    assert record_of(nan, torch.tensor([0.0, 1.0]))["repeat"] == "differs"  # a NaN in one answer only
 
 
 def test_it_measures_the_largest_graph_alive_during_the_call() -> None:

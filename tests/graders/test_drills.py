@@ -8,6 +8,7 @@ through one real ``SandboxPool``.
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 import tomllib
@@ -120,11 +121,12 @@ BEHAVIOUR_CLASSES = {
     | {"stop-gradient", "param-groups-lr", "no-grad-eval", "dataset-detach-cpu"},
     "type": {"reverse-1d", "tensor-nbytes", "count-parameters", "numpy-repeat", "lr-step-schedule", "val-loss-no-grad"}
     | {"kl-div-direction", "mse-reductions", "mse-target-shape", "pdist-condensed", "weighted-nll-loss"},
-    "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold"},
+    "repeat": {"cat-1d-list", "stack-scalars", "infinite-loader", "rebuild-model-per-fold", "reverse-1d"},
     "stability": {"masked-softmax", "softmax-dim", "pdist-matrix", "pdist-condensed", "kl-div-direction"},
     "graph": {"accumulate-loss-item"},
     "memory": {"val-loss-no-grad"},
     "time": {"index-to-mask"},
+    "global": {"no-grad-eval"},
     "edge": {"masked-softmax", "masked-nll-by-hand", "tensor-nbytes", "mse-reductions", "pdist-condensed"},
 }
 
@@ -155,6 +157,23 @@ def test_a_time_budget_never_passes_an_unmeasured_run(cache: ReferenceCache) -> 
     verdict = grade(drill, drill.reference, seed=0, runner=Unmeasured(), cache=cache)
     assert verdict["status"] == "internal_error" and "could not measure" in verdict["message"], verdict
     assert graded(DRILLS["reverse-1d"], DRILLS["reverse-1d"].reference, Unmeasured(), cache).startswith("accepted")
+
+
+def test_torch_global_state_a_call_leaves_changed_is_judged_and_put_back(
+    runner: LocalRunner, cache: ReferenceCache
+) -> None:
+    """Grad mode switched off by a call (not a ``with`` block) is the learner's mistake, named, and switched back
+    on at once: the next call, the repeat and the grader itself run with autograd on."""
+    drill = DRILLS["reverse-1d"]
+    code = "import torch\n\ndef solution(x):\n    torch.set_grad_enabled(False)\n    return x.flip(0)\n"
+    result = graded(drill, code, runner, cache)
+    assert result.startswith("wrong_answer") and "left autograd switched off" in result, result
+    assert torch.is_grad_enabled()
+    for setting, change in [("torch.set_default_dtype", "torch.set_default_dtype(torch.float64)")]:
+        code = f"import torch\n\ndef solution(x):\n    {change}\n    return x.flip(0)\n"
+        result = graded(drill, code, runner, cache)
+        assert result.startswith("wrong_answer") and f"global setting `{setting}`" in result, result
+        assert torch.get_default_dtype() == torch.float32
 
 
 def test_every_behaviour_class_has_its_known_wrong_solutions() -> None:
@@ -207,6 +226,57 @@ def test_it_generates_the_same_cases_bit_for_bit_for_a_seed(slug: str) -> None:
     drill = DRILLS[slug]
     assert _all_same(generate_cases(drill, 3, runner=LOCAL), generate_cases(drill, 3, runner=LOCAL))
     assert not _all_same(generate_cases(drill, 3, runner=LOCAL), generate_cases(drill, 4, runner=LOCAL))
+
+
+def _input_tensors(cases: list[Case]) -> list[torch.Tensor]:
+    from graders.sandbox.behaviour import tensors_in
+
+    return [t for case in cases for t in tensors_in(list(case.args))]
+
+
+def _magnitudes(tensors: list[torch.Tensor]) -> bool:
+    values = torch.cat([t.reshape(-1).abs() for t in tensors if t.is_floating_point()] or [torch.zeros(0)])
+    values = values[values > 0]
+    return bool(values.numel()) and float(values.min()) < 1e-20 and float(values.max()) > 1e20
+
+
+def _one_and_none_kept(tensors: list[torch.Tensor]) -> bool:
+    masks = [t for t in tensors if t.dtype == torch.bool and t.numel() > 1]
+    return any(not bool(m.any()) for m in masks) and any(int(m.sum()) == 1 for m in masks)
+
+
+# What a statement promises about its inputs (its English words), and what the cases must then draw: a
+# promise no case tests is a mistake no verdict sees (issue 36: float64 and int32 parts, one kept sample,
+# very small and very large values). Each rule names the drills whose statements make that promise today.
+STATEMENT_RULES: list[tuple[str, str, Any, set[str]]] = [
+    (
+        "one dtype, kept",
+        r"one dtype|integers stay integers",
+        lambda ts: {torch.float64, torch.int32} <= {t.dtype for t in ts},
+        {"cat-1d-list", "stack-scalars"},
+    ),
+    ("a mask keeping none", r"none is kept", _one_and_none_kept, {"masked-nll-by-hand"}),
+    ("a sign by comparison with 0", r"where `a < 0`", _magnitudes, {"puzzle-heaviside"}),
+]
+
+
+@pytest.mark.parametrize("slug", sorted(DRILLS))
+def test_every_statement_has_cases_that_draw_what_it_allows(slug: str) -> None:
+    """Reads each statement: where it promises an input range (STATEMENT_RULES), the examples and hidden cases
+    of two seeds draw it."""
+    drill = DRILLS[slug]
+    promised = [(name, check) for name, words, check, _ in STATEMENT_RULES if re.search(words, drill.prompt_en or "")]
+    if not promised:
+        return
+    tensors = _input_tensors(generate_cases(drill, 0, runner=LOCAL) + generate_cases(drill, 1, runner=LOCAL))
+    missing = [name for name, check in promised if not check(tensors)]
+    assert not missing, f"{slug}: the statement allows it, no case draws it: {missing}"
+
+
+def test_the_statement_rules_still_find_their_drills() -> None:
+    for name, words, _check, slugs in STATEMENT_RULES:
+        found = {slug for slug, drill in DRILLS.items() if re.search(words, drill.prompt_en or "")}
+        assert slugs <= found, (name, slugs - found)
 
 
 def test_it_draws_new_shapes_for_new_seeds() -> None:
@@ -403,6 +473,29 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
         check(item["code"], False, item["why"])
     for alternative in known["alternative"] + known.get("advised", []):
         check(alternative["code"], True, alternative["code"])
+
+
+def _fingerprint(verdict: dict[str, Any]) -> tuple[Any, ...]:
+    """What a re-grade must give again: the status, which tests passed, and the message without its figures
+    (measured times vary from run to run; everything else is the seed's)."""
+    tests = tuple((t["name"], t["passed"]) for t in verdict["tests"])
+    words = re.sub(r"[0-9.]+", "#", verdict["message"])
+    return verdict["status"], verdict["passed"], verdict["hidden_passed"], tests, words
+
+
+@pytest.mark.sandbox
+def test_it_gives_the_same_verdicts_when_every_drill_is_graded_again_with_the_same_seed(pool: Any) -> None:
+    """Every drill's reference and known-wrong solutions, graded twice with seed 11 through one pool: the same
+    verdicts (torch's, NumPy's and Python's generators are all seeded before every call)."""
+    differ = []
+    for slug in sorted(DRILLS):
+        drill, known = DRILLS[slug], solutions(slug)
+        cache = ReferenceCache()
+        for code in [drill.reference] + [w["code"] for w in known["wrong"]]:
+            first, second = (grade(drill, code, seed=11, runner=pool, cache=cache) for _ in range(2))
+            if _fingerprint(first) != _fingerprint(second):
+                differ.append((slug, _fingerprint(first), _fingerprint(second)))
+    assert not differ, differ
 
 
 def test_it_loads_drills_without_importing_torch() -> None:

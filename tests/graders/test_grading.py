@@ -109,6 +109,10 @@ PUZZLE_RULES = Constraints(no_loops=True, allow=("torch.arange", "torch.where"),
         "import torch\ndef eye(n):\n    return torch.where(torch.arange(n)[:, None] == torch.arange(n), 1, 0)\n"
         "def f(n):\n    return eye(n) @ eye(n)\n",
         "import torch\ndef f(a):\n    return a[a.shape[0] - 1 - torch.arange(a.shape[0])] if a.shape[0] else a\n",
+        # a module-level lambda helper, and a script's own test run (never run when graded, never judged)
+        "import torch\nones = lambda n: torch.arange(n) * 0 + 1\ndef f(n):\n    return ones(n)\n",
+        "import torch\ndef f(n):\n    return torch.arange(n)\n\nif __name__ == '__main__':\n"
+        "    for n in range(3):\n        print(f(n).sum())\n",
     ],
 )
 def test_an_allow_list_lets_through_its_calls_operators_indexing_and_own_helpers(code: str) -> None:
@@ -152,6 +156,8 @@ def test_an_allow_list_refuses_every_other_call_however_aliased(code: str, found
         ("def f(a):\n    return\n", "line 2: f() has 1 statements, not a single return"),
         ("import torch\nONE = 1\ndef f(a):\n    return a\n", "line 2: an assignment outside a function"),
         ("import torch\nclass A:\n    pass\n", "line 2: a class outside a function"),
+        ("if __name__ == '__main__':\n    pass\nelse:\n    B = 2\n", "line 4: an assignment outside a function"),
+        ("f = g = lambda a: a\nh = (lambda a: a)(1)\n", "line 2: an assignment outside a function"),
     ],
 )
 def test_single_expression_asks_for_one_return_per_function(code: str, found: str) -> None:

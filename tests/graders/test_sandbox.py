@@ -252,6 +252,35 @@ def test_it_uses_a_fresh_process_for_every_submission(pool: SandboxPool) -> None
     assert pool.run(probe, "solution", [()]).cases[0].value == first
 
 
+def test_every_call_draws_numpys_random_numbers_from_the_same_seed_as_torchs(pool: SandboxPool) -> None:
+    """NumPy's global generator is seeded before every call like torch's: two cases, the repeat call and a
+    re-run all draw the same numbers, so the repeat check sees no state and a re-grade no other verdict."""
+    drawn = "x + float(np.random.rand()) + torch.rand(1)"
+    code = f"import numpy as np\nimport torch\n\ndef solution(x):\n    return {drawn}\n"
+    cases = [(torch.zeros(1),), (torch.zeros(1),)]
+    first, again = pool.run(code, "solution", cases), pool.run(code, "solution", cases)
+    assert first.status == "ok" and [c.ok for c in first.cases] == [True, True], first
+    assert torch.equal(first.cases[0].value, first.cases[1].value)
+    assert torch.equal(first.cases[0].value, again.cases[0].value)
+    assert [(c.behaviour or {}).get("repeat") for c in first.cases] == ["", ""], first.cases
+
+
+def test_it_seeds_pythons_random_with_the_case_seed() -> None:
+    import random
+
+    import numpy as np
+
+    from graders.sandbox.child import CASE_SEED, seed_everything
+
+    random.random(), np.random.rand()
+    seed_everything(CASE_SEED)
+    drawn = (random.random(), float(np.random.rand()), float(torch.rand(1)))
+    random.random(), np.random.rand()
+    seed_everything(CASE_SEED)
+    assert (random.random(), float(np.random.rand()), float(torch.rand(1))) == drawn
+    assert drawn[0] == random.Random(CASE_SEED).random()
+
+
 def test_it_kills_at_the_wall_limit(pool: SandboxPool) -> None:
     code = "def solution():\n    while True:\n        pass\n"
     result = pool.run(code, "solution", [()], limits=Limits(cpu_seconds=30, wall_seconds=1))

@@ -95,12 +95,51 @@ def test_it_rejects_source_nested_too_deeply_to_compile(source: str) -> None:
 def test_it_refuses_underscore_and_denied_attributes_at_runtime(modules: dict[str, ModuleProxy]) -> None:
     guards = policy.Guards(modules, policy.PrintSink(100))
     tensor = torch.ones(2)
-    for obj, name in [(tensor, "__class__"), (tensor, "storage"), (tensor.numpy(), "tofile"), ("s", "format")]:
+    for obj, name in [(tensor, "__class__"), (tensor, "storage"), (tensor.numpy(), "tofile"), (b"s", "format")]:
         with pytest.raises(policy.SandboxViolation):
             guards.getattr(obj, name)
     with pytest.raises(policy.SandboxViolation):
         guards.getattr(types, "ModuleType")  # a real module never passes
     assert guards.getattr(tensor, "__class__", None) is None
+
+
+def test_it_drops_a_main_block_and_runs_its_else_part(modules: dict[str, ModuleProxy]) -> None:
+    """``if __name__ == "__main__":`` never runs in an imported module: dropped before the checks, so its
+    ``__name__`` is no underscore name to refuse; an ``else`` part is what runs."""
+    source = (
+        "import torch\n\ndef solution(x):\n    return x\n\n"
+        'if __name__ == "__main__":\n    print(solution(torch.ones(2)))\n    _seen = 1\n'
+        "else:\n    ran = True\n"
+        "if '__main__' == __name__:\n    print('never')\n"
+    )
+    sink = policy.PrintSink(100)
+    glb, _ = policy.make_globals(modules, sink)
+    exec(policy.compile_submission(source, 20_000), glb)
+    assert glb["ran"] is True and sink.text() == ""
+    for other in ("if __name__ != '__main__':\n    pass\n", "print(__name__)\n", "if __name__ == 'x':\n    pass\n"):
+        with pytest.raises(policy.Rejected, match="__name__"):
+            policy.compile_submission(other, 20_000)
+
+
+def test_str_format_fills_plain_fields_and_refuses_fields_that_read_attributes_or_items(
+    modules: dict[str, ModuleProxy],
+) -> None:
+    glb = run(
+        "import torch\nx = torch.ones(2)\n"
+        "shown = '{0} {1:>6.2f} {n!r} {0}'.format(x.shape, 1.5, n=3)\nalso = getattr('{}', 'format')(4)\n",
+        modules,
+    )
+    assert glb["shown"] == "torch.Size([2])   1.50 3 torch.Size([2])" and glb["also"] == "4"
+    for text in ("{0.__class__}", "{0[0]}", "{.real}", "{0:{1.__class__}}", "{x.shape}"):
+        with pytest.raises(policy.SandboxViolation, match="names an argument only"):
+            run(f"import torch\nx = torch.ones(2)\ns = '{text}'.format(x, x, x=x)\n", modules)
+    for source in (
+        "f = getattr(str, 'format')\n",
+        "f = '{a}'.format_map\n",
+        "f = '{}'.format\nf.text = '{0.__class__}'\nf(1)\n",  # its text checked when called, not when made
+    ):
+        with pytest.raises(policy.SandboxViolation):
+            run(source, modules)
 
 
 def test_it_hides_everything_not_listed_in_the_proxies(modules: dict[str, ModuleProxy]) -> None:

@@ -75,6 +75,7 @@ def test_it_shows_the_prompt_examples_limits_editor_and_note_link(client_for: Cl
         "def solution(x):",
         "/notes/pytorch-basics/#tensors",
         "Run examples",
+        "Names may not start with <code>_</code>",
     ):
         assert text in page, text
     assert 'name="code"' in page and "dist/editor.js" in page
