@@ -57,8 +57,7 @@ class Migration(migrations.Migration):
             model_name="submission",
             index=models.Index(
                 condition=models.Q(("kind", "submit"), ("status", "accepted")),
-                fields=["drill", "user", "solution_key"],
-                include=["id"],
+                fields=["drill", "user", "solution_key", "id"],
                 name="submission_solution_idx",
             ),
         ),
