@@ -417,7 +417,8 @@ def test_the_verdict_page_shows_time_memory_and_advice(client_for: Client, learn
     sub = graded(learner, drill, code)
     page = page_of(client_for, sub)
     assert sub.verdict["status"] == "accepted" and "data-run-facts" in page and " ms · wall " in page
-    assert "data-advice" in page and "a Python loop over the elements of `x`" in page
+    assert "data-advice" in page and "a Python loop over the elements of <code>x</code>" in page
+    assert "`" not in page.split("data-advice", 1)[1].split("</div>", 1)[0]  # no raw Markdown backticks
 
 
 @pytest.mark.django_db
