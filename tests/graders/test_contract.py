@@ -425,7 +425,8 @@ def test_the_verdict_page_shows_time_memory_and_advice(client_for: Client, learn
 def test_the_verdict_page_names_a_changed_argument(client_for: Client, learner: User, drill: Drill) -> None:
     sub = graded(learner, drill, "def solution(x):\n    x += 1\n    return x\n")
     assert sub.verdict["status"] == "wrong_answer"
-    assert "your function changed its argument `x` (line 2: `x += 1`)" in page_of(client_for, sub)
+    page = page_of(client_for, sub)  # the core's backticked names shown as code (issue 38), escaped once
+    assert "your function changed its argument <code>x</code> (line 2: <code>x += 1</code>)" in page
 
 
 @pytest.mark.django_db
