@@ -221,10 +221,26 @@ def _field(value: str) -> str:
     return _CONTROL.sub("", value)
 
 
+def _back_html(card: Card) -> str:
+    """A card's back as Anki shows it under the front. A drill card's stored back only says to use the drill
+    editor, which Anki has not: its export shows the reference solution instead (the statement is the front,
+    which Anki shows above it)."""
+    drill = getattr(card, "drill", None) if card.kind == Card.Kind.DRILL else None
+    if drill is None:
+        return card.back_html
+    code = drill.reference_code.rstrip("\n")
+    fence = "~~~~" if "```" in code else "```"
+    return render_markdown(
+        _("Reference solution (`%(entry)s`):") % {"entry": drill.entry_point} + f"\n\n{fence}python\n{code}\n{fence}\n"
+    )
+
+
 def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[genanki.Package, ExportSummary]:
     """One Anki deck per note (``quizsite::<title>``) with its active cards, in note order."""
     model = anki_model()
-    cards = list(Card.objects.active().filter(note__in=notes).select_related("note").order_by("note", "position"))
+    cards = list(
+        Card.objects.active().filter(note__in=notes).select_related("note", "drill").order_by("note", "position")
+    )
     states: dict[int, CardState] = {}
     scheduler = Scheduler.SM2
     if schedule_for is not None:
@@ -239,12 +255,12 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
         if deck is None:
             deck = decks[card.note_id] = genanki.Deck(deck_id(card.note), f"quizsite::{card.note.title}")
         state = states.get(card.pk)
-        source = html.escape(" / ".join(part for part in (card.note.title, card.heading_path) if part))
+        source = html.escape(" / ".join(part for part in (card.note.title, card.source_path) if part))
         deck.add_note(
             _QuizNote(
                 Schedule.from_state(state, scheduler) if state else None,
                 model=model,
-                fields=[_field(card.front_html), _field(card.back_html), _field(source)],
+                fields=[_field(card.front_html), _field(_back_html(card)), _field(source)],
                 tags=card_tags(card),
                 guid=genanki.guid_for("quizsite", str(card.uuid)),
             )

@@ -123,6 +123,13 @@ class CardNoteForm(forms.ModelForm):
         widgets = {"user_note": forms.Textarea(attrs={"rows": 6})}
 
 
+class CardTextForm(forms.Form):
+    """A learner's own private card (an Anki import): its front and back, Markdown, corrected in place."""
+
+    front = forms.CharField(label=_("Front"), max_length=20_000, widget=forms.Textarea(attrs={"rows": 4}))
+    back = forms.CharField(label=_("Back"), max_length=20_000, required=False, widget=forms.Textarea(attrs={"rows": 6}))
+
+
 class SignupForm(UserCreationForm):
     """A new learner with their review settings row, so no later page has to create it on a GET."""
 

@@ -196,6 +196,15 @@ class Card(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.front[:60]}"
 
+    @property
+    def source_path(self) -> str:
+        """The headings under the note's title, for a source line that names the title once: an imported
+        card's path is its deck's title, which the line already shows ("Deck › Deck" otherwise)."""
+        title, path = self.note.title, self.heading_path
+        if path == title:
+            return ""
+        return path.removeprefix(f"{title} › ") if title else path
+
 
 class LearningStage(models.Model):
     """One step of the learning order for new cards across the bundled notes (basics first).

@@ -103,6 +103,8 @@ class Deck:
     # (kind, the concept it teaches, the concepts it needs). No concepts: the stages' order of old (below).
     concepts: conceptual.ConceptMap = field(default_factory=lambda: conceptual.ConceptMap([]))
     tags: dict[int, tuple[str, str | None, frozenset[str]]] = field(default_factory=dict)
+    # drill card pk -> (its track, its place in the track), for the drills of a named sequence (tensor-puzzles)
+    tracks: dict[int, tuple[str, int]] = field(default_factory=dict)
     _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -123,6 +125,10 @@ class Deck:
                 found = self._concept_order(rank)
             else:
                 found = sorted(self.active, key=lambda pk: (rank[self.active[pk][0]], *self.active[pk][1:]))
+            if self.tracks:
+                found = in_track_order(found, self.tracks)
+                if self.tags:  # a track card held back may have been a concept's first teacher
+                    found = keeping_prerequisites(found, self.tags)
             with self._lock:
                 self._orders[stage_slugs] = found
         return found
@@ -155,6 +161,51 @@ class Deck:
     def stage_of(self, card_pk: int) -> Stage | None:
         index = self.active[card_pk][0]
         return self.stages[index] if index < len(self.stages) else None
+
+
+def in_track_order(order: list[int], tracks: dict[int, tuple[str, int]]) -> list[int]:
+    """``order`` with each track's cards in their authored place (puzzle 1, 2, 3...), never earlier than the
+    learning order put them (so never before their prerequisites): a track card comes at its own place or
+    right after the track's card before it, whichever is later. The other cards keep their places."""
+    index = {pk: i for i, pk in enumerate(order)}
+    keys: dict[int, tuple[int, int]] = {pk: (i, 0) for i, pk in enumerate(order)}
+    last: dict[str, int] = {}
+    in_place = sorted((tracks[pk][0], tracks[pk][1], index[pk], pk) for pk in order if pk in tracks)
+    for turn, (track, _place, natural, pk) in enumerate(in_place, start=1):
+        slot = max(natural, last.get(track, -1))
+        last[track] = slot
+        keys[pk] = (slot, turn)
+    return sorted(order, key=keys.__getitem__)
+
+
+def keeping_prerequisites(order: list[int], tags: dict[int, tuple[str, str | None, frozenset[str]]]) -> list[int]:
+    """``order`` with each card that comes before a concept it needs is taught held back to just after it is
+    (``tags``: card pk -> (kind, teaches, needs)); the rest keep their order."""
+    taught_somewhere = {teaches for _, teaches, _ in tags.values() if teaches}
+    taught: set[str] = set()
+    placed: list[int] = []
+    waiting: list[int] = []
+
+    def unmet(pk: int) -> bool:
+        needs = tags[pk][2] if pk in tags else frozenset()
+        return any(need in taught_somewhere and need not in taught for need in needs)
+
+    def place(pk: int) -> None:
+        placed.append(pk)
+        teaches = tags[pk][1] if pk in tags else None
+        if teaches and teaches not in taught:
+            taught.add(teaches)
+            for held in [held for held in waiting if not unmet(held)]:
+                if held in waiting and not unmet(held):
+                    waiting.remove(held)
+                    place(held)
+
+    for pk in order:
+        if unmet(pk):
+            waiting.append(pk)
+        else:
+            place(pk)
+    return placed + waiting
 
 
 def stage_ranks(stages: list[Stage], stage_slugs: Iterable[str]) -> list[int]:
@@ -246,7 +297,9 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
         for turn, (place, pk) in enumerate(sorted(placed_cards)):
             active[pk] = (stage, turn if stage < len(stages) else 0, note, place, pk)
     tags = _tags(concepts, stages, active, kinds) if concepts.concepts else {}
-    return Deck(stamp, stages, active, mapping, siblings, owners, courses, concepts, tags)
+    drills = apps.get_model("graders", "Drill").objects.filter(active=True, card_id__in=list(active)).exclude(track="")
+    tracks = {pk: (track, place) for pk, track, place in drills.order_by().values_list("card_id", "track", "position")}
+    return Deck(stamp, stages, active, mapping, siblings, owners, courses, concepts, tags, tracks)
 
 
 def _load_concepts() -> conceptual.ConceptMap:

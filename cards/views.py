@@ -7,6 +7,7 @@ redirect or one template. Review actions answer htmx requests with the next card
 
 from __future__ import annotations
 
+import hashlib
 import zoneinfo
 from datetime import timedelta
 from typing import Any
@@ -28,10 +29,10 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from cards import charts, extensions, fit_text, optimising, switching, tasks
 from cards import review as reviewing
-from cards.forms import CardNoteForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
+from cards.forms import CardNoteForm, CardTextForm, RatingForm, SettingsForm, SignupForm, SwitchSchedulerForm
 from cards.models import Card, CardState, Language, Note, Optimisation, Profile, Scheduler
 from cards.notefixes import corrections_for
-from cards.rendering import render_note
+from cards.rendering import render_markdown, render_note
 from cards.scheduling.fitting import MIN_REVIEWS
 from quizsite import throttle
 
@@ -208,14 +209,30 @@ def card_edit(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
     card = _get_card(request, card_uuid)
     state = CardState.objects.filter(user=request.user, card=card).first()
     form = CardNoteForm(request.POST or None, instance=state)
-    if request.method == "POST" and form.is_valid():
+    own = card.note.owner_id == request.user.pk  # a private import: the learner's to correct
+    text_form = (
+        CardTextForm(request.POST or None, initial={"front": card.front, "back": card.back}, prefix="card")
+        if own
+        else None
+    )
+    if request.method == "POST" and form.is_valid() and (text_form is None or text_form.is_valid()):
+        if text_form is not None and text_form.has_changed():
+            _save_card_text(card, text_form.cleaned_data["front"], text_form.cleaned_data["back"])
         profile = reviewing.get_profile(request.user)
         reviewing.save_card_note(
             request.user, profile, card, form.cleaned_data["user_note"], form.cleaned_data["suspended"]
         )
         messages.success(request, _("Saved."))
         return redirect("cards:review")
-    return render(request, "cards/card_edit.html", {"card": card, "form": form})
+    return render(request, "cards/card_edit.html", {"card": card, "form": form, "text_form": text_form})
+
+
+def _save_card_text(card: Card, front: str, back: str) -> None:
+    """A private card's corrected faces, rendered as an imported CSV's are (Markdown, sanitised)."""
+    card.front, card.back = front.strip(), back.strip()
+    card.front_html, card.back_html = render_markdown(card.front), render_markdown(card.back)
+    card.content_hash = hashlib.sha256(f"{card.front}\0{card.back}".encode()).hexdigest()
+    card.save(update_fields=["front", "back", "front_html", "back_html", "content_hash", "updated_at"])
 
 
 @login_required

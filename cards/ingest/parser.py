@@ -388,7 +388,8 @@ def _output_drafts(section: Section, ctx: _Context, earlier: list[list[str]]) ->
             question = "运行下面的代码会输出什么？"
             if ends_in_expression(code):
                 question += "（最后一行的值按 Python 交互环境的方式显示）"
-            front = f"{ctx.markdown}：{question}\n\n{_fenced(code, lang)}"
+            # The question alone: the page shows the card's source line (the same headings) right above it.
+            front = f"{question}\n\n{_fenced(code, lang)}"
             back = _fenced(exchange.output, "text")
             drafts.append(_Draft("output", f"code{code_number}:{number}", front, back, section, code=code))
         if lang.lower() in CODE_INFOS:

@@ -154,6 +154,8 @@ def test_every_main_page_fits_and_shows_its_key_elements(browser: Any, live_serv
     keys = page.locator("main kbd:visible, main details.keys:visible").count()
     assert (keys == 0) if width == 390 else (keys > 0), f"{keys} keyboard hints shown at {width} px"
     visit(page, base, "/drills/", width, "drill-hub", "[data-hub-filters] button[type=submit]", "[data-drill-status]")
+    keys = page.locator("main kbd:visible, main [data-keys-hint]:visible").count()
+    assert (keys == 0) if width == 390 else (keys > 0), f"the hub shows {keys} keyboard hints at {width} px"
     # A short block per drill on a phone (not one labelled line per column); no badge or note title broken
     # inside a word on a laptop ("TENSOR- / PUZZLES", "Pytorch / 小点").
     heights = page.evaluate("[...document.querySelectorAll('[data-drill-row]')].map(r => r.offsetHeight)")

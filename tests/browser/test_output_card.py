@@ -127,6 +127,12 @@ def test_it_grades_typed_output_answers_wrong_then_right(
     expect(verdict).to_contain_text("Not quite. Rated Again for you.")
     expect(box.locator("pre.real")).to_have_text(REAL_OUTPUT[first])
     expect(box.locator("pre.typed")).to_have_text(ANSWERS[first][0])
+    # Issue 38: the question does not repeat the source line's headings, and "It prints" is whole at 1280 px.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    shown = page.locator("#review-panel article.card")
+    expect(shown.locator(".face.front")).not_to_contain_text(f"{first}：")
+    heading, card_box = box.locator("h3").first.bounding_box(), shown.bounding_box()
+    assert heading["height"] > 0 and heading["x"] + heading["width"] <= card_box["x"] + card_box["width"]
 
     # 2. Next card: the other one (new cards come before today's repeat of the first).
     box.get_by_role("link", name="Next card").click()

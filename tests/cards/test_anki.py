@@ -513,6 +513,53 @@ class ImportViewTests(TestCase):
         _, parsed = anki.import_file("d.csv", csv_drill, owner=self.learner)
         assert (len(parsed.cards), parsed.drills) == (1, 1)
 
+    def test_a_drill_card_exports_its_reference_solution_as_the_back(self) -> None:
+        from graders.models import Drill
+
+        note = make_note(title="Drills")
+        back = "Write `add_one` in the drill editor and submit it: the grader's verdict rates this card."
+        card = make_card(note=note, kind=Card.Kind.DRILL, front="**Add one** to `x`", back=back, back_html=back)
+        Drill.objects.create(
+            card=card, slug="add-one", title="Add one", entry_point="add_one", definition="", version="v1",
+            reference_code="def add_one(x):\n    return x + 1\n", source_path="drills/add-one.toml",
+        )  # fmt: skip
+        with tempfile.TemporaryDirectory() as folder:
+            flds = open_collection(apkg_bytes([note]), Path(folder)).execute("SELECT flds FROM notes").fetchone()[0]
+        exported = flds.split("\x1f")[1]
+        assert "drill editor" not in exported and "Reference solution" in exported and "add_one" in exported
+        assert "return" in exported and "x" in exported and "1" in exported
+        # Still recognised as a drill on the way back in (by its tag).
+        parsed = anki.read_upload("d.apkg", apkg_bytes([note]))
+        assert (len(parsed.cards), parsed.drills) == (0, 1)
+
+    def test_an_imported_deck_lists_fronts_unescaped_and_names_its_source_once(self) -> None:
+        self.post(self.learner, b'"a -> b: x > 0 & y < 1?",yes\n', title="Mine")
+        note = Note.objects.get(owner=self.learner)
+        card = note.cards.get()
+        deck = self.client.get(reverse("cards:deck", args=[note.slug])).content.decode()
+        assert "a -&gt; b: x &gt; 0 &amp; y &lt; 1?" in deck and "&amp;gt;" not in deck
+        page = self.client.get(reverse("cards:card", args=[card.uuid])).content.decode()
+        source = re.search(r'<a class="source"[^>]*>([^<]*)</a>', page)
+        assert source is not None and source.group(1) == "Mine"
+
+    def test_a_learner_corrects_the_text_of_their_own_imported_card(self) -> None:
+        self.post(self.learner, b"teh front,the back\n", title="Mine")
+        card = Note.objects.get(owner=self.learner).cards.get()
+        url = reverse("cards:card_edit", args=[card.uuid])
+        page = self.client.get(url).content.decode()
+        assert "Cards come from the shared notes" not in page and 'name="card-front"' in page
+        self.client.post(url, {"card-front": "the **front**", "card-back": "the back", "user_note": "typo"})
+        card.refresh_from_db()
+        assert (card.front, card.back) == ("the **front**", "the back") and "<strong>front</strong>" in card.front_html
+        assert CardState.objects.get(user=self.learner, card=card).user_note == "typo"
+        # Another learner's or a shared card's text is not theirs to edit.
+        shared = make_card(note=make_note(title="Shared"), front="shared q")
+        page = self.client.get(reverse("cards:card_edit", args=[shared.uuid])).content.decode()
+        assert "Cards come from the shared notes" in page and 'name="card-front"' not in page
+        self.client.post(reverse("cards:card_edit", args=[shared.uuid]), {"card-front": "mine now", "user_note": ""})
+        shared.refresh_from_db()
+        assert shared.front == "shared q"
+
     def test_a_file_of_drills_only_says_why_nothing_was_imported(self) -> None:
         back = "Write `solution` in the drill editor and submit it: the grader's verdict rates this card."
         response = self.post(self.learner, f'"drill","{back}"\n'.encode())

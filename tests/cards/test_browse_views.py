@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 
 from cards.models import Card, Profile
 from cards.review import learner_today, queue_snapshot
@@ -116,7 +117,8 @@ def test_it_shows_a_decks_cards_with_this_learners_states_only(
     assert states[seen.pk].interval == 9
     assert states[fresh.pk] is None
     body = response.content.decode()
-    assert f"due {today + timedelta(days=9):%Y-%m-%d}</span>, every 9 days, ease 2.36" in body
+    due = date_format(today + timedelta(days=9), "DATE_FORMAT")  # the localized date, as on every page
+    assert f"due {due}</span>, every 9 days, ease 2.36" in body
     assert "every 700 days" not in body
     assert body.count('class="state-new"') == 1
 

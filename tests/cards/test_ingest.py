@@ -304,7 +304,8 @@ def test_it_finds_output_in_a_following_block_and_in_transcripts() -> None:
 
 def test_it_asks_about_a_script_without_the_repl_hint() -> None:
     first = of_kind(kinds_fixture(), "output")[0]
-    assert first.front == "输出：运行下面的代码会输出什么？\n\n```python\nx = torch.arange(3)\nprint(x)\n```"
+    # No breadcrumb ("输出：") before the question: the review page's source line already names the headings.
+    assert first.front == "运行下面的代码会输出什么？\n\n```python\nx = torch.arange(3)\nprint(x)\n```"
 
 
 def test_it_reads_output_after_an_output_label_but_not_after_plain_code() -> None:

@@ -82,6 +82,22 @@ class BundledOrderTests(TestCase):
         data = [pk for pk in default if deck.tags[pk][1] == "data"]
         self.assertLess(team.index(data[0]), default.index(data[0]))
 
+    def test_the_tensor_puzzles_come_in_their_authored_order(self) -> None:
+        """Issue 38: the puzzles came as their concepts and file names fell (6, 4, 14, 2, ...); now 1, 2, 3..."""
+        from graders.models import Drill
+
+        puzzles = dict(Drill.objects.filter(track="tensor-puzzles", active=True).values_list("card_id", "position"))
+        self.assertEqual(len(puzzles), 22)
+        for stages in ((), ("training",)):
+            _, order = self.order(stages)
+            met = [puzzles[pk] for pk in order if pk in puzzles]
+            self.assertEqual(met, sorted(met), f"stage order {stages}")
+
+    def test_a_track_card_never_moves_earlier_than_its_place(self) -> None:
+        # Cards 1..6; 2 and 5 are a track's second and first: 5 waits no more, 2 comes right after it.
+        order = queueing.in_track_order([1, 2, 3, 4, 5, 6], {2: ("t", 2), 5: ("t", 1), 4: ("u", 1)})
+        self.assertEqual(order, [1, 3, 4, 5, 2, 6])
+
     def test_a_learners_own_note_comes_after_in_its_own_order(self) -> None:
         learner = make_user(time_zone="UTC")
         own = make_note(slug="my-deck", owner=learner)

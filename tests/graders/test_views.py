@@ -15,6 +15,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 
 from cards.models import CardState, ReviewLog
 from graders.jobs import lifecycle as jobs
@@ -180,7 +181,8 @@ def test_it_rates_an_acceptance_by_its_attempt_number(
     assert (log.quality, log.source, state.needs_repeat) == (quality, "grader", quality < 4)
     fragment = client_for.get(reverse("graders:submission_status", args=[sub.uuid])).content.decode()
     assert f"Accepted: rated {quality}" in fragment and "Next card" in fragment
-    assert f"data-next-due>{state.due.isoformat()}</time>" in fragment
+    shown = date_format(state.due, "DATE_FORMAT")  # the localized date, as on every page (issue 38)
+    assert f'datetime="{state.due.isoformat()}" data-next-due>{shown}</time>' in fragment
     # "Next due" is when the card comes back: below 4 that is later today, and the page says so.
     assert ("data-comes-back>later today</span>" in fragment) == (quality < 4)
     swapped = client_for.get(reverse("graders:submission_status", args=[sub.uuid]), HTTP_HX_REQUEST="true")

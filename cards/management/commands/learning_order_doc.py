@@ -47,6 +47,9 @@ A team's owners still reorder the stages: the stages' order ranks the topics the
 prerequisites still hold. Cards no stage names (a learner's own Anki import, a team's private course) come
 after, each note in its own order. A stage without concepts keeps the older rule (its notes take turns).
 The queue applies its usual burying on top (a mapping row's reverse side waits for its forward side).
+A track's drills (the tensor puzzles) come in their authored order: each at its own place above or right
+after the track's drill before it, whichever is later, so never before its prerequisites (puzzle 3 needs
+`tensor-math`, so the puzzles after it wait for that topic).
 """
 
 
