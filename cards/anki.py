@@ -51,7 +51,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from cards import history
+from cards import extensions, history
 from cards.ingest.slugs import slugify
 from cards.models import Card, CardState, Note, Profile, Scheduler
 from cards.rendering import pygments_css, render_markdown
@@ -221,22 +221,18 @@ def _field(value: str) -> str:
     return _CONTROL.sub("", value)
 
 
-def _back_html(card: Card) -> str:
+def _back_html(card: Card, learner: Any) -> str:
     """A card's back as Anki shows it under the front. A drill card's stored back only says to use the drill
-    editor, which Anki has not: its export shows the reference solution instead (the statement is the front,
-    which Anki shows above it)."""
-    drill = getattr(card, "drill", None) if card.kind == Card.Kind.DRILL else None
-    if drill is None:
-        return card.back_html
-    code = drill.reference_code.rstrip("\n")
-    fence = "~~~~" if "```" in code else "```"
-    return render_markdown(
-        _("Reference solution (`%(entry)s`):") % {"entry": drill.entry_point} + f"\n\n{fence}python\n{code}\n{fence}\n"
-    )
+    editor, which Anki has not: the app that owns drills gives its export back (``extensions.export_back``)."""
+    back = extensions.export_back(card, learner)
+    return card.back_html if back is None else render_markdown(back)
 
 
-def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[genanki.Package, ExportSummary]:
-    """One Anki deck per note (``quizsite::<title>``) with its active cards, in note order."""
+def build_package(
+    notes: Sequence[Note], *, schedule_for: Any = None, learner: Any = None
+) -> tuple[genanki.Package, ExportSummary]:
+    """One Anki deck per note (``quizsite::<title>``) with its active cards, in note order. ``learner``: whose
+    export it is (a drill's reference only where they may see it); None for the operator's command."""
     model = anki_model()
     cards = list(
         Card.objects.active().filter(note__in=notes).select_related("note", "drill").order_by("note", "position")
@@ -260,7 +256,7 @@ def build_package(notes: Sequence[Note], *, schedule_for: Any = None) -> tuple[g
             _QuizNote(
                 Schedule.from_state(state, scheduler) if state else None,
                 model=model,
-                fields=[_field(card.front_html), _field(_back_html(card)), _field(source)],
+                fields=[_field(card.front_html), _field(_back_html(card, learner)), _field(source)],
                 tags=card_tags(card),
                 guid=genanki.guid_for("quizsite", str(card.uuid)),
             )

@@ -89,7 +89,8 @@ def anki_export(request: HttpRequest) -> HttpResponse:
     slug = form.cleaned_data["deck"]
     visible = Note.objects.visible_to(request.user)
     notes = list(visible if slug == ALL_DECKS else visible.filter(slug=slug))
-    package, _skipped = anki.build_package(notes, schedule_for=request.user if form.cleaned_data["schedule"] else None)
+    schedule_for = request.user if form.cleaned_data["schedule"] else None
+    package, _skipped = anki.build_package(notes, schedule_for=schedule_for, learner=request.user)
     buffer = io.BytesIO()
     anki.write_apkg(package, buffer)
     name = f"quizsite-{slug}-{timezone.now():%Y%m%d}.apkg"

@@ -12,7 +12,11 @@ which they fill in their ``AppConfig.ready``. Two extension points:
   editors: the drill hub shows them where a drill's label disagrees with its learners): ``register_course_editors``;
 - a line on the login and sign-up pages about where the visitor is going (an invite names its team):
   ``register_login_note``.
-- a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts).
+- a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts);
+- the tracks cards belong to (a drill's track, e.g. the tensor puzzles, and its place in it: the queue keeps a
+  track's cards in that order): ``register_card_tracks``;
+- a card kind's back in an Anki export (a drill's: its reference once the learner may see it, else a link):
+  ``register_export_back``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ _REVIEW_PARTS: dict[str, ReviewPart] = {}
 _KIND_LISTINGS: dict[str, Callable[[str], str]] = {}
 _STATS_SECTIONS: dict[str, StatsSection] = {}
 _ORDER_SECTIONS: dict[str, StatsSection] = {}
+_EXPORT_BACKS: dict[str, Callable[[Any, Any], str | None]] = {}
+_TRACKS: list[Callable[[list[int]], dict[int, tuple[str, int]]]] = []
 
 
 def register_review_part(kind: str, template: str, *, replaces_answer: bool = False) -> None:
@@ -46,6 +52,29 @@ def register_review_part(kind: str, template: str, *, replaces_answer: bool = Fa
 
 def review_part(kind: str) -> ReviewPart | None:
     return _REVIEW_PARTS.get(kind)
+
+
+def register_card_tracks(tracks: Callable[[list[int]], dict[int, tuple[str, int]]]) -> None:
+    """``tracks(card_ids)``: {card id: (track, place in the track)} for those of the cards that are in one."""
+    _TRACKS.append(tracks)
+
+
+def card_tracks(card_ids: list[int]) -> dict[int, tuple[str, int]]:
+    found: dict[int, tuple[str, int]] = {}
+    for tracks in _TRACKS:
+        found.update(tracks(card_ids))
+    return found
+
+
+def register_export_back(kind: str, back: Callable[[Any, Any], str | None]) -> None:
+    """``back(card, learner)``: the Markdown an Anki export shows as the back of a card of ``kind`` for
+    ``learner`` (None: the operator's command), or None to keep the card's own back."""
+    _EXPORT_BACKS[kind] = back
+
+
+def export_back(card: Any, learner: Any) -> str | None:
+    back = _EXPORT_BACKS.get(card.kind)
+    return back(card, learner) if back is not None else None
 
 
 def register_stats_section(name: str, template: str, context: Callable[[Any], dict[str, Any]]) -> None:

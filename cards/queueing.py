@@ -35,6 +35,7 @@ from typing import Any
 from django.apps import apps
 from django.db import connections, router
 
+from cards import extensions
 from cards.ingest import concepts as conceptual
 from cards.models import (
     Card,
@@ -297,8 +298,7 @@ def build_deck(stamp: tuple[Any, ...]) -> Deck:
         for turn, (place, pk) in enumerate(sorted(placed_cards)):
             active[pk] = (stage, turn if stage < len(stages) else 0, note, place, pk)
     tags = _tags(concepts, stages, active, kinds) if concepts.concepts else {}
-    drills = apps.get_model("graders", "Drill").objects.filter(active=True, card_id__in=list(active)).exclude(track="")
-    tracks = {pk: (track, place) for pk, track, place in drills.order_by().values_list("card_id", "track", "position")}
+    tracks = extensions.card_tracks(list(active))
     return Deck(stamp, stages, active, mapping, siblings, owners, courses, concepts, tags, tracks)
 
 

@@ -30,6 +30,10 @@ class GradersConfig(AppConfig):
         site_health.register_check("graders", health.check_graders)
         # manage.py audit_cards: a bundled drill whose statement promises what its contract does not check.
         extensions.register_audit_check("drill statements that contradict their contract", drill_statement_problems)
+        # An Anki export's drill card: the reference once the learner may see it, else a link to the drill.
+        extensions.register_export_back("drill", drill_export_back)
+        # The review queue keeps a track's drills (the tensor puzzles) in their authored order.
+        extensions.register_card_tracks(drill_tracks)
 
 
 def hub_for_note(note_slug: str) -> str:
@@ -47,3 +51,35 @@ def drill_statement_problems() -> list[str]:
 
     drills = load_drills(DRILLS_DIR)
     return [f"{slug}: {problem}" for slug, drill in sorted(drills.items()) for problem in drill_contradictions(drill)]
+
+
+def drill_tracks(card_ids: list[int]) -> dict[int, tuple[str, int]]:
+    """{card id: (track, position)} of the active drills among ``card_ids`` that belong to a track."""
+    from .models import Drill
+
+    drills = Drill.objects.filter(active=True, card_id__in=card_ids).exclude(track="").order_by()
+    return {pk: (track, place) for pk, track, place in drills.values_list("card_id", "track", "position")}
+
+
+def drill_export_back(card: object, learner: object) -> str | None:
+    """A drill card's back in an Anki export, as Markdown. The reference only where the site would show it
+    without a cost: for the operator's export, or a learner who solved the drill, gave up on it or already
+    looked at its reference (``solutions_unlocked``); otherwise a link to the drill, so an export never hands
+    out a reference that the drill page holds back (a peek there is a failed recall)."""
+    from django.conf import settings
+    from django.urls import reverse
+    from django.utils.translation import gettext as _
+
+    from .models import Drill
+    from .rating.reviews import solutions_unlocked
+
+    drill = Drill.objects.filter(card=card).first()
+    if drill is None:
+        return None
+    if learner is None or solutions_unlocked(learner, drill):  # type: ignore[arg-type]
+        code = drill.reference_code.rstrip("\n")
+        fence = "~~~~" if "```" in code else "```"
+        heading = _("Reference solution (`%(entry)s`):") % {"entry": drill.entry_point}
+        return f"{heading}\n\n{fence}python\n{code}\n{fence}\n"
+    url = settings.SITE_URL + reverse("graders:drill", args=[drill.slug])
+    return _("Solve it on quizsite: %(url)s") % {"url": url}

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from graders.drills.schema import Constraints
+from graders.sandbox.mainblocks import without_main_blocks
 
 # How deeply a submission's syntax may nest (AST levels from the module down, a function's body included).
 # Honest code stays far below (a drill's reference: about 15); the worker's recursive passes over the tree
@@ -305,34 +306,6 @@ def nesting(tree: ast.AST) -> tuple[int, int]:
             deepest, line = depth, at
         stack.extend((child, depth + 1, at) for child in ast.iter_child_nodes(node))
     return deepest, line
-
-
-def is_main_block(node: ast.AST) -> bool:
-    """``if __name__ == "__main__":`` (either way round): a script's own test run. The grader imports the code
-    (its ``__name__`` is never ``"__main__"``), so the block never runs; the sandbox drops it before it
-    compiles (``graders.sandbox.policy``) and no rule here judges it."""
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    test = node.test
-    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
-        return False
-    sides = (test.left, test.comparators[0])
-    named = sum(isinstance(s, ast.Name) and s.id == "__name__" for s in sides)
-    main = sum(isinstance(s, ast.Constant) and s.value == "__main__" for s in sides)
-    return named == 1 and main == 1
-
-
-def without_main_blocks(body: list[ast.stmt]) -> list[ast.stmt]:
-    """A module's statements with each ``if __name__ == "__main__":`` block replaced by its ``else`` part
-    (which is what runs)."""
-    kept: list[ast.stmt] = []
-    for node in body:
-        if is_main_block(node):
-            assert isinstance(node, ast.If)
-            kept += without_main_blocks(node.orelse)
-        else:
-            kept.append(node)
-    return kept
 
 
 def check_constraints(code: str, constraints: Constraints) -> list[Violation]:

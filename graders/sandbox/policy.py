@@ -32,8 +32,8 @@ from RestrictedPython.compile import compile_restricted_exec
 from RestrictedPython.Guards import guarded_iter_unpack_sequence, guarded_unpack_sequence
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from graders.drills.constraints import without_main_blocks
 from graders.sandbox import allowlist, values
+from graders.sandbox.mainblocks import without_main_blocks
 from graders.sandbox.proxies import ModuleProxy, attribute_writers
 
 Visited = ast.AST | Iterable[ast.AST] | None  # what a NodeTransformer's visit_* may return

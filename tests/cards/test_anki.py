@@ -532,6 +532,37 @@ class ImportViewTests(TestCase):
         parsed = anki.read_upload("d.apkg", apkg_bytes([note]))
         assert (len(parsed.cards), parsed.drills) == (0, 1)
 
+    def test_a_learners_export_shows_a_drills_reference_only_once_the_drill_page_would(self) -> None:
+        """The drill page holds the reference back (a look is a failed recall): an export must not hand it out.
+        Before the learner solved the drill the back links to it; after an accepted attempt it is the reference."""
+        from graders.jobs.status import Status
+        from graders.models import Drill, Submission
+
+        note = make_note(title="Drills")
+        card = make_card(note=note, kind=Card.Kind.DRILL, front="**Add one**", back="editor", back_html="editor")
+        drill = Drill.objects.create(
+            card=card, slug="add-one", title="Add one", entry_point="add_one", definition="", version="v1",
+            reference_code="def add_one(x):\n    return x + 1\n", source_path="drills/add-one.toml",
+        )  # fmt: skip
+
+        def exported_back() -> str:
+            package, _ = anki.build_package([note], learner=self.learner)
+            buffer = io.BytesIO()
+            anki.write_apkg(package, buffer, timestamp=1_700_000_000)
+            with tempfile.TemporaryDirectory() as folder:
+                row = open_collection(buffer.getvalue(), Path(folder)).execute("SELECT flds FROM notes").fetchone()
+            return str(row[0].split("\x1f")[1])
+
+        locked = exported_back()
+        assert "Reference solution" not in locked and ">return<" not in locked and "editor" not in locked
+        assert "/drills/add-one/" in locked
+        Submission.objects.create(
+            user=self.learner, drill=drill, code="def add_one(x):\n    return 1 + x\n", status=Status.ACCEPTED,
+            seed=1, drill_version=drill.version, finished_at=timezone.now(), verdict={"status": "accepted"},
+        )  # fmt: skip
+        unlocked = exported_back()
+        assert "Reference solution" in unlocked and ">return<" in unlocked
+
     def test_an_imported_deck_lists_fronts_unescaped_and_names_its_source_once(self) -> None:
         self.post(self.learner, b'"a -> b: x > 0 & y < 1?",yes\n', title="Mine")
         note = Note.objects.get(owner=self.learner)

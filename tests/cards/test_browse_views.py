@@ -30,8 +30,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:No directory at:UserWarning"),
 ]
 
-# Session, user (the profile comes joined), then the page's own queries.
-MAX_QUERIES = 14
+# Session, user (the profile comes joined), then the page's own queries; the first request of a process also
+# builds the deck's order, which reads the stages' concepts and the drills' tracks (one query each).
+MAX_QUERIES = 16
 
 
 LoginAs = Callable[[AbstractBaseUser], Client]
