@@ -97,8 +97,9 @@ def _visible_attempts(user: Any, drill: Drill) -> QuerySet[Submission]:
         return rows
     # The viewer and everyone in a team with them, as one IN list: with an OR of the viewer's own rows the planner
     # left submission_solution_idx for a bitmap scan of the drill's rows (docs/drills.md, "Solutions after solving").
-    peers = Membership.objects.filter(team__memberships__user_id=user.pk).values("user_id")
-    viewer = get_user_model().objects.filter(pk=user.pk).values("pk")
+    # order_by(): the models' default orderings would put ORDER BY inside the UNION, which SQLite refuses.
+    peers = Membership.objects.filter(team__memberships__user_id=user.pk).order_by().values("user_id")
+    viewer = get_user_model().objects.filter(pk=user.pk).order_by().values("pk")
     return rows.filter(user_id__in=peers.union(viewer))
 
 
