@@ -124,8 +124,9 @@ def test_it_grades_a_drill_from_the_review_queue_until_accepted(
     state = CardState.objects.get(user=learner, card=drill.card)
     today = reviewing.learner_today(reviewing.get_profile(learner), timezone.now())
     assert state.due == today + timedelta(days=1)
-    expect(verdict.locator("[data-next-due]")).to_have_text(state.due.isoformat())
-    expect(page.locator("#drill-meta [data-due]")).to_have_text(state.due.isoformat())
+    # The page shows the site's date format; the machine-readable day is the <time> element's datetime.
+    expect(verdict.locator("[data-next-due]")).to_have_attribute("datetime", state.due.isoformat())
+    expect(page.locator("#drill-meta [data-due]")).to_have_attribute("datetime", state.due.isoformat())
     expect(page.locator("#drill-actions [data-give-up]")).to_have_count(0)
     expect(page.locator("#drill-actions")).to_contain_text("This review is finished: rated 4")
     save_docs_screenshot(page, "drill-accepted.png")
