@@ -221,10 +221,10 @@ def _field(value: str) -> str:
     return _CONTROL.sub("", value)
 
 
-def _back_html(card: Card, learner: Any) -> str:
+def _back_html(card: Card, backs: dict[int, str]) -> str:
     """A card's back as Anki shows it under the front. A drill card's stored back only says to use the drill
-    editor, which Anki has not: the app that owns drills gives its export back (``extensions.export_back``)."""
-    back = extensions.export_back(card, learner)
+    editor, which Anki has not: the app that owns drills gives its export back (``extensions.export_backs``)."""
+    back = backs.get(card.pk)
     return card.back_html if back is None else render_markdown(back)
 
 
@@ -245,6 +245,7 @@ def build_package(
             s.card_id: s
             for s in CardState.objects.filter(user=schedule_for, card__in=cards, last_reviewed_at__isnull=False)
         }
+    backs = extensions.export_backs(cards, learner)
     decks: dict[int, genanki.Deck] = {}
     for card in cards:
         deck = decks.get(card.note_id)
@@ -256,7 +257,7 @@ def build_package(
             _QuizNote(
                 Schedule.from_state(state, scheduler) if state else None,
                 model=model,
-                fields=[_field(card.front_html), _field(_back_html(card, learner)), _field(source)],
+                fields=[_field(card.front_html), _field(_back_html(card, backs)), _field(source)],
                 tags=card_tags(card),
                 guid=genanki.guid_for("quizsite", str(card.uuid)),
             )

@@ -15,7 +15,8 @@ which they fill in their ``AppConfig.ready``. Two extension points:
 - a check of its own in ``manage.py audit_cards`` (the drills' statements against their contracts);
 - the tracks cards belong to (a drill's track, e.g. the tensor puzzles, and its place in it: the queue keeps a
   track's cards in that order): ``register_card_tracks``;
-- a card kind's back in an Anki export (a drill's: its reference once the learner may see it, else a link):
+- a card kind's backs in an Anki export (a drill's: its reference once the learner may see it, else a link),
+  asked once per kind for all of an export's cards of it, so an export costs the same queries for any deck:
   ``register_export_back``.
 """
 
@@ -42,7 +43,7 @@ _REVIEW_PARTS: dict[str, ReviewPart] = {}
 _KIND_LISTINGS: dict[str, Callable[[str], str]] = {}
 _STATS_SECTIONS: dict[str, StatsSection] = {}
 _ORDER_SECTIONS: dict[str, StatsSection] = {}
-_EXPORT_BACKS: dict[str, Callable[[Any, Any], str | None]] = {}
+_EXPORT_BACKS: dict[str, Callable[[list[Any], Any], dict[int, str]]] = {}
 _TRACKS: list[Callable[[list[int]], dict[int, tuple[str, int]]]] = []
 
 
@@ -66,15 +67,21 @@ def card_tracks(card_ids: list[int]) -> dict[int, tuple[str, int]]:
     return found
 
 
-def register_export_back(kind: str, back: Callable[[Any, Any], str | None]) -> None:
-    """``back(card, learner)``: the Markdown an Anki export shows as the back of a card of ``kind`` for
-    ``learner`` (None: the operator's command), or None to keep the card's own back."""
-    _EXPORT_BACKS[kind] = back
+def register_export_back(kind: str, backs: Callable[[list[Any], Any], dict[int, str]]) -> None:
+    """``backs(cards, learner)``: {card pk: the Markdown an Anki export shows as its back} for an export's
+    cards of ``kind`` for ``learner`` (None: the operator's command); a card left out keeps its own back.
+    Called once per export with every card of the kind: a constant number of queries, however many."""
+    _EXPORT_BACKS[kind] = backs
 
 
-def export_back(card: Any, learner: Any) -> str | None:
-    back = _EXPORT_BACKS.get(card.kind)
-    return back(card, learner) if back is not None else None
+def export_backs(cards: list[Any], learner: Any) -> dict[int, str]:
+    """{card pk: Markdown back} of the ``cards`` whose kind registered its own export back."""
+    found: dict[int, str] = {}
+    for kind, backs in _EXPORT_BACKS.items():
+        of_kind = [card for card in cards if card.kind == kind]
+        if of_kind:
+            found.update(backs(of_kind, learner))
+    return found
 
 
 def register_stats_section(name: str, template: str, context: Callable[[Any], dict[str, Any]]) -> None:

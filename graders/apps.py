@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
 
 
@@ -31,7 +33,7 @@ class GradersConfig(AppConfig):
         # manage.py audit_cards: a bundled drill whose statement promises what its contract does not check.
         extensions.register_audit_check("drill statements that contradict their contract", drill_statement_problems)
         # An Anki export's drill card: the reference once the learner may see it, else a link to the drill.
-        extensions.register_export_back("drill", drill_export_back)
+        extensions.register_export_back("drill", drill_export_backs)
         # The review queue keeps a track's drills (the tensor puzzles) in their authored order.
         extensions.register_card_tracks(drill_tracks)
 
@@ -61,25 +63,29 @@ def drill_tracks(card_ids: list[int]) -> dict[int, tuple[str, int]]:
     return {pk: (track, place) for pk, track, place in drills.values_list("card_id", "track", "position")}
 
 
-def drill_export_back(card: object, learner: object) -> str | None:
-    """A drill card's back in an Anki export, as Markdown. The reference only where the site would show it
+def drill_export_backs(cards: list[Any], learner: object) -> dict[int, str]:
+    """Drill cards' backs in an Anki export, as Markdown. The reference only where the site would show it
     without a cost: for the operator's export, or a learner who solved the drill, gave up on it or already
-    looked at its reference (``solutions_unlocked``); otherwise a link to the drill, so an export never hands
-    out a reference that the drill page holds back (a peek there is a failed recall)."""
+    looked at its reference (``solutions_unlocked_among``); otherwise a link to the drill, so an export never
+    hands out a reference that the drill page holds back (a peek there is a failed recall). Two queries for
+    any number of drills: the drills, then which of them the learner has unlocked."""
     from django.conf import settings
     from django.urls import reverse
     from django.utils.translation import gettext as _
 
     from .models import Drill
-    from .rating.reviews import solutions_unlocked
+    from .rating.reviews import solutions_unlocked_among
 
-    drill = Drill.objects.filter(card=card).first()
-    if drill is None:
-        return None
-    if learner is None or solutions_unlocked(learner, drill):  # type: ignore[arg-type]
-        code = drill.reference_code.rstrip("\n")
-        fence = "~~~~" if "```" in code else "```"
-        heading = _("Reference solution (`%(entry)s`):") % {"entry": drill.entry_point}
-        return f"{heading}\n\n{fence}python\n{code}\n{fence}\n"
-    url = settings.SITE_URL + reverse("graders:drill", args=[drill.slug])
-    return _("Solve it on quizsite: %(url)s") % {"url": url}
+    drills = list(Drill.objects.filter(card__in=[card.pk for card in cards]))
+    unlocked = {d.pk for d in drills} if learner is None else solutions_unlocked_among(learner, drills)  # type: ignore[arg-type]
+    backs = {}
+    for drill in drills:
+        if drill.pk in unlocked:
+            code = drill.reference_code.rstrip("\n")
+            fence = "~~~~" if "```" in code else "```"
+            heading = _("Reference solution (`%(entry)s`):") % {"entry": drill.entry_point}
+            backs[drill.card_id] = f"{heading}\n\n{fence}python\n{code}\n{fence}\n"
+        else:
+            url = settings.SITE_URL + reverse("graders:drill", args=[drill.slug])
+            backs[drill.card_id] = _("Solve it on quizsite: %(url)s") % {"url": url}
+    return backs

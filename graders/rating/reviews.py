@@ -24,7 +24,7 @@ from datetime import datetime, time
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
@@ -283,8 +283,17 @@ def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
 def solutions_unlocked(user: AbstractBaseUser, drill: Drill) -> bool:
     """Others' solutions open once the learner has solved the drill (an accepted attempt, in any review) or has
     stopped trying to recall it (gave up, or looked at the reference: both a failed recall). One query."""
-    accepted = Submission.objects.filter(user=user, drill=drill, status=Status.ACCEPTED, kind=Submission.Kind.SUBMIT)
-    past_recall = DrillReview.objects.filter(user=user, drill=drill).filter(
+    return drill.pk in solutions_unlocked_among(user, [drill])
+
+
+def solutions_unlocked_among(user: AbstractBaseUser, drills: list[Drill]) -> set[int]:
+    """The pks of those of ``drills`` whose solutions the learner has unlocked (``solutions_unlocked``), in one
+    query however many drills (an Anki export asks for all of a deck's at once)."""
+    accepted = Submission.objects.filter(
+        user=user, drill=OuterRef("pk"), status=Status.ACCEPTED, kind=Submission.Kind.SUBMIT
+    )
+    past_recall = DrillReview.objects.filter(user=user, drill=OuterRef("pk")).filter(
         Q(reference_viewed_at__isnull=False) | Q(outcome=DrillReview.Outcome.GAVE_UP)
     )
-    return bool(Drill.objects.filter(pk=drill.pk).filter(Exists(accepted) | Exists(past_recall)).exists())
+    unlocked = Drill.objects.filter(pk__in=[drill.pk for drill in drills])
+    return set(unlocked.filter(Exists(accepted) | Exists(past_recall)).values_list("pk", flat=True))

@@ -563,6 +563,43 @@ class ImportViewTests(TestCase):
         unlocked = exported_back()
         assert "Reference solution" in unlocked and ">return<" in unlocked
 
+    def test_a_learners_export_asks_the_same_queries_for_one_drill_as_for_many(self) -> None:
+        """The drills' backs are looked up in batches (the drills, then which the learner unlocked), not two
+        queries per drill card: ~160 for the bundled deck before."""
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        from graders.jobs.status import Status
+        from graders.models import Drill, Submission
+
+        def drills(note: Note, n: int) -> None:
+            for i in range(n):
+                card = make_card(note=note, kind=Card.Kind.DRILL, front=f"**Drill {i}**", back="editor")
+                drill = Drill.objects.create(
+                    card=card, slug=f"{note.slug}-{i}", title=f"Drill {i}", entry_point="f", definition="",
+                    version="v1", reference_code=f"def f(x):\n    return x + {i}\n", source_path=f"d/{i}.toml",
+                )  # fmt: skip
+                if i % 2:
+                    Submission.objects.create(
+                        user=self.learner, drill=drill, code="def f(x): ...", status=Status.ACCEPTED, seed=1,
+                        drill_version=drill.version, finished_at=timezone.now(), verdict={"status": "accepted"},
+                    )  # fmt: skip
+
+        def queries(note: Note) -> tuple[int, list[str]]:
+            with CaptureQueriesContext(connection) as captured:
+                package, _ = anki.build_package([note], learner=self.learner)
+            backs = [n.fields[1] for deck in package.decks for n in deck.notes]
+            return len(captured), backs
+
+        one, many = make_note(slug="one", title="One"), make_note(slug="many", title="Many")
+        drills(one, 1)
+        drills(many, 12)
+        few, _ = queries(one)
+        counted, backs = queries(many)
+        self.assertEqual(counted, few)
+        self.assertEqual(sum("Reference solution" in b for b in backs), 6)  # the six the learner solved
+        self.assertEqual(sum("/drills/many-" in b for b in backs), 6)  # the others link to their drill
+
     def test_an_imported_deck_lists_fronts_unescaped_and_names_its_source_once(self) -> None:
         self.post(self.learner, b'"a -> b: x > 0 & y < 1?",yes\n', title="Mine")
         note = Note.objects.get(owner=self.learner)
