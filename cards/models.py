@@ -671,6 +671,25 @@ class ReviewLog(models.Model):
         return f"{self.user_id}/{self.card_id} q{self.quality} on {self.review_day}{undo}"
 
 
+class Credit(models.Model):
+    """A FIRe credit (``cards.review.credit_prerequisites``): what one passed drill's rating did to a card it
+    builds on, appended in the rating's transaction beside its ``ReviewLog`` entry and never updated.
+
+    Part of that rating's recorded effect, not a review: no reader of reviews sees it (calibration, the fit and
+    the stats read answers only). Undoing the entry puts every credited card back from ``prior_state`` (the
+    shape a ``ReviewLog`` keeps for its own card), so an undo is exact for the credited cards too.
+    """
+
+    review = models.ForeignKey(ReviewLog, on_delete=models.CASCADE, related_name="credits")
+    card = models.ForeignKey(Card, on_delete=models.CASCADE, related_name="+", db_index=False)
+    prior_state = models.JSONField(help_text="The credited card's state before the credit, as undo restores it.")
+    stability_after = models.FloatField()
+    due_after = models.DateField()
+
+    def __str__(self) -> str:
+        return f"credit of {self.card_id} by review {self.review_id}"
+
+
 class TouchedDay(models.Model):
     """A learner day that a fact changed (a rating, an undo, a verdict, an output-card answer) and whose
     team rollup and boards are not recomputed yet: the one route from a fact to the boards.

@@ -106,8 +106,18 @@ class Deck:
     tags: dict[int, tuple[str, str | None, frozenset[str]]] = field(default_factory=dict)
     # drill card pk -> (its track, its place in the track), for the drills of a named sequence (tensor-puzzles)
     tracks: dict[int, tuple[str, int]] = field(default_factory=dict)
+    # concept -> the active cards other than drills that teach it, from ``tags``: what a passed drill credits
+    # (``cards.review.credit_prerequisites``) is a lookup per concept, not a walk over the deck's tags.
+    teachers: dict[str, tuple[int, ...]] = field(init=False, default_factory=dict)
     _orders: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        teachers: dict[str, list[int]] = {}
+        for pk, (kind, teaches, _needs) in self.tags.items():
+            if teaches is not None and kind != Card.Kind.DRILL:
+                teachers.setdefault(teaches, []).append(pk)
+        self.teachers = {concept: tuple(pks) for concept, pks in teachers.items()}
 
     def order(self, stage_slugs: tuple[str, ...] = ()) -> list[int]:
         """Active card pks in the learning order, computed once per stage order and kept.

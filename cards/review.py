@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
 from cards import queueing
-from cards.models import Card, CardState, Profile, ReviewLog
+from cards.models import Card, CardState, Credit, Profile, ReviewLog
 from cards.queueing import QueueSnapshot
 from cards.scheduling import fire, fsrs6, fuzz, schedulers
 from cards.scheduling.schedulers import CardMemory, Scheduler
@@ -419,13 +419,16 @@ def record_graded(user: AbstractBaseUser, card: Card, quality: int, now: datetim
 
     Like a learner's rating it only counts when the card is in the learner's queue today
     (new, due, or a same-day repeat); otherwise it returns NOT_IN_QUEUE and nothing is written.
+    A pass's credit to the cards it builds on is written in the same transaction: the rating and its
+    credit commit together or not at all, and the day's recompute (``touch``) sees both.
     """
     profile = get_profile(user)
     version = CardState.objects.filter(user=user, card=card).values_list("version", flat=True).first() or 0
     request = RatingRequest(card.uuid, quality, version, source=ReviewLog.Source.GRADER)
-    outcome = rate(user, profile, request, now)
-    if outcome == Outcome.RECORDED and quality >= Rating.GOOD:
-        credit_prerequisites(user, profile, card, now)
+    with transaction.atomic():
+        outcome = rate(user, profile, request, now)
+        if outcome == Outcome.RECORDED and quality >= Rating.GOOD:
+            credit_prerequisites(user, profile, card, now)
     return outcome
 
 
@@ -433,8 +436,13 @@ def credit_prerequisites(user: AbstractBaseUser, profile: Profile, card: Card, n
     """A drill passed (Good or Easy): FIRe-style implicit credit (``cards.scheduling.fire``, docs/scheduling.md)
     to the cards that teach the concepts it needs (``cards.ingest.concepts.ConceptMap.builds_on``), under FSRS
     only (SM-2 stays exact): of those the learner has reviewed before today, the ``fire.CARDS`` due soonest
-    each get ``fire.WEIGHT`` of a Good review, which only ever moves their due day later. Nothing is logged:
-    a credit is no review. Returns how many cards were credited."""
+    each get ``fire.WEIGHT`` of a Good review, which only ever moves their due day later.
+
+    No review is logged (a credit is no answer), but the credit is part of the drill's rating: each credited
+    state's version moves (a stale tab, an API client or a cache keyed on versions sees the change), and a
+    ``Credit`` row beside the drill's ``ReviewLog`` entry keeps the state before it, so undoing that entry
+    (``undo_review``) puts the credited cards back exactly. Call it right after the drill's rating, in its
+    transaction (``record_graded``). Returns how many cards were credited."""
     scheduler = scheduler_for(profile)
     if card.kind != Card.Kind.DRILL or not isinstance(scheduler, schedulers.FSRSScheduler):
         return 0
@@ -442,24 +450,37 @@ def credit_prerequisites(user: AbstractBaseUser, profile: Profile, card: Card, n
     tag = deck.tags.get(card.pk)
     if tag is None or tag[1] is None:
         return 0
-    concepts = deck.concepts.builds_on(tag[1], tag[2])
-    basis = [pk for pk, (kind, teaches, _) in deck.tags.items() if teaches in concepts and kind != Card.Kind.DRILL]
+    basis = [pk for concept in deck.concepts.builds_on(tag[1], tag[2]) for pk in deck.teachers.get(concept, ())]
+    if not basis:
+        return 0
     today = learner_today(profile, now)
     states = CardState.objects.filter(
         user=user, card_id__in=basis, suspended=False, last_review_day__lt=today, stability__isnull=False
     ).order_by("due", "pk")[: fire.CARDS]
-    credited = 0
+    credits = []
     for state in states:
         memory = stored_memory(state)
         if memory is None:
             continue
         after, days = fire.credit(scheduler.fsrs, memory, today)
         due = today + timedelta(days=days)
-        if due > state.due:  # a rating since it was read wins: the version must not have moved
-            credited += CardState.objects.filter(pk=state.pk, version=state.version).update(
-                stability=after.stability, due=due
+        if due <= state.due:
+            continue
+        # A rating since it was read wins: the version must not have moved.
+        updated = CardState.objects.filter(pk=state.pk, version=state.version).update(
+            stability=after.stability, due=due, version=F("version") + 1
+        )
+        if updated:
+            credits.append(
+                Credit(card_id=state.card_id, prior_state=_prior(state), stability_after=after.stability, due_after=due)
             )
-    return credited
+    if credits:
+        log = ReviewLog.ledger.filter(user=user, card=card, review_day=today).latest("reviewed_at", "pk")
+        for credit in credits:
+            credit.review = log
+        Credit.objects.bulk_create(credits)
+        touch(user.pk, today)
+    return len(credits)
 
 
 def _log_fields(
@@ -587,13 +608,9 @@ def _new_today(user: AbstractBaseUser, today: date) -> Coalesce:
 
 
 def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card | None:
-    """Take back the learner's last self-rated review of today: restore the state, append its reversal.
+    """Take back the learner's last self-rated review of today (``undo_review``).
 
-    The ledger is append-only: the undone entry stays, and a reversal entry (``ReviewLog.reverses``) makes
-    both count as nothing for every reader (``ReviewLog.objects``); a second undo takes back the one before.
-
-    Returns the card whose review was undone, or None when there is nothing (or nothing safe) to undo:
-    if the state changed since that review (suspended, rated in another tab), undo refuses.
+    Returns the card whose review was undone, or None when there is nothing (or nothing safe) to undo.
     """
     today = learner_today(profile, now)
     log = (
@@ -604,31 +621,54 @@ def undo_last(user: AbstractBaseUser, profile: Profile, now: datetime) -> Card |
     )
     if log is None:
         return None
+    return log.card if undo_review(user, log, now) else None
+
+
+def undo_review(user: AbstractBaseUser, log: ReviewLog, now: datetime) -> bool:
+    """Take back one review: restore its card's state and every state its credits moved, append its reversal.
+
+    The ledger is append-only: the undone entry (and its ``Credit`` rows) stay, and a reversal entry
+    (``ReviewLog.reverses``) makes both count as nothing for every reader (``ReviewLog.objects``); a second undo
+    takes back the one before. Each restored state's version moves on, as after any change.
+
+    All or nothing: if any of those states changed since the review (suspended, rated in another tab), nothing
+    is restored and it returns False.
+    """
     prior = log.prior_state
     states = CardState.objects.filter(user=user, card_id=log.card_id)
     with transaction.atomic():
         if prior is None:
-            changed = states.filter(version=1).delete()[0]
+            exact = states.filter(version=1).delete()[0] == 1
         else:
-            changed = states.filter(version=prior["version"] + 1).update(
-                easiness=Decimal(prior["easiness"]),
-                interval=prior["interval"],
-                repetitions=prior["repetitions"],
-                due=date.fromisoformat(prior["due"]),
-                lapses=prior["lapses"],
-                stability=prior.get("stability"),
-                difficulty=prior.get("difficulty"),
-                last_reviewed_at=_parse_dt(prior["last_reviewed_at"]),
-                last_review_day=date.fromisoformat(prior["last_review_day"]) if prior["last_review_day"] else None,
-                needs_repeat=prior["needs_repeat"],
-                version=F("version") + 1,
-            )
-        if changed != 1:
+            exact = states.filter(version=prior["version"] + 1).update(**_restored(prior)) == 1
+        credits = Credit.objects.filter(review=log) if log.source == ReviewLog.Source.GRADER else Credit.objects.none()
+        for credit in credits.order_by("pk"):
+            credited = CardState.objects.filter(user=user, card_id=credit.card_id)
+            version = credit.prior_state["version"] + 1
+            exact = exact and credited.filter(version=version).update(**_restored(credit.prior_state)) == 1
+        if not exact:
             transaction.set_rollback(True)
-            return None
+            return False
         ReviewLog.ledger.create(**_reversal_fields(log, now))
         touch(user.pk, log.review_day)
-    return log.card
+    return True
+
+
+def _restored(prior: dict[str, Any]) -> dict[str, Any]:
+    """The update that puts a state back as ``_prior`` recorded it, its version moved on."""
+    return {
+        "easiness": Decimal(prior["easiness"]),
+        "interval": prior["interval"],
+        "repetitions": prior["repetitions"],
+        "due": date.fromisoformat(prior["due"]),
+        "lapses": prior["lapses"],
+        "stability": prior.get("stability"),
+        "difficulty": prior.get("difficulty"),
+        "last_reviewed_at": _parse_dt(prior["last_reviewed_at"]),
+        "last_review_day": date.fromisoformat(prior["last_review_day"]) if prior["last_review_day"] else None,
+        "needs_repeat": prior["needs_repeat"],
+        "version": F("version") + 1,
+    }
 
 
 def _reversal_fields(log: ReviewLog, now: datetime) -> dict[str, Any]:

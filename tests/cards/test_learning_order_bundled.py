@@ -4,6 +4,7 @@ their concepts, a team's stage order still obeyed, a learner's own notes in thei
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
@@ -13,9 +14,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import TestCase
 
-from cards import learning, queueing, review
+from cards import learning, queueing, review, stats
 from cards.ingest.concepts import unmet_needs
-from cards.models import Card, CardState, Profile, ReviewLog
+from cards.models import Card, CardState, Credit, Profile, ReviewLog, TouchedDay
 from cards.review import RatingRequest
 from cards.scheduling import fire
 from tests.cards.factories import make_card, make_note, make_user
@@ -162,6 +163,83 @@ class DrillCreditTests(TestCase):
             before = self.states(user)
             self.assertEqual(review.record_graded(user, self.drill, quality, NOW), review.Outcome.RECORDED)
             self.assertEqual(self.states(user), before, scheduler)
+
+    def full_states(self, user: object) -> dict[int, dict[str, object]]:
+        return {s["card_id"]: s for s in CardState.objects.filter(user=user).exclude(card=self.drill).values()}
+
+    def test_the_deck_indexes_the_cards_teaching_each_concept(self) -> None:
+        walked = [
+            pk for pk, (kind, teaches, _) in self.deck.tags.items() if teaches == "tensor-create" and kind != "drill"
+        ]
+        self.assertEqual(list(self.deck.teachers["tensor-create"]), walked)
+        self.assertNotIn(self.drill.pk, self.deck.teachers["tensor-index"])
+
+    def test_undoing_the_drills_rating_puts_every_credited_card_back_exactly(self) -> None:
+        """The credit is part of the rating's recorded effect (``Credit`` rows beside its log entry): an undo of
+        that entry restores the credited states field for field, their versions moved on as after any change."""
+        for seen in (False, True):
+            with self.subTest(drill_seen_before=seen):
+                user = self.learner("fsrs")
+                if seen:  # a drill due today (the review queue's), not a new one
+                    CardState.objects.create(
+                        user=user, card=self.drill, due=NOW.date(), stability=3.0, difficulty=6.0, repetitions=1,
+                        interval=3, last_reviewed_at=NOW - timedelta(days=3),
+                        last_review_day=NOW.date() - timedelta(days=3), version=3,
+                    )  # fmt: skip
+                drill_before = CardState.objects.filter(user=user, card=self.drill).values().first()
+                before = self.full_states(user)
+                self.assertEqual(review.record_graded(user, self.drill, 4, NOW), review.Outcome.RECORDED)
+                log = ReviewLog.objects.get(user=user, card=self.drill)
+                credited = {c.card_id for c in Credit.objects.filter(review=log)}
+                self.assertEqual(len(credited), fire.CARDS)
+                moved = {pk for pk, state in self.full_states(user).items() if state != before[pk]}
+                self.assertEqual(moved, credited)
+                self.assertTrue(review.undo_review(user, log, NOW + timedelta(minutes=1)))
+                after = self.full_states(user)
+                for pk, state in before.items():
+                    bumps = 2 if pk in credited else 0  # the credit, then its undo
+                    self.assertEqual(after[pk], {**state, "version": state["version"] + bumps}, pk)
+                drill_after = CardState.objects.filter(user=user, card=self.drill).values().first()
+                if seen:
+                    self.assertEqual(drill_after, {**drill_before, "version": drill_before["version"] + 2})
+                else:
+                    self.assertIsNone(drill_after)  # new again
+                self.assertFalse(ReviewLog.objects.filter(user=user).exists())
+
+    def test_an_undo_refuses_when_a_credited_card_changed_since(self) -> None:
+        user = self.learner("fsrs")
+        review.record_graded(user, self.drill, 4, NOW)
+        log = ReviewLog.objects.get(user=user, card=self.drill)
+        credit = Credit.objects.filter(review=log).first()
+        assert credit is not None
+        review.suspend(user, review.get_profile(user), credit.card, NOW)
+        states = self.full_states(user)
+        self.assertFalse(review.undo_review(user, log, NOW))
+        self.assertEqual(self.full_states(user), states)  # nothing restored, the drill's state neither
+        self.assertTrue(CardState.objects.filter(user=user, card=self.drill).exists())
+        self.assertEqual(ReviewLog.ledger.filter(user=user).count(), 1)
+
+    def test_the_queue_the_forecast_and_the_versions_see_the_credit_at_once(self) -> None:
+        """A credit moves due days like a rating: the queue and the forecast read it on the next request, and
+        each credited state's version moves, so a client or cache keyed on versions knows it changed."""
+        user = self.learner("fsrs")
+        profile = review.get_profile(user)
+        today = NOW.date()
+        versions = dict(CardState.objects.filter(user=user).values_list("card_id", "version"))
+        self.assertEqual(review.queue_snapshot(user, profile, today).due, len(self.basis) + 1)
+        self.assertEqual(stats.due_forecast(user, today, 30)[0]["count"], len(self.basis) + 1)
+        review.record_graded(user, self.drill, 4, NOW)
+        self.assertEqual(review.queue_snapshot(user, profile, today).due, len(self.basis) + 1 - fire.CARDS)
+        forecast = stats.due_forecast(user, today, 30)
+        self.assertEqual(forecast[0]["count"], len(self.basis) + 1 - fire.CARDS)
+        credits = Credit.objects.filter(review__user=user)
+        later = Counter([c.due_after for c in credits] + [CardState.objects.get(user=user, card=self.drill).due])
+        self.assertEqual({day["day"]: day["count"] for day in forecast[1:] if day["count"]}, dict(later))
+        for credit in credits:
+            state = CardState.objects.get(user=user, card=credit.card)
+            self.assertEqual((state.due, state.stability), (credit.due_after, credit.stability_after))
+            self.assertEqual(state.version, versions[credit.card_id] + 1)
+        self.assertTrue(TouchedDay.objects.filter(user=user, day=today).exists())
 
 
 def test_an_order_file_whose_concepts_do_not_form_a_graph_is_refused(tmp_path: Path) -> None:
