@@ -11,7 +11,9 @@ concepts); passing it (Good or Easy) really exercises them: the learner's true m
 ``--transfer`` of a Good review (an assumption the table varies: 0.5, and 0 where drills transfer nothing).
 FSRS at ``--retention`` schedules the same learners without credit and with the discounted credit
 (``fire.WEIGHT``); the table gives reviews a day at the same desired (predicted) retention, the mean
-recall FSRS predicted at the reviews, and the true retention they reached.
+recall FSRS predicted at the reviews, and the true retention they reached. It is the scheduler table's own
+simulation (``simulate``) with a credit hook (``DrillCredit``: which cards each drill builds on, and what a
+pass does to both memories), so the two measure one model of a learner.
 
 ``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; the fits need torch): each
 synthetic learner of ``bench/fit_cache.py``'s two arms (true parameters the defaults, or unlike them) studies
@@ -47,7 +49,7 @@ import math
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,8 @@ class Result:
     reviews: int = 0
     recall_reviews: int = 0
     recalled: int = 0
+    predicted: float = 0.0  # FSRS's predicted recall summed over recall reviews (0 under SM-2)
+    credits: int = 0  # implicit credits given (``DrillCredit``)
     expected_known: float = 0.0
 
 
@@ -91,94 +95,62 @@ def grade(rng: random.Random, recalled: bool) -> int:
     return 2 if draw < 0.15 else 3 if draw < 0.90 else 4
 
 
-def simulate(scheduler: Scheduler, seed: int, days: int, new_per_day: int) -> Result:
-    rng = random.Random(seed)
-    truth = fsrs6.scheduler(learner_parameters(rng))
-    shifts = [rng.gauss(0, 1.0) for _ in range(days * new_per_day)]
-    rng = random.Random(seed * 7919 + 1)  # the answers: the same stream for every scheduler
-    memory: dict[int, CardMemory] = {}
-    true_memory: dict[int, fsrs6.Memory] = {}
-    due: dict[int, date] = {}
-    result = Result()
-    next_new = 0
-    for offset in range(days):
-        today = START + timedelta(days=offset)
-        todays = sorted((card for card, day in due.items() if day <= today), key=lambda c: (due[c], c))
-        todays += list(range(next_new, next_new + new_per_day))
-        next_new += new_per_day
-        for card in todays:
-            seen = card in true_memory
-            recalled = rng.random() < fsrs6.retrievability(truth, true_memory[card], today) if seen else False
-            rating = grade(rng, recalled) if seen else rng.choice([1, 2, 3, 3, 3, 4])
-            result.reviews += 1
-            if seen:
-                result.recall_reviews += 1
-                result.recalled += recalled
-            _answer(scheduler, truth, memory, true_memory, due, card, rating, today, shifts[card], False)
-            if due[card] == today:  # comes back today: one more answer, rated Good
-                result.reviews += 1
-                _answer(scheduler, truth, memory, true_memory, due, card, 3, today, shifts[card], True)
-    end = START + timedelta(days=days)
-    result.expected_known = sum(fsrs6.retrievability(truth, m, end) for m in true_memory.values())
-    return result
+@dataclass
+class Learner:
+    """One synthetic learner's run: the true model, and both memories (scheduler's and true) and due days."""
 
-
-def _answer(
-    scheduler: Scheduler,
-    truth: fsrs6.FSRSScheduler,
-    memory: dict[int, CardMemory],
-    true_memory: dict[int, fsrs6.Memory],
-    due: dict[int, date],
-    card: int,
-    rating: int,
-    today: date,
-    shift: float,
-    same_day_repeat: bool,
-) -> None:
-    quality = QUALITY[rating]
-    step = scheduler.review(memory.get(card, CardMemory(sm2=sm2.SM2State())), quality, today, same_day_repeat)
-    memory[card] = step.memory
-    if step.again_today and not same_day_repeat:
-        due[card] = today
-    elif step.interval is not None:
-        due[card] = today + timedelta(days=step.interval)
-    elif same_day_repeat:  # SM-2's repeat leaves its interval: the card is due that many days on
-        due[card] = today + timedelta(days=step.memory.sm2.interval)
-    after, _ = fsrs6.review(truth, true_memory.get(card), quality, today)
-    difficulty = min(max(after.difficulty + shift, 1.0), 10.0) if card not in true_memory else after.difficulty
-    true_memory[card] = fsrs6.Memory(after.stability, difficulty, today)
+    truth: fsrs6.FSRSScheduler
+    scheduler: Scheduler
+    fsrs: fsrs6.Engine | None  # the scheduler's FSRS engine (None under SM-2), built once
+    memory: dict[int, CardMemory] = field(default_factory=dict)
+    true_memory: dict[int, fsrs6.Memory] = field(default_factory=dict)
+    due: dict[int, date] = field(default_factory=dict)
 
 
 @dataclass
-class FireResult:
-    reviews: int = 0
-    recall_reviews: int = 0
-    recalled: int = 0
-    predicted: float = 0.0  # FSRS's predicted recall summed over recall reviews
-    credits: int = 0
-    expected_known: float = 0.0
+class DrillCredit:
+    """The ``--fire`` hook: one card in eight is a drill building on 4 cards learnt in the 6 days before it;
+    a passed one gives the true memory of each ``transfer`` of a Good review, and (``weight`` > 0, under FSRS)
+    the scheduler's memory ``weight`` of one, moving its due day (``cards.scheduling.fire.credit``)."""
+
+    weight: float
+    transfer: float
+    builds_on: dict[int, list[int]] = field(default_factory=dict)
+
+    def plan(self, rng: random.Random, cards: int, new_per_day: int) -> None:
+        """Which earlier cards each drill builds on, drawn from the learner's own generator."""
+        for card in range(cards):
+            earlier = [c for c in range(card) if c % 8 != 7]
+            if card % 8 == 7 and earlier:
+                self.builds_on[card] = rng.sample(earlier[-6 * new_per_day :], min(4, len(earlier)))
+
+    def passed(self, learner: Learner, card: int, today: date) -> int:
+        """Credit what the drill ``card`` (just passed) builds on; returns how many scheduler credits it gave."""
+        given = 0
+        for base in self.builds_on.get(card, ()):
+            if base not in learner.true_memory or learner.true_memory[base].last_day >= today:
+                continue
+            learner.true_memory[base] = fire.credit(learner.truth, learner.true_memory[base], today, self.transfer)[0]
+            base_memory = learner.memory[base].fsrs
+            if self.weight and base_memory is not None and learner.fsrs is not None:
+                credited, interval = fire.credit(learner.fsrs, base_memory, today, self.weight)
+                learner.memory[base] = CardMemory(sm2=learner.memory[base].sm2, fsrs=credited)
+                learner.due[base] = today + timedelta(days=interval)
+                given += 1
+        return given
 
 
-def simulate_fire(
-    seed: int, days: int, new_per_day: int, retention: float, weight: float, transfer: float
-) -> FireResult:
-    """One learner under FSRS at ``retention``; passed drills give the true memory ``transfer`` of a Good
-    review of the cards they build on, and the scheduler's memory ``weight`` of one (0: no credit)."""
+def simulate(scheduler: Scheduler, seed: int, days: int, new_per_day: int, credit: DrillCredit | None = None) -> Result:
+    """One learner's ``days`` under ``scheduler``; with ``credit``, passed drills credit what they build on."""
     rng = random.Random(seed)
-    truth = fsrs6.scheduler(learner_parameters(rng))
+    fsrs = scheduler.fsrs if isinstance(scheduler, FSRSScheduler) else None
+    learner = Learner(fsrs6.scheduler(learner_parameters(rng)), scheduler, fsrs)
     shifts = [rng.gauss(0, 1.0) for _ in range(days * new_per_day)]
-    builds_on: dict[int, list[int]] = {}
-    for card in range(days * new_per_day):
-        earlier = [c for c in range(card) if c % 8 != 7]
-        if card % 8 == 7 and earlier:
-            builds_on[card] = rng.sample(earlier[-6 * new_per_day :], min(4, len(earlier)))
-    rng = random.Random(seed * 7919 + 1)
-    scheduler = FSRSScheduler(desired_retention=retention)
-    fsrs = scheduler.fsrs
-    memory: dict[int, CardMemory] = {}
-    true_memory: dict[int, fsrs6.Memory] = {}
-    due: dict[int, date] = {}
-    result = FireResult()
+    if credit is not None:
+        credit.plan(rng, days * new_per_day, new_per_day)
+    rng = random.Random(seed * 7919 + 1)  # the answers: the same stream for every scheduler
+    truth, true_memory, due = learner.truth, learner.true_memory, learner.due
+    result = Result()
     next_new = 0
     for offset in range(days):
         today = START + timedelta(days=offset)
@@ -195,27 +167,34 @@ def simulate_fire(
             if seen:
                 result.recall_reviews += 1
                 result.recalled += recalled
-                fsrs_memory = memory[card].fsrs
-                assert fsrs_memory is not None
-                result.predicted += fsrs6.retrievability(fsrs, fsrs_memory, today)
-            _answer(scheduler, truth, memory, true_memory, due, card, rating, today, shifts[card], False)
-            if due[card] == today:
+                fsrs_memory = learner.memory[card].fsrs
+                if fsrs is not None and fsrs_memory is not None:
+                    result.predicted += fsrs6.retrievability(fsrs, fsrs_memory, today)
+            _answer(learner, card, rating, today, shifts[card], False)
+            if due[card] == today:  # comes back today: one more answer, rated Good
                 result.reviews += 1
-                _answer(scheduler, truth, memory, true_memory, due, card, 3, today, shifts[card], True)
-            if rating >= 3 and card in builds_on:  # a passed drill
-                for base in builds_on[card]:
-                    if base not in true_memory or true_memory[base].last_day >= today:
-                        continue
-                    true_memory[base] = fire.credit(truth, true_memory[base], today, transfer)[0]
-                    base_memory = memory[base].fsrs
-                    if weight and base_memory is not None:
-                        credited, interval = fire.credit(fsrs, base_memory, today, weight)
-                        memory[base] = CardMemory(sm2=memory[base].sm2, fsrs=credited)
-                        due[base] = today + timedelta(days=interval)
-                        result.credits += 1
+                _answer(learner, card, 3, today, shifts[card], True)
+            if credit is not None and rating >= 3:
+                result.credits += credit.passed(learner, card, today)
     end = START + timedelta(days=days)
     result.expected_known = sum(fsrs6.retrievability(truth, m, end) for m in true_memory.values())
     return result
+
+
+def _answer(learner: Learner, card: int, rating: int, today: date, shift: float, same_day_repeat: bool) -> None:
+    quality = QUALITY[rating]
+    memory, true_memory, due = learner.memory, learner.true_memory, learner.due
+    step = learner.scheduler.review(memory.get(card, CardMemory(sm2=sm2.SM2State())), quality, today, same_day_repeat)
+    memory[card] = step.memory
+    if step.again_today and not same_day_repeat:
+        due[card] = today
+    elif step.interval is not None:
+        due[card] = today + timedelta(days=step.interval)
+    elif same_day_repeat:  # SM-2's repeat leaves its interval: the card is due that many days on
+        due[card] = today + timedelta(days=step.memory.sm2.interval)
+    after, _ = fsrs6.review(learner.truth, true_memory.get(card), quality, today)
+    difficulty = min(max(after.difficulty + shift, 1.0), 10.0) if card not in true_memory else after.difficulty
+    true_memory[card] = fsrs6.Memory(after.stability, difficulty, today)
 
 
 def fire_table(learners: int, days: int, new_per_day: int, retention: float, transfer: float) -> None:
@@ -231,7 +210,13 @@ def fire_table(learners: int, days: int, new_per_day: int, retention: float, tra
     for true_transfer in dict.fromkeys((transfer, 0.0)):
         for weight in (0.0, fire.WEIGHT):
             runs = [
-                simulate_fire(seed, days, new_per_day, retention, weight, true_transfer)
+                simulate(
+                    FSRSScheduler(desired_retention=retention),
+                    seed,
+                    days,
+                    new_per_day,
+                    DrillCredit(weight, true_transfer),
+                )  # fmt: skip
                 for seed in range(1, learners + 1)
             ]
             reviews = sum(r.reviews for r in runs) / learners / days

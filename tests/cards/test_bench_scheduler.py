@@ -52,3 +52,19 @@ def test_the_fit_bench_counts_both_errors_against_the_truth_with_intervals() -> 
     ]
     assert bench.rates(cases, lambda found: found.significant) == (1, 2, 1, 2)
     assert bench.rates(cases, lambda found: found.significant, zone=0.005) == (1, 2, 0, 1)
+
+
+def test_one_simulation_serves_the_fire_bench_through_its_credit_hook() -> None:
+    """``--fire`` runs the same simulation as the scheduler table, with the ``DrillCredit`` hook: the figures
+    are those of the separate FIRe loop it replaced (pinned from it, seed 3, 30 days, 10 new cards a day)."""
+    bench = load_bench()
+    fsrs = FSRSScheduler(desired_retention=0.90)
+    credited = bench.simulate(fsrs, 3, 30, 10, bench.DrillCredit(0.25, 0.5))
+    assert (credited.reviews, credited.recall_reviews, credited.recalled, credited.credits) == (946, 548, 496, 227)
+    assert abs(credited.predicted - 484.98990187084235) < 1e-9
+    assert abs(credited.expected_known - 288.87016926381716) < 1e-9
+    # No credit and no transfer: the hook only draws which cards the drills build on, and changes nothing.
+    plain = bench.simulate(fsrs, 3, 30, 10)
+    idle = bench.simulate(fsrs, 3, 30, 10, bench.DrillCredit(0.0, 0.0))
+    assert idle == plain and plain.credits == 0
+    assert credited.reviews < plain.reviews
