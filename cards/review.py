@@ -478,8 +478,7 @@ def credit_prerequisites(user: AbstractBaseUser, profile: Profile, card: Card, n
         log = ReviewLog.ledger.filter(user=user, card=card, review_day=today).latest("reviewed_at", "pk")
         for credit in credits:
             credit.review = log
-        Credit.objects.bulk_create(credits)
-        touch(user.pk, today)
+        Credit.objects.bulk_create(credits)  # the rating has touched today: its recompute sees the credit too
     return len(credits)
 
 
