@@ -2,7 +2,7 @@
 learner, the keep rule's test takes a fraction of one, so the fits are computed once and the rule is scored
 on them as often as it changes.
 
-    .venv/bin/python bench/fit_cache.py [--learners 100] [--days 50,30] [--new-per-day 10] [--workers 2]
+    nice -n 19 .venv/bin/python bench/fit_cache.py [--learners 100] [--days 50] [--new-per-day 10] [--workers 1]
 
 Appends one JSON line per fit to ``bench/fits.jsonl`` (arm, seed, days, new cards a day, the split day, the
 fitted parameters, seconds); a fit already there is skipped, so a run can be stopped and resumed. Each
@@ -12,6 +12,9 @@ package's default parameters (no fit can beat them: a fit can only be worse), ar
 exp(N(0, 0.8)) and the recall-growth factor by exp(N(0, 0.4)), most of them unlike the defaults, some close.
 The fit sees the reviews before the time split, as
 ``cards.scheduling.fitting.optimise`` does, whatever the history's size (the bench studies the minimum).
+Then each fitted learner goes on 120 days at the defaults, and ``bench/widened.jsonl`` gets one line per
+learner: the same fit judged on held-out windows ending 0-120 days after its log (``CUTS``), each with the
+true gain on the 30 days after it (:func:`widened_cuts`): the held-out sizes at which the keep rule is right.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ def one(job: tuple[str, int, int, int], fitted: list[float] | None = None) -> di
     arm, seed, days, new_per_day = job
     true = truth(arm, seed)
     log = synthetic.learner_log(true, seed, days, new_per_day)
-    split = fitting.time_split(log)
+    split = fitting.time_split(log, least=0)  # the earlier 80 % of any history
     if split is None:
         return None
     started = time.perf_counter()
@@ -112,42 +115,74 @@ def one(job: tuple[str, int, int, int], fitted: list[float] | None = None) -> di
         "arm": arm, "seed": seed, "days": days, "new_per_day": new_per_day, "split_day": split.day,
         "scored": split.train_reviews + split.test_reviews, "parameters": fitted, "seconds": seconds,
         "n": found.n, "before": found.before, "after": found.after, "se": found.se,
-        "cards": [[round(total, 12), count] for total, count in per_card.values()],
+        "cards": [[round(total, 6), count] for total, count in per_card.values()],
         "fresh": len(fresh),
         "true_before": expected_log_loss(true_p, [points["defaults"][k].p_fsrs for k in fresh]),
         "true_after": expected_log_loss(true_p, [points["fitted"][k].p_fsrs for k in fresh]),
     }  # fmt: skip
 
 
-def widened(row: dict[str, Any], extra: int) -> tuple[Any, float]:
-    """The same fit judged on a held-out window ``extra`` days longer (the split day to the log's end plus
-    ``extra``), against the truth on ``FRESH_DAYS`` days after that: how many held-out reviews the keep rule
-    needs for this fit. A fit of the longer history would be better still, so this understates the rule's
-    power at that size. Returns (the keep rule's comparison, the true gain)."""
+WIDE = Path(__file__).resolve().parent / "widened.jsonl"
+CUTS = (0, 10, 20, 30, 45, 60, 80, 100, 120)
+
+
+def widened_cuts(row: dict[str, Any], extras: Sequence[int] = CUTS) -> dict[str, Any]:
+    """The same fit judged on longer held-out windows: the learner goes on ``max(extras)`` more days at
+    the defaults, and per extra the keep rule's input on the window from the split day to ``extra`` days after
+    the fitted log's end (n, cards, before, after, se), and the true gain on the ``FRESH_DAYS`` days after that
+    window. How many held-out reviews the rule needs: a fit of the longer history would be better still, so
+    this understates the rule's power at that size. One replay (the longest) for all; one JSON line of
+    ``bench/widened.jsonl``."""
     import torch
 
     torch.set_num_threads(1)
     true = truth(row["arm"], row["seed"])
     days, per_day = int(row["days"]), int(row["new_per_day"])
-    future = synthetic.learner_log(true, row["seed"], days + extra + FRESH_DAYS, per_day)
+    future = synthetic.learner_log(true, row["seed"], days + max(extras) + FRESH_DAYS, per_day)
     first = min(review.day for review in future)
-    end = first + days + extra
     points = {
         name: fitting.held_out_points(future, w, int(row["split_day"]))
         for name, w in (("truth", true), ("defaults", DEFAULT_PARAMETERS), ("fitted", row["parameters"]))
     }
-    held = [k for k, p in enumerate(points["defaults"]) if p.day < end]
-    fresh = [k for k, p in enumerate(points["defaults"]) if p.day >= end]
-    found = fitting.compare([points["defaults"][k] for k in held], [points["fitted"][k] for k in held])
-    true_p = [points["truth"][k].p_fsrs for k in fresh]
-    gain = expected_log_loss(true_p, [points["defaults"][k].p_fsrs for k in fresh]) - expected_log_loss(
-        true_p, [points["fitted"][k].p_fsrs for k in fresh]
-    )
-    return found, gain
+    cuts = []
+    for extra in extras:
+        end = first + days + extra
+        held = [k for k, p in enumerate(points["defaults"]) if p.day < end]
+        fresh = [k for k, p in enumerate(points["defaults"]) if end <= p.day < end + FRESH_DAYS]
+        found = fitting.compare([points["defaults"][k] for k in held], [points["fitted"][k] for k in held])
+        true_p = [points["truth"][k].p_fsrs for k in fresh]
+        gain = expected_log_loss(true_p, [points["defaults"][k].p_fsrs for k in fresh]) - expected_log_loss(
+            true_p, [points["fitted"][k].p_fsrs for k in fresh]
+        )
+        cuts.append(
+            {"extra": extra, "n": found.n, "cards": found.cards, "before": found.before, "after": found.after,
+             "se": found.se, "true_gain": gain}
+        )  # fmt: skip
+    return {"arm": row["arm"], "seed": row["seed"], "days": days, "new_per_day": per_day, "cuts": cuts}
 
 
-def widened_job(job: tuple[dict[str, Any], int]) -> tuple[Any, float]:
-    return widened(*job)
+def load_widened(path: Path = WIDE) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def run_widened(rows: Sequence[dict[str, Any]], path: Path = WIDE) -> None:
+    """Appends :func:`widened_cuts` of every row not yet in ``path`` (one process: the cores are shared)."""
+    done = set()
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                got = json.loads(line)
+                done.add(key(got["arm"], got["seed"], got["days"], got["new_per_day"]))
+    todo = [row for row in rows if key(row["arm"], row["seed"], row["days"], row["new_per_day"]) not in done]
+    print(f"{len(todo)} learners to replay ({len(done)} cached)", flush=True)
+    with path.open("a", encoding="utf-8") as out:
+        for count, row in enumerate(todo, 1):
+            out.write(json.dumps(widened_cuts(row)) + "\n")
+            out.flush()
+            if count % 10 == 0:
+                print(f"{count}/{len(todo)}", flush=True)
 
 
 def run(learners: int, spans: Sequence[int], new_per_day: int, workers: int, path: Path = CACHE) -> None:
@@ -179,11 +214,14 @@ def run(learners: int, spans: Sequence[int], new_per_day: int, workers: int, pat
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--learners", type=int, default=100)
-    parser.add_argument("--days", default="50,30")
+    parser.add_argument("--days", default="50")
     parser.add_argument("--new-per-day", type=int, default=10)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
-    run(args.learners, [int(d) for d in args.days.split(",")], args.new_per_day, args.workers)
+    spans = [int(d) for d in args.days.split(",")]
+    run(args.learners, spans, args.new_per_day, args.workers)
+    wanted = {(arm, seed, days) for arm in ARMS for seed in range(1, args.learners + 1) for days in spans}
+    run_widened([row for k, row in load().items() if k[:3] in wanted and k[3] == args.new_per_day])
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """SM-2 against FSRS-6 on synthetic learners: the retention each reaches and the reviews per day it costs.
 
     .venv/bin/python bench/scheduler.py [--learners 10] [--days 90] [--new-per-day 20] [--retention 0.90]
-    .venv/bin/python bench/scheduler.py --fits --new-per-day 10 [--learners 100] [--days 50] [--cached]
-        [--margins 1,1.645,2,2.5] [--widen 20] [--workers 2]
+    nice -n 19 .venv/bin/python bench/scheduler.py --fits --new-per-day 10 [--learners 100] [--days 50]
+        [--cached] [--margins 1.645,2] [--minimums 200,500,1000,1500,2000] [--workers 1]
     .venv/bin/python bench/scheduler.py --fire [--learners 10] [--days 90] [--new-per-day 20] [--transfer 0.5]
 
 ``--fire`` measures drills' implicit credit (``cards.scheduling.fire``): one card in eight is a drill that
@@ -18,11 +18,14 @@ pass does to both memories), so the two measure one model of a learner.
 ``--fits`` tests the FSRS fit's keep rule instead (``cards.scheduling.fitting``; the fits need torch): each
 synthetic learner of ``bench/fit_cache.py``'s two arms (true parameters the defaults, or unlike them) studies
 ``--days`` days under FSRS at the defaults, and the production fit runs on that log once (cached in
-``bench/fits.jsonl``; ``--cached`` scores only what is there). A fit is better when its expected log loss on
-30 fresh days of the true learner (each review's recall probability from the true model, so no outcome
-noise) is lower than the defaults'. Prints how often the production rule kept a worse fit and rejected a
-better one, with Wilson 95 % intervals: by arm, by history size, for other margins, and (``--widen N``)
-for the same fits judged on a held-out window N days longer. Figures: docs/performance.md.
+``bench/fits.jsonl``); the learner then goes on 120 days, and the same fit is judged on held-out windows
+ending 0-120 days after its log (cached in ``bench/widened.jsonl``; ``--cached`` scores only what is there).
+A fit is worse when its expected log loss on 30 fresh days after the window (each review's recall
+probability from the true model, so no outcome noise) is not below the defaults', better when it is below
+by more than ``fitting.WORTH_KEEPING``. Prints, with Wilson 95 % intervals and the number of learners, how
+often the production rule kept a worse fit and rejected a better one, each learner judged once at the
+rule's minimum; the same for other minimums and margins; and the fits on their own 50-day windows.
+Figures: docs/scheduling.md, "Why this margin, and this minimum".
 
 Each synthetic learner studies a deck for ``--days`` days with the same daily new-card limit under
 each scheduler in turn (the project's own ``cards.scheduling.schedulers``, exactly as the review
@@ -231,11 +234,6 @@ def fire_table(learners: int, days: int, new_per_day: int, retention: float, tra
             )
 
 
-# A fit better than the defaults by less than this (expected log loss on fresh reviews) changes little: the
-# rule may reject it. Reported beside "better at all", which no finite window can always tell from noise.
-CLEARLY = 0.005
-
-
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval (95 %) of a rate ``k / n``."""
     if n == 0:
@@ -248,11 +246,11 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class FitCase:
-    """One cached fit (``bench/fit_cache.py``): what the keep rule sees, and what the truth says."""
+    """One fit judged on one held-out window: what the keep rule sees, and what the truth says."""
 
     arm: str
     seed: int
-    scored: int
+    scored: int  # the scored reviews the fit's log holds (the fit trained on the earlier 80 %)
     comparison: Any  # cards.scheduling.fitting.Comparison on the held-out window
     true_gain: float  # expected log loss of the defaults minus the fit's, on fresh reviews
 
@@ -274,6 +272,23 @@ def fit_cases(rows: list[dict[str, Any]]) -> list[FitCase]:
     ]  # fmt: skip
 
 
+def cut_cases(rows: list[dict[str, Any]], minimum: int, scored: dict[tuple[str, int], int]) -> list[FitCase]:
+    """Each learner of ``bench/widened.jsonl`` once, judged on its first held-out window of ``minimum`` reviews
+    or more (``fit_cache.CUTS``: the window ends 0-120 days after the fitted log); learners whose longest window
+    is shorter are left out."""
+    from cards.scheduling import fitting
+
+    cases = []
+    for row in rows:
+        cut = next((cut for cut in row["cuts"] if cut["n"] >= minimum), None)
+        if cut is not None:
+            found = fitting.Comparison(cut["n"], cut["cards"], cut["before"], cut["after"], cut["se"])
+            cases.append(
+                FitCase(row["arm"], row["seed"], scored.get((row["arm"], row["seed"]), 0), found, cut["true_gain"])
+            )
+    return cases
+
+
 def rates(cases: list[FitCase], keep: Any, zone: float = 0.0) -> tuple[int, int, int, int]:
     """(kept worse, worse, rejected better, better) under the rule ``keep(comparison) -> bool``; a fit counts
     as better when its true gain is above ``zone`` (0: better at all)."""
@@ -292,6 +307,15 @@ def rate_text(k: int, n: int) -> str:
     return f"{k}/{n} = {k / max(n, 1):.1%} [{low:.1%}, {high:.1%}]"
 
 
+def rule(minimum: int, z: float) -> Any:
+    """The keep rule with another minimum (held-out reviews) and margin (standard errors)."""
+
+    def keep(found: Any) -> bool:
+        return bool(found.n >= minimum and found.gain > z * found.se)
+
+    return keep
+
+
 def fits(
     learners: int,
     days: list[int],
@@ -299,7 +323,7 @@ def fits(
     workers: int,
     margins: list[float],
     cached: bool,
-    widen: list[int],
+    minimums: list[int],
 ) -> None:
     """``--fits``: the keep rule's two error rates on synthetic learners with known true parameters."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -311,79 +335,65 @@ def fits(
         fit_cache.run(learners, days, new_per_day, workers)
     wanted = {(arm, seed, span) for arm in fit_cache.ARMS for seed in range(1, learners + 1) for span in days}
     rows = [row for k, row in fit_cache.load().items() if (k[0], k[1], k[2]) in wanted and k[3] == new_per_day]
-    cases = fit_cases(rows)
+    if not cached:
+        fit_cache.run_widened(rows)
+    wide = [row for row in fit_cache.load_widened() if (row["arm"], row["seed"], row["days"]) in wanted]
+    scored = {(row["arm"], row["seed"]): int(row["scored"]) for row in rows}
+    worth = fitting.WORTH_KEEPING
+    production = rule(fitting.MIN_TEST_REVIEWS, fitting.MARGIN_SE)
+    cases = cut_cases(wide, fitting.MIN_TEST_REVIEWS, scored)
+    arms = {arm: sum(case.arm == arm for case in cases) for arm in fit_cache.ARMS}
+    held = sorted(case.comparison.n for case in cases) or [0]
     print(
-        f"{len(cases)} fits ({learners} learners per arm, {','.join(map(str, days))} days, {new_per_day} new "
-        f"cards a day); rule: {fitting.MIN_TEST_REVIEWS}+ held-out reviews and a gain above "
-        f"{fitting.MARGIN_SE:g} card-clustered standard errors. Rates with Wilson 95 % intervals.\n"
+        f"The production rule: {fitting.MIN_TEST_REVIEWS}+ held-out reviews (MIN_REVIEWS = {fitting.MIN_REVIEWS} "
+        f"scored) and a gain above {fitting.MARGIN_SE:g} card-clustered standard errors. A fit is worse when its "
+        f"true gain (expected log loss on {fit_cache.FRESH_DAYS} fresh days) is <= 0, better when it is above "
+        f"WORTH_KEEPING = {worth:g}. {len(cases)} synthetic learners ({', '.join(f'{n} {a}' for a, n in arms.items())}"
+        f"), each judged once, on its first window of {fitting.MIN_TEST_REVIEWS}+ held-out reviews ({held[0]}-"
+        f"{held[-1]}, median {held[len(held) // 2]}). Rates with Wilson 95 % intervals.\n"
     )
+    kw, w, rb, b = rates(cases, production, worth)
+    _, _, ra, a = rates(cases, production)
+    print("| learners | kept a worse fit | rejected a better fit | rejected one better at all |")
+    print("| --- | --- | --- | --- |")
+    print(f"| {len(cases)} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(ra, a)} |")
     print(
-        f"| arm | scored reviews | fits | kept a worse fit | rejected a better fit | rejected one better by "
-        f"{CLEARLY:g}+ |"
+        f"\nOther minimums and margins: each learner judged once, on its first window of N+ held-out reviews "
+        f"(better: by more than {worth:g})\n"
     )
-    print("| --- | --- | --- | --- | --- | --- |")
-    groups = [(arm, [c for c in cases if c.arm == arm]) for arm in fit_cache.ARMS] + [("all", cases)]
-    for arm, group in groups:
-        kw, w, rb, b = rates(group, lambda found: found.significant)
-        _, _, rc, c = rates(group, lambda found: found.significant, CLEARLY)
-        scored = sorted(case.scored for case in group) or [0]
-        print(
-            f"| {arm} | {scored[0]}-{scored[-1]} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} | "
-            f"{rate_text(rc, c)} |"
-        )
-    print("\nBy history size (all arms), the production rule:\n")
-    print("| scored reviews | fits | kept a worse fit | rejected a better fit |")
-    print("| --- | --- | --- | --- |")
-    bounds = [0, 1000, 1250, 1500, 2000, 10**9]
-    for low, high in zip(bounds, bounds[1:], strict=False):
-        group = [case for case in cases if low <= case.scored < high]
-        if group:
-            kw, w, rb, b = rates(group, lambda found: found.significant)
-            print(
-                f"| {low}-{high - 1 if high < 10**9 else ''} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} |"
-            )
-    print("\nOther margins (the same fits): gain above z standard errors\n")
-    print(f"| z | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
-    print("| --- | --- | --- | --- |")
-    for z in margins:
-
-        def keep(found: Any, z: float = z) -> bool:
-            return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
-
-        kw, w, rb, b = rates(cases, keep)
-        _, _, rc, c = rates(cases, keep, CLEARLY)
-        print(f"| {z:g} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
-    for extra in widen if cases else []:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(workers) as pool:
-            judged = list(pool.map(fit_cache.widened_job, [(row, extra) for row in rows]))
-        longer = [
-            FitCase(row["arm"], row["seed"], row["scored"], found, gain)
-            for row, (found, gain) in zip(rows, judged, strict=True)
-        ]
-        held = sorted(case.comparison.n for case in longer)
-        print(
-            f"\nThe same fits judged on a held-out window {extra} days longer ({held[0]}-{held[-1]} held-out "
-            f"reviews, median {held[len(held) // 2]}; the truth on the {fit_cache.FRESH_DAYS} days after):\n"
-        )
-        print(f"| z | arm | kept a worse fit | rejected a better fit | rejected one better by {CLEARLY:g}+ |")
-        print("| --- | --- | --- | --- | --- |")
+    print("| held-out N | z | learners | held-out median | kept a worse fit | rejected a better fit | better at all |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for minimum in minimums:
+        group = cut_cases(wide, minimum, scored)
+        sizes = sorted(case.comparison.n for case in group) or [0]
         for z in margins:
-
-            def keep_longer(found: Any, z: float = z) -> bool:
-                return bool(found.n >= fitting.MIN_TEST_REVIEWS and found.gain > z * found.se)
-
-            for arm in (*fit_cache.ARMS, "all"):
-                group = [case for case in longer if arm in (case.arm, "all")]
-                kw, w, rb, b = rates(group, keep_longer)
-                _, _, rc, c = rates(group, keep_longer, CLEARLY)
-                print(f"| {z:g} | {arm} | {rate_text(kw, w)} | {rate_text(rb, b)} | {rate_text(rc, c)} |")
-    gains = sorted(case.true_gain for case in cases if case.better)
+            kw, w, rb, b = rates(group, rule(minimum, z), worth)
+            _, _, ra, a = rates(group, rule(minimum, z))
+            print(
+                f"| {minimum} | {z:g} | {len(group)} | {sizes[len(sizes) // 2]} | {rate_text(kw, w)} | "
+                f"{rate_text(rb, b)} | {rate_text(ra, a)} |"
+            )
+    base = fit_cases(rows)
+    print(
+        f"\nThe {len(base)} fits on their own held-out window (the last fifth of {days} days: what those histories "
+        f"give), the production margin without the minimum:\n"
+    )
+    print("| arm | scored reviews | fits | kept a worse fit | rejected a better fit | better at all |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    groups = [(arm, [c for c in base if c.arm == arm]) for arm in fit_cache.ARMS] + [("all", base)]
+    for arm, group in groups:
+        kw, w, rb, b = rates(group, rule(0, fitting.MARGIN_SE), worth)
+        _, _, ra, a = rates(group, rule(0, fitting.MARGIN_SE))
+        sizes = sorted(case.scored for case in group) or [0]
+        print(
+            f"| {arm} | {sizes[0]}-{sizes[-1]} | {len(group)} | {rate_text(kw, w)} | {rate_text(rb, b)} | "
+            f"{rate_text(ra, a)} |"
+        )
+    gains = sorted(case.true_gain for case in base if case.better)
     if gains:
         print(
             f"\nTrue gains of the better fits (expected log loss, fresh reviews): median {gains[len(gains) // 2]:.4f}, "
-            f"smallest {gains[0]:.5f}; {sum(g < 0.001 for g in gains)} below 0.001."
+            f"smallest {gains[0]:.5f}; {sum(g <= worth for g in gains)} of {len(gains)} at most {worth:g}."
         )
 
 
@@ -396,10 +406,12 @@ def main() -> None:
     parser.add_argument("--fits", action="store_true", help="test the FSRS fit's keep rule instead")
     parser.add_argument("--fire", action="store_true", help="measure drills' implicit credit instead")
     parser.add_argument("--transfer", type=float, default=0.5, help="with --fire: what a passed drill truly does")
-    parser.add_argument("--workers", type=int, default=2, help="with --fits: processes fitting what is not cached")
+    parser.add_argument("--workers", type=int, default=1, help="with --fits: processes fitting what is not cached")
     parser.add_argument("--cached", action="store_true", help="with --fits: score only the fits already cached")
-    parser.add_argument("--widen", default="", help="with --fits: also judge each fit on windows this many days longer")
-    parser.add_argument("--margins", default="1,1.645,2,2.5", help="with --fits: other margins to report")
+    parser.add_argument("--margins", default="1.645,2", help="with --fits: other margins to report")
+    parser.add_argument(
+        "--minimums", default="200,500,1000,1500,2000", help="with --fits: other minimums (held-out reviews) to report"
+    )
     args = parser.parse_args()
     if args.fire:
         fire_table(args.learners, int(args.days), args.new_per_day, args.retention, args.transfer)
@@ -413,7 +425,7 @@ def main() -> None:
             args.workers,
             margins,
             args.cached,
-            [int(extra) for extra in args.widen.split(",") if extra],
+            [int(n) for n in args.minimums.split(",")],
         )
         return
     args.days = int(args.days)

@@ -83,7 +83,7 @@ def test_it_switches_to_fsrs_reviews_with_its_labels_and_asks_for_a_fit(page: An
     row = Optimisation.objects.get(user=learner)
     optimising.run(row.pk)  # what the worker does with the task the button sent
     page.reload()
-    expect(page.locator("[data-optimisation]")).to_contain_text("Default parameters until 1000 reviews (12 so far)")
+    expect(page.locator("[data-optimisation]")).to_contain_text("Default parameters until 5000 reviews (12 so far)")
     screenshot(page, "fsrs-settings.png")
 
 

@@ -42,7 +42,9 @@ def test_the_fit_bench_counts_both_errors_against_the_truth_with_intervals() -> 
     assert 0.005 < low < 0.006 and 0.07 < high < 0.073
 
     def case(gain: float, se: float, true_gain: float) -> object:
-        return bench.FitCase("unlike", 1, 1500, fitting.Comparison(300, 200, 0.35, 0.35 - gain, se), true_gain)
+        return bench.FitCase(
+            "unlike", 1, 1500, fitting.Comparison(fitting.MIN_TEST_REVIEWS, 200, 0.35, 0.35 - gain, se), true_gain
+        )
 
     cases = [
         case(0.02, 0.005, 0.012),  # better, kept
@@ -68,3 +70,26 @@ def test_one_simulation_serves_the_fire_bench_through_its_credit_hook() -> None:
     idle = bench.simulate(fsrs, 3, 30, 10, bench.DrillCredit(0.0, 0.0))
     assert idle == plain and plain.credits == 0
     assert credited.reviews < plain.reviews
+
+
+def test_the_keep_rule_meets_both_targets_on_the_committed_synthetic_learners() -> None:
+    """bench/widened.jsonl: each synthetic learner's fit judged on held-out windows of growing size, with the
+    true gain. The production rule (fitting's minimum, margin and Comparison.significant) must keep under 5 %
+    of worse fits and reject under 5 % of fits better by WORTH_KEEPING, each learner judged at the minimum;
+    a smaller minimum or a wider margin fails here (the old 200 rejected about half the better fits)."""
+    import json
+
+    from cards.scheduling import fitting
+
+    bench = load_bench()
+    rows = [json.loads(line) for line in (BENCH.parent / "widened.jsonl").read_text().splitlines() if line.strip()]
+    cases = bench.cut_cases(rows, fitting.MIN_TEST_REVIEWS, {})
+    assert len(cases) >= 140
+    kept_worse, worse, rejected_better, better = bench.rates(
+        cases, lambda found: found.significant, fitting.WORTH_KEEPING
+    )
+    assert worse >= 90 and better >= 20
+    assert kept_worse / worse < 0.05 and rejected_better / better < 0.05
+    old = bench.cut_cases(rows, 200, {})
+    _, _, rejected_better, better = bench.rates(old, bench.rule(200, fitting.MARGIN_SE), fitting.WORTH_KEEPING)
+    assert rejected_better / better > 0.3

@@ -47,19 +47,20 @@ class DueTests(TestCase):
         log_reviews(self.user, cards=10, reviews_each=6)  # 50 scored
         self.assertEqual(optimising.scored_count(self.user.pk), 50)
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=180, reviews_each=6)  # 950 scored: under 1,000
+        log_reviews(self.user, cards=247, reviews_each=21)  # 4,990 scored: under 5,000
+        self.assertLess(optimising.scored_count(self.user.pk), fitting.MIN_REVIEWS)
         self.assertFalse(optimising.is_due(self.user.pk, NOW))
-        log_reviews(self.user, cards=20, reviews_each=6)  # 1,050
+        log_reviews(self.user, cards=1, reviews_each=21)  # 5,010
         self.assertTrue(optimising.is_due(self.user.pk, NOW))
 
     def test_it_runs_again_when_the_reviews_grew_by_a_quarter_or_a_month_passed(self) -> None:
-        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050
-        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=1050)
+        log_reviews(self.user, cards=260, reviews_each=21)  # 5,200
+        Optimisation.objects.create(user=self.user, created_at=NOW, status="done", reviews=5200)
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=29)))
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=30)))
-        log_reviews(self.user, cards=52, reviews_each=6)  # 1,310: not yet a quarter more
+        log_reviews(self.user, cards=64, reviews_each=21)  # 6,480: not yet a quarter more
         self.assertFalse(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
-        log_reviews(self.user, cards=1, reviews_each=6)  # 1,315: a quarter more than 1,050 (1,312.5)
+        log_reviews(self.user, cards=1, reviews_each=21)  # 6,500: a quarter more than 5,200
         self.assertTrue(optimising.is_due(self.user.pk, NOW + timedelta(days=1)))
 
     def test_it_keeps_one_fit_active_per_learner_and_enqueues_after_commit(self) -> None:
@@ -93,8 +94,8 @@ class DueTests(TestCase):
         self.assertFalse(outcome.keep)
         self.assertEqual(
             outcome.message,
-            "Default parameters until 1000 reviews (0 so far): "
-            "the fit learns from the earlier 80% of them and needs 512.",
+            "Default parameters until 5000 reviews (0 so far): "
+            "the fit learns from the earlier 20% of them and needs 1000.",
         )
 
 
@@ -148,7 +149,7 @@ class CooldownAndStaleTests(TestCase):
         self.assertEqual(lost.status, "failed")
 
     def test_beats_daily_job_frees_a_stale_fit_for_learners_who_never_press_the_button(self) -> None:
-        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050 scored: due
+        log_reviews(self.user, cards=260, reviews_each=21)  # 5,200 scored: due
         Optimisation.objects.create(user=self.user, created_at=NOW - timedelta(days=3), status="running",
                                     started_at=NOW - timedelta(days=3))  # fmt: skip
         with self.captureOnCommitCallbacks(execute=False) as callbacks:

@@ -43,7 +43,7 @@ class FitMessageTests(TestCase):
         self.assertNotIn(sent[0].queue, grading_queues())
 
     def test_it_sends_beats_fits_and_the_daily_look_to_the_scoring_queue(self) -> None:
-        log_reviews(self.user, cards=210, reviews_each=6)  # 1,050 scored: a fit is due
+        log_reviews(self.user, cards=260, reviews_each=21)  # 5,200 scored: a fit is due
         with published_tasks() as sent, self.captureOnCommitCallbacks(execute=True):
             tasks.optimise_due.apply_async()
             tasks.optimise_due()

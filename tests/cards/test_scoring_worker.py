@@ -72,7 +72,7 @@ def test_it_records_a_fit_past_its_time_limit_as_failed(
     stopped.append(pool)
     pool.start(concurrency=1)
     user = make_user(time_zone="UTC", scheduler="fsrs")
-    log_reviews(user, cards=420, reviews_each=6)  # 2,100 scored
+    log_reviews(user, cards=300, reviews_each=21)  # 6,000 scored: the fit trains on 2,000 of them
     row = optimising.queue(user, timezone.now())
     assert row is not None
     tasks.optimise_parameters.apply_async((row.pk,), soft_time_limit=3, time_limit=60)
@@ -89,7 +89,7 @@ def test_it_runs_the_next_fit_after_a_worker_was_killed_mid_fit(
     stopped.append(pool)
     worker = pool.start(concurrency=1)
     user = make_user(time_zone="UTC", scheduler="fsrs")
-    log_reviews(user, cards=210, reviews_each=6)  # 1,050 scored: enough to fit
+    log_reviews(user, cards=260, reviews_each=21)  # 5,200 scored: enough to fit
     first = tasks.request_optimisation(user, timezone.now())
     assert first is not None
     wait_for(lambda: status(first) == "running", 60, "the worker did not claim the fit")
