@@ -476,6 +476,18 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
         check(alternative["code"], True, alternative["code"])
 
 
+@pytest.mark.sandbox
+def test_it_counts_a_loop_s_lines_and_the_graphs_kept_inside_the_sandbox_runner(pool: Any) -> None:
+    """The counts come from the sandbox runner itself (guarded code, its own file name): the 40,000-step loop is
+    rejected by its line count, not its CPU time, and a module-level history of losses is named in the advice."""
+    loop = next(w for w in solutions("index-to-mask")["wrong"] if "tolist" in w["code"])
+    result = graded(DRILLS["index-to-mask"], loop["code"], pool, ReferenceCache())
+    assert result.startswith("wrong_answer") and loop["says"] in result, result
+    history = next(a for a in solutions("accumulate-loss-item")["advised"] if "history" in a["code"])
+    result = graded(DRILLS["accumulate-loss-item"], history["code"], pool, ReferenceCache())
+    assert result.startswith("accepted") and history["says"] in result, result
+
+
 def _fingerprint(verdict: dict[str, Any]) -> tuple[Any, ...]:
     """What a re-grade must give again: the status, which tests passed, and the message without its figures
     (measured times vary from run to run; everything else is the seed's)."""
