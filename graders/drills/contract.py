@@ -36,8 +36,8 @@ CALLS_PER_CASE = 3
 RUN_OVERHEAD_US = 50_000
 # A time budget never allows fewer lines of the learner's code per call than this (``_steps``), nor fewer than
 # the budget times the reference's lines on the same input: a loop over 40,000 elements runs 40,000-80,000
-# lines (the ``for`` and its body), its CPU time (~25 ms guarded) under ``TIME_FLOOR_US``; a loop over a model's
-# layers, a sequence's time steps or a short list stays far below. Lines are counted, not timed: the same
+# lines (the ``for`` and its body), its CPU time (13-15 ms guarded) under ``TIME_FLOOR_US``; a loop over a
+# model's layers, a sequence's time steps or a short list stays far below. Lines are counted, not timed: the same
 # number on any machine, however loaded, so the verdict cannot flicker.
 STEP_FLOOR = 10_000
 

@@ -331,10 +331,11 @@ class StepCounter:
     """How many lines of one file ran while active (``steps``), and which line ran most (``busiest``).
 
     The measure of a Python loop that does not depend on the machine: a loop over 40,000 elements runs its
-    lines 40,000 times however fast or loaded the host is, where its CPU time (~25 ms under the sandbox's
-    guards) sits under any floor a loaded machine's noise allows. ``sys.settrace`` sees every new frame and
+    lines 40,000 times however fast or loaded the host is, where its CPU time (13-15 ms in a sandbox
+    runner) sits under any floor a loaded machine's noise allows. ``sys.settrace`` sees every new frame and
     traces only the learner's (its file name), so torch's and the grader's own Python cost a check each; a
-    traced line costs ~0.3 us, paid only by drills with a time budget. Counted in the runner: its word.
+    traced line costs ~1 us under the guards (0.3 us unguarded), paid only by drills with a time budget. Counted
+    in the runner: its word.
     """
 
     def __init__(self, filename: str) -> None:
