@@ -2,8 +2,11 @@
 
 A record is the runner's word (a runner that owns its process can say anything): what it says is believed
 when it convicts the runner, and a budget that would pass on its word alone is judged otherwise. The time
-budget is judged again on the runner's CPU time as its warden measured it (``judge_run_time``); the graph
-and memory budgets, which nothing outside the runner can measure, only advise (``budget_advice``).
+budget is judged on two of the runner's words, its CPU time and the lines of the learner's code it ran
+(``_steps``: a loop over 40,000 elements runs 40,000 lines however loaded the machine is), and again on the
+runner's CPU time as its warden measured it (``judge_run_time``): a forger passes the first two, never the
+third. The graph and memory budgets, which nothing outside the runner can measure, only advise
+(``budget_advice``).
 
 The runner records what each call did besides returning (``graders.sandbox.behaviour``); the records
 come back as plain data and are read here field by field, never trusted to have the right shape. The
@@ -31,6 +34,12 @@ TIME_FLOOR_US = 50_000
 # index-to-mask's reference; this leaves room for a slower host and a longer module body).
 CALLS_PER_CASE = 3
 RUN_OVERHEAD_US = 50_000
+# A time budget never allows fewer lines of the learner's code per call than this (``_steps``), nor fewer than
+# the budget times the reference's lines on the same input: a loop over 40,000 elements runs 40,000-80,000
+# lines (the ``for`` and its body), its CPU time (13-15 ms guarded) under ``TIME_FLOOR_US``; a loop over a
+# model's layers, a sequence's time steps or a short list stays far below. Lines are counted, not timed: the same
+# number on any machine, however loaded, so the verdict cannot flicker.
+STEP_FLOOR = 10_000
 
 
 def _indices(record: dict[str, Any], key: str, n_args: int) -> list[int]:
@@ -105,7 +114,7 @@ def judge(
     if not isinstance(actual, dict):
         return "the grader could not observe what your function did (no behaviour record came back)"
     expected = expected if isinstance(expected, dict) else {}
-    for check in (_inputs, _global_state, _autograd, _device, _alias, _time):
+    for check in (_inputs, _global_state, _autograd, _device, _alias, _steps, _time):
         message = check(contract, expected, actual, arg_names, n_args)
         if message:
             return message[:MESSAGE_CHARS]
@@ -275,14 +284,26 @@ def _autograd(contract: Contract, expected: dict[str, Any], actual: dict[str, An
 
 
 def _graph(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    """The graphs a call kept alive: past the call outside its result (``graph_kept``: where the reference keeps
+    none, any), or during it, every graph still referenced counted together (``graph_nodes``: a list of losses
+    holds one small graph per step), against the reference's times the budget."""
+    if contract.graph_budget <= 0:
+        return ""
+    reference, kept = expected.get("graph_kept"), actual.get("graph_kept")
+    if type(reference) is int and type(kept) is int and kept > max(0, reference) * contract.graph_budget:
+        return (
+            f"your function left {kept} autograd operations alive after it returned, held by something other "
+            "than its result (a list at module level or an argument it appends to): each step's graph lives as "
+            "long as that list. Keep `loss.item()` (a Python float) or `loss.detach()` instead"
+        )
     reference, peak = expected.get("graph_nodes"), actual.get("graph_nodes")
-    if contract.graph_budget <= 0 or type(reference) is not int or type(peak) is not int:
+    if type(reference) is not int or type(peak) is not int:
         return ""
     allowed = max(1, reference) * contract.graph_budget
     if peak <= allowed:
         return ""
     return (
-        f"your function kept the autograd graphs of earlier steps alive: at its peak one graph held {peak} "
+        f"your function kept the autograd graphs of earlier steps alive: at its peak its graphs held {peak} "
         f"operations, where each step needs about {max(1, reference)}. Record a loss with `loss.item()` "
         "(a Python float) or `.detach()` so each step's graph can be freed"
     )
@@ -320,6 +341,25 @@ def _time(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], 
         f"your function took {spent / 1000:.0f} ms of CPU time, where the reference takes "
         f"{max(0, reference) / 1000:.1f} ms: a Python loop over a tensor's elements is the usual cause. One tensor "
         "operation (indexing with the whole index tensor, broadcasting) does the same work in C"
+    )
+
+
+def _steps(contract: Contract, expected: dict[str, Any], actual: dict[str, Any], *_: Any) -> str:
+    """The lines of the learner's code one call ran (``behaviour.StepCounter``, the runner's word: believed when
+    it convicts), against the reference's on the same input times the budget, never under ``STEP_FLOOR``."""
+    reference, ran = expected.get("steps"), actual.get("steps")
+    if contract.time_budget <= 0 or type(reference) is not int or type(ran) is not int:
+        return ""
+    if ran <= max(STEP_FLOOR, reference * contract.time_budget):
+        return ""
+    busiest, where = actual.get("busiest"), ""
+    if isinstance(busiest, list) and len(busiest) >= 2 and all(type(n) is int and n > 0 for n in busiest[:2]):
+        code = busiest[2][:120] if len(busiest) > 2 and isinstance(busiest[2], str) else ""
+        where = f" (line {busiest[0]}: `{code}`, {busiest[1]} times)" if code else f" (line {busiest[0]})"
+    return (
+        f"your function ran {ran} lines of Python in one call{where}, where the reference runs {max(0, reference)}: "
+        "a Python loop over a tensor's elements (or over its `.tolist()`) is the usual cause. One tensor operation "
+        "(indexing with the whole index tensor, broadcasting) does the same work in C"
     )
 
 

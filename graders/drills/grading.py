@@ -53,6 +53,7 @@ class Runner(Protocol):
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
         measure_cpu: bool = False,
+        count_steps: bool = False,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -358,8 +359,10 @@ def _tensor_params(drill: Drill, cases: list[Case]) -> frozenset[str]:
 
 def _checks(drill: Drill) -> dict[str, Any]:
     """The runner options a drill's contract needs beyond the defaults: ``count_graph`` makes the runner record
-    the largest autograd graph and the most tensor memory alive (costly, so only for the budgets that read them)."""
-    return {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
+    the autograd graphs and the most tensor memory alive, ``count_steps`` the lines of Python each call ran
+    (costly, so only for the budgets that read them)."""
+    checks = {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
+    return checks | ({"count_steps": True} if drill.contract.time_budget > 0 else {})
 
 
 def _tolerance(drill: Drill) -> tuple[float, float] | None:

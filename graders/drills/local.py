@@ -84,6 +84,7 @@ class LocalRunner:
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
         measure_cpu: bool = False,
+        count_steps: bool = False,
     ) -> RunResult:
         """Trusted code only: the visible cases, then ``hidden`` ones as the pool's second phase returns them
         (each visible case called twice, the first hidden one too; a reference never twice), unless ``go_on``
@@ -100,7 +101,7 @@ class LocalRunner:
         with warnings.catch_warnings(), one_thread():  # like the sandbox: a warning is not an error, one thread
             warnings.simplefilter("ignore")
             lines = code.splitlines()
-            results = [self._case(fn, args, grad, count_graph, lines, not reference) for args in cases]
+            results = [self._case(fn, args, grad, (count_graph, count_steps), lines, not reference) for args in cases]
             # The visible phase's timings, like the sandbox's: the hidden phase's are never shown.
             wall_ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
             visible = RunResult("ok", results, device=self.device, cpu_ms=cpu_ms, wall_ms=wall_ms)
@@ -108,7 +109,7 @@ class LocalRunner:
                 hidden = []
             # The sandbox calls its first hidden case again after the others; here, trusted code, right away.
             secret = [
-                self._case(fn, args, grad, count_graph, lines, index == 0 and not reference)
+                self._case(fn, args, grad, (count_graph, count_steps), lines, index == 0 and not reference)
                 for index, args in enumerate(hidden)
             ]
         # In process, the grader's own clock is the outside measure (``RunResult.runner_cpu_ms``).
@@ -128,14 +129,14 @@ class LocalRunner:
         return RunResult("ok", cases, device=self.device)
 
     def _case(
-        self, fn: Any, args: tuple[Any, ...], grad: bool, count_graph: bool, lines: list[str], repeat: bool
+        self, fn: Any, args: tuple[Any, ...], grad: bool, counts: tuple[bool, bool], lines: list[str], repeat: bool
     ) -> CaseResult:
         """One case as the sandbox runs it (``child.run_case``), its value rebuilt as the wire rebuilds it."""
         try:
             args = _moved(copy.deepcopy(args), self.device)
             value, record = run_case(
-                fn, args, grad=grad, count_graph=count_graph, lines=lines, quiet=contextlib.nullcontext,
-                filename=SUBMISSION_FILE, repeat=repeat,
+                fn, args, grad=grad, count_graph=counts[0], count_steps=counts[1], lines=lines,
+                quiet=contextlib.nullcontext, filename=SUBMISSION_FILE, repeat=repeat,
             )  # fmt: skip
             returned = wire.unpack(wire.pack({}, {"value": value}))[1]["value"]
             return CaseResult(ok=True, value=returned, error=None, behaviour=record)

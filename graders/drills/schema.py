@@ -86,9 +86,9 @@ class Contract:
     result: str = "new"  # "may_view": the result may be a view of an argument (reshaping drills)
     result_grad: str = "none"  # "graph": the result must carry the autograd graph back to the inputs
     repeatable: bool = True  # a second call on fresh copies of the arguments gives the same answer
-    graph_budget: float = 0.0  # > 0: the largest graph alive may be at most this many times the reference's
+    graph_budget: float = 0.0  # > 0: the graphs alive (all together; past the call), times the reference's
     memory_budget: float = 0.0  # > 0: the most tensor memory held at once, times the reference's
-    time_budget: float = 0.0  # > 0: the call's CPU time, times the reference's (with a floor, ``contract.py``)
+    time_budget: float = 0.0  # > 0: the call's CPU time and lines run, times the reference's (floors: ``contract.py``)
 
 
 @dataclass(frozen=True)
@@ -394,9 +394,9 @@ def _contract(reader: _Reader, arg_names: tuple[str, ...]) -> Contract:
 
 # A resource budget in ``[contract]``: its key and what it multiplies.
 BUDGETS = {
-    "graph_budget": "the reference's largest graph",
+    "graph_budget": "the reference's graphs alive",
     "memory_budget": "the most tensor memory the reference holds at once",
-    "time_budget": "the reference's CPU time",
+    "time_budget": "the reference's CPU time and lines of Python run",
 }
 
 

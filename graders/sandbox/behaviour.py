@@ -211,6 +211,7 @@ def observe(
     grad: bool,
     before: tuple[Any, ...],
     count_graph: bool = False,
+    count_steps: str = "",
 ) -> tuple[Any, dict[str, Any]]:
     """Run ``call`` (which calls ``target(*args)``) and describe what it did to ``args`` and what it returned.
 
@@ -220,19 +221,26 @@ def observe(
     ``devices``, ``autograd`` and ``grad_fn`` of the result, ``global_state`` (torch's global settings the call
     left changed, ``GLOBAL_STATE``; put back at once), the call's CPU time (``cpu_us``, this thread's:
     a loaded machine barely moves it), and with ``count_graph`` (a drill with a resource budget) the largest
-    autograd graph alive during the call (``graph_nodes``) and the most tensor memory it held (``peak_bytes``).
+    autograd graph alive during the call (``graph_nodes``: every graph still referenced, counted together), the
+    graph it left alive outside its result (``graph_kept``: a module-level list, a list argument) and the most
+    tensor memory it held (``peak_bytes``); with ``count_steps`` (the learner's file name: a drill with a time
+    budget) how many lines of that file ran (``steps``) and the busiest one (``busiest``, ``StepCounter``).
     """
     meta = [_Meta(a) for a in args]
     graphs, memory = (GraphCounter(), MemoryCounter()) if count_graph else (None, None)
+    steps = StepCounter(count_steps) if count_steps else None
     settings = global_state()
     try:
         with graphs or contextlib.nullcontext(), memory or contextlib.nullcontext():
             started = time.thread_time_ns()
-            value = call()
+            with steps or contextlib.nullcontext():
+                value = call()
             cpu_ns = time.thread_time_ns() - started
     finally:
         left = restore_global_state(settings)  # whatever happens: the next call (and the grader) starts clean
     record: dict[str, Any] = {"cpu_us": cpu_ns // 1000, "global_state": left}
+    if steps is not None:
+        record["steps"], record["busiest"] = steps.steps, steps.busiest()
     changed = [i for i, (a, b) in enumerate(zip(args, before, strict=True)) if not same(a, b)]
     record["changed"] = changed
     record["moved"] = [i for i in changed if meta[i].storage is not None and _storage(args[i]) != meta[i].storage]
@@ -248,27 +256,34 @@ def observe(
     record["autograd"], record["grad_fn"] = _autograd_state(tensors)
     if graphs is not None and memory is not None:
         record["graph_nodes"], record["peak_bytes"] = graphs.peak, memory.peak
+        record["graph_kept"] = graphs.kept(tensors_in(value))
     return value, record
 
 
-def graph_size(tensor: Any, cap: int = GRAPH_WALK_CAP) -> int:
-    """How many autograd nodes the graph behind ``tensor`` holds (at most ``cap``)."""
-    root = tensor.grad_fn
-    if root is None:
-        return 0
-    seen: set[Any] = set()
-    stack = [root]
-    while stack and len(seen) < cap:
+def graphs_size(tensors: list[Any], cap: int = GRAPH_WALK_CAP, seen: set[Any] | None = None) -> int:
+    """How many autograd nodes the graphs behind ``tensors`` hold together, each node once (at most ``cap``);
+    ``seen``: nodes not to count (and where the walk's nodes are added)."""
+    seen = set() if seen is None else seen
+    start = len(seen)
+    stack = [t.grad_fn for t in tensors if t.grad_fn is not None]
+    while stack and len(seen) - start < cap:
         node = stack.pop()
         if node in seen:
             continue
         seen.add(node)
         stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
-    return len(seen)
+    return len(seen) - start
 
 
 class GraphCounter:
-    """The largest autograd graph any torch call produced while active (``peak``): graphs kept alive grow."""
+    """How much autograd graph the call kept alive: ``peak``, the most nodes alive at once in all the graphs
+    any torch call made while active (a list of losses holds one small graph per step, counted together),
+    and ``kept(result)``, the nodes still alive after the call outside its result (held past the call).
+
+    Counted in the runner (its word). Each torch call that returns a tensor with a graph walks every graph
+    still referenced (tensors followed by weak reference): a step's few nodes for a right solution, the
+    whole history for one that keeps it (at most ``GRAPH_WALK_CAP`` nodes a walk).
+    """
 
     def __init__(self) -> None:
         from torch.overrides import TorchFunctionMode
@@ -278,13 +293,25 @@ class GraphCounter:
         class _Mode(TorchFunctionMode):
             def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
                 out = func(*args, **(kwargs or {}))
-                for t in tensors_in(out):
-                    if t.grad_fn is not None:
-                        counter.peak = max(counter.peak, graph_size(t))
+                made = [t for t in tensors_in(out) if t.grad_fn is not None]
+                if made:
+                    counter._roots.extend(weakref.ref(t) for t in made)
+                    counter.peak = max(counter.peak, graphs_size(counter.alive()))
                 return out
 
         self.peak = 0
+        self._roots: list[weakref.ref[Any]] = []  # every tensor with a graph made while active
         self._mode: Any = _Mode()  # torch's modes are not annotated
+
+    def alive(self) -> list[Any]:
+        """The tensors with a graph made while active that something still references (the dead ones go)."""
+        live = [(ref, t) for ref in self._roots if (t := ref()) is not None]
+        self._roots = [ref for ref, _ in live]
+        return [t for _, t in live]
+
+    def kept(self, result: list[Any]) -> int:
+        """The nodes still alive that the result's graph does not hold: kept past the call by something else."""
+        return graphs_size(self.alive(), seen={*_nodes_of(result)})
 
     def __enter__(self) -> GraphCounter:
         self._mode.__enter__()
@@ -292,6 +319,54 @@ class GraphCounter:
 
     def __exit__(self, *exc: object) -> None:
         self._mode.__exit__(*exc)
+
+
+def _nodes_of(tensors: list[Any]) -> set[Any]:
+    seen: set[Any] = set()
+    graphs_size(tensors, seen=seen)
+    return seen
+
+
+class StepCounter:
+    """How many lines of one file ran while active (``steps``), and which line ran most (``busiest``).
+
+    The measure of a Python loop that does not depend on the machine: a loop over 40,000 elements runs its
+    lines 40,000 times however fast or loaded the host is, where its CPU time (13-15 ms in a sandbox
+    runner) sits under any floor a loaded machine's noise allows. ``sys.settrace`` sees every new frame and
+    traces only the learner's (its file name), so torch's and the grader's own Python cost a check each; a
+    traced line costs ~1 us under the guards (0.3 us unguarded), paid only by drills with a time budget. Counted
+    in the runner: its word.
+    """
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.steps = 0
+        self.lines: dict[int, int] = {}
+        self._saved: Any = None
+
+    def _call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        return self._line if frame.f_code.co_filename == self.filename else None
+
+    def _line(self, frame: types.FrameType, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.steps += 1
+            self.lines[frame.f_lineno] = self.lines.get(frame.f_lineno, 0) + 1
+        return self._line
+
+    def busiest(self) -> list[int]:
+        """``[line, times]`` of the line run most often (``[]`` when none ran)."""
+        if not self.lines:
+            return []
+        line = max(self.lines, key=self.lines.__getitem__)
+        return [line, self.lines[line]]
+
+    def __enter__(self) -> StepCounter:
+        self._saved = sys.gettrace()
+        sys.settrace(self._call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(self._saved)
 
 
 class MemoryCounter:

@@ -74,19 +74,25 @@ def run_case(
     quiet: Callable[[], AbstractContextManager[Any]],
     filename: str = policy.FILENAME,
     repeat: bool = True,
+    count_steps: bool = False,
 ) -> tuple[Any, dict[str, Any]]:
     """One case: its value and its behaviour record (``graders.sandbox.behaviour``), the learner's errors raised.
 
     With ``repeat`` the call is made twice, the second time on fresh copies of the case under ``quiet``
     (prints dropped): a different answer means state kept between calls. Where the arguments changed,
-    another call finds the line that changed them.
+    another call finds the line that changed them. With ``count_steps`` (a drill with a time budget) the record
+    counts the lines of ``filename`` the first call ran, its busiest line quoted from ``lines``.
     """
     pristine = behaviour.fresh(case)
     target, args = prepare(entry, case, grad)
     before = tuple(pristine[1]) if isinstance(entry, type) else tuple(pristine)  # a class's call arguments
     value, record = behaviour.observe(
-        target, args, lambda: finish(target(*args), args, grad), grad=grad, before=before, count_graph=count_graph
-    )
+        target, args, lambda: finish(target(*args), args, grad), grad=grad, before=before, count_graph=count_graph,
+        count_steps=filename if count_steps else "",
+    )  # fmt: skip
+    busiest = record.get("busiest")
+    if busiest and 0 < busiest[0] <= len(lines):
+        record["busiest"] = [*busiest, lines[busiest[0] - 1].strip()[:120]]
     first = behaviour.fresh(value) if repeat else None
     with quiet():
         if record["changed"] or record.get("grad_left") or record.get("requires_grad_set"):
@@ -274,6 +280,7 @@ def _run_case(
             args,
             grad=bool(job.get("grad")),
             count_graph=bool(job.get("count_graph")),
+            count_steps=bool(job.get("count_steps")),
             lines=lines,
             quiet=sink.quieted,
             repeat=repeat,

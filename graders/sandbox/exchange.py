@@ -45,6 +45,7 @@ class Job:
     grad: bool
     hidden: list[tuple[Any, ...]]  # sent only after the visible phase's result came back (``zygote._run``)
     count_graph: bool = False
+    count_steps: bool = False  # each record counts the lines of the learner's code run (a drill with a time budget)
     reference: bool = False
     background: bool = False  # nobody waits for it: its runner yields the CPU to the learners' (nice 19)
     go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
@@ -146,6 +147,7 @@ def run_job(
         "grad": run.grad,
         "hidden": bool(run.hidden),
         "count_graph": run.count_graph,
+        "count_steps": run.count_steps,
         "reference": run.reference,
         "background": run.background,
         "make_cases": run.make_cases,

@@ -124,10 +124,12 @@ class SandboxPool:
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
         measure_cpu: bool = False,
+        count_steps: bool = False,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
-        each case's behaviour record says how large its autograd graphs grew (drills with a graph budget).
+        each case's behaviour record says how large its autograd graphs grew (drills with a graph budget);
+        ``count_steps``: how many lines of the code each case's first call ran (drills with a time budget).
         ``reference``: a drill's own reference, whose cases are not called a second time. ``go_on``: given
         the visible phase's result, whether to send the hidden cases at all (a grader stops at a failed
         example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not.
@@ -147,6 +149,7 @@ class SandboxPool:
             )
         job = Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
         job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on, measure_cpu=measure_cpu)
+        job = dataclasses.replace(job, count_steps=count_steps)
         return self._dispatch(job, started, timeout)
 
     def make_cases(
@@ -448,6 +451,7 @@ def run_once(
     go_on: Callable[[RunResult], bool] | None = None,
     background: bool = False,
     measure_cpu: bool = False,
+    count_steps: bool = False,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
@@ -463,4 +467,5 @@ def run_once(
             go_on=go_on,
             background=background,
             measure_cpu=measure_cpu,
+            count_steps=count_steps,
         )

@@ -57,6 +57,8 @@ RECORD_RANGES: dict[str, tuple[int, int]] = {
     "cpu_us": (0, 86_400 * 1_000_000),  # a day of CPU time: no job's limit comes near it
     "peak_bytes": (0, 1 << 48),  # 256 TiB
     "graph_nodes": (0, 1_000_000_000),
+    "graph_kept": (0, 1_000_000_000),
+    "steps": (0, 1 << 53),
 }
 RECORD_INT = 1 << 53  # every other integer of a record: floats hold it exactly, and no count a call makes is larger
 RECORD_TEXT = 4_000  # characters in a string (a result's type signature is cut at 200, a learner's line at 120)

@@ -148,7 +148,12 @@ SHAPES = shapes(
     ),
     gettext_noop("the result should be on %(want)s, but it is on %(got)s: move it with `.to(...)`"),
     gettext_noop(
-        "your function kept the autograd graphs of earlier steps alive: at its peak one graph held %(peak)s "
+        "your function left %(kept)s autograd operations alive after it returned, held by something other than its "
+        "result (a list at module level or an argument it appends to): each step's graph lives as long as that "
+        "list. Keep `loss.item()` (a Python float) or `loss.detach()` instead"
+    ),
+    gettext_noop(
+        "your function kept the autograd graphs of earlier steps alive: at its peak its graphs held %(peak)s "
         "operations, where each step needs about %(reference)s. Record a loss with `loss.item()` (a Python float) "
         "or `.detach()` so each step's graph can be freed"
     ),
@@ -157,6 +162,14 @@ SHAPES = shapes(
         "%(reference)s. A running total that is still a tensor, or outputs kept in a list, keeps every batch's "
         "graph and the activations it saved (and one batch of everything holds them all at once): compute under "
         "`torch.no_grad()`, a batch at a time, and keep plain numbers (`.item()`) or `.detach()`ed tensors"
+    ),
+    (
+        gettext_noop(
+            "your function ran %(steps)s lines of Python in one call%(where)s, where the reference runs "
+            "%(reference)s: a Python loop over a tensor's elements (or over its `.tolist()`) is the usual cause. One "
+            "tensor operation (indexing with the whole index tensor, broadcasting) does the same work in C"
+        ),
+        ("where",),
     ),
     gettext_noop(
         "your function took %(spent)s ms of CPU time, where the reference takes %(reference)s ms: a Python loop "
@@ -211,6 +224,7 @@ SHAPES = shapes(
         )
     ),
     _typed(gettext_noop("the result should be %(want)s, but your function returned %(got)s")),
+    gettext_noop(" (line %(line)s: %(code)s, %(n)s times)"),
     gettext_noop(" (line %(line)s: %(code)s)"),
     gettext_noop(" (line %(line)s)"),
     (gettext_noop("%(first)s and %(last)s"), ("first", "last")),

@@ -19,6 +19,7 @@ from graders.drills.advice import advice_for, advise
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import (
     RUN_OVERHEAD_US,
+    STEP_FLOOR,
     TIME_FLOOR_US,
     budget_advice,
     describe,
@@ -36,7 +37,9 @@ DRILLS = load_drills(DRILLS_DIR)
 FILE = "<test-submission>"
 
 
-def record_of(source: str, *args: Any, grad: bool = False, count_graph: bool = False) -> dict[str, Any]:
+def record_of(
+    source: str, *args: Any, grad: bool = False, count_graph: bool = False, count_steps: bool = False
+) -> dict[str, Any]:
     """Run ``solution`` from ``source`` on ``args`` the way the runner does; its behaviour record."""
     namespace: dict[str, Any] = {"torch": torch, "np": np}
     exec(compile(source, FILE, "exec"), namespace)  # noqa: S102 - the test's own code
@@ -45,6 +48,7 @@ def record_of(source: str, *args: Any, grad: bool = False, count_graph: bool = F
         args,
         grad=grad,
         count_graph=count_graph,
+        count_steps=count_steps,
         lines=source.splitlines(),
         quiet=contextlib.nullcontext,
         filename=FILE,
@@ -186,6 +190,54 @@ def test_it_measures_the_largest_graph_alive_during_the_call() -> None:
     assert "graph_nodes" not in record_of(frees, x)
 
 
+def test_it_counts_every_graph_alive_together_and_the_graphs_kept_past_the_call() -> None:
+    """A list of losses holds one small graph per step: the largest single graph stays a step's, their sum grows;
+    a module-level list keeps them after the call returns, which a graph returned as the result does not count."""
+    loop = "{}def solution(x):\n    {}\n    for i in range(10):\n        kept.append((x * i).sum())\n    return {}\n"
+    x = torch.ones(3, requires_grad=True)
+    listed = record_of(loop.format("", "kept = []", "sum(k.item() for k in kept)"), x, count_graph=True)
+    items = loop.format("", "kept = []", "sum(kept)").replace(".sum())", ".sum().item())")
+    freed = record_of(items, x, count_graph=True)
+    assert listed["graph_nodes"] > 3 * freed["graph_nodes"] > 0
+    assert listed["graph_kept"] == freed["graph_kept"] == 0  # the local list went with the call
+    module = record_of(loop.format("kept = []\n\n", "pass", "0.0"), x, count_graph=True)
+    assert module["graph_kept"] >= 10  # ten sums' nodes, held by the module's list
+    returned = record_of("def solution(x):\n    return (x * 2).sum()\n", x, count_graph=True)
+    assert returned["graph_nodes"] > 0 and returned["graph_kept"] == 0
+
+
+def test_it_counts_the_lines_of_the_learners_code_a_call_ran() -> None:
+    """The same count on any machine: a loop over 40,000 elements runs its lines 40,000 times, a right solution a
+    few; only the learner's file is counted (torch's and the grader's Python are not), and its busiest line."""
+    listed = (
+        "def solution(idx, n):\n    flags = [False] * n\n    for i in idx.tolist():\n        flags[i] = True\n"
+        "    return torch.tensor(flags)\n"
+    )
+    idx = torch.randint(0, 100, (40_000,))
+    loop = record_of(listed, idx, 100, count_steps=True)
+    assert loop["steps"] == 2 * 40_000 + 3 and loop["busiest"] == [3, 40_001, "for i in idx.tolist():"]
+    whole = record_of("def solution(idx, n):\n    return torch.zeros(n).index_fill(0, idx, 1).bool()\n", idx, 100,
+                      count_steps=True)  # fmt: skip
+    assert whole["steps"] == 1 and whole["busiest"][:2] == [2, 1]
+    assert "steps" not in record_of(listed, idx[:3], 100)  # only a drill with a time budget pays for it
+
+
+def test_a_step_budget_is_relative_to_the_reference_with_a_floor_under_a_40000_step_loop() -> None:
+    contract = Contract(time_budget=20.0)
+    loop = {"steps": 80_003, "busiest": [3, 40_001, "for i in idx.tolist():"], "cpu_us": 25_000}
+    message = broken(contract, {**CLEAN, "steps": 3, "cpu_us": 300}, **loop) or ""
+    assert "ran 80003 lines of Python in one call (line 3: `for i in idx.tolist():`, 40001 times)" in message
+    assert "where the reference runs 3" in message and "Python loop over a tensor's elements" in message
+    assert 40_000 > STEP_FLOOR * 2  # a 40,000-element loop is caught with room to spare
+    assert broken(contract, {**CLEAN, "steps": 3}, steps=STEP_FLOOR) is None  # a short loop: the floor
+    assert broken(contract, {**CLEAN, "steps": 3}, steps=STEP_FLOOR + 1) is not None
+    assert broken(contract, {**CLEAN, "steps": 1000}, steps=20_000) is None  # a reference that loops: its lines x20
+    assert broken(contract, {**CLEAN, "steps": 1000}, steps=20_001) is not None
+    assert broken(Contract(), {**CLEAN, "steps": 3}, steps=10**9) is None  # no time budget, no count judged
+    assert broken(contract, CLEAN, steps=10**9) is None  # no reference count: nothing to judge against
+    assert "(line" not in (broken(contract, {**CLEAN, "steps": 3}, steps=10**6, busiest=["x", -1]) or "")
+
+
 def test_it_measures_the_most_tensor_memory_the_call_held_at_once() -> None:
     """Only memory the call allocated counts, for as long as anything (a list, a graph) keeps it alive."""
     loop = "def solution(x):\n    kept = []\n    for i in range(8):\n        y = x * i\n        {}\n    return {}\n"
@@ -296,6 +348,11 @@ def test_a_graph_budget_is_relative_to_the_reference_and_only_advises() -> None:
     assert advised(contract, reference, graph_nodes=15) is None
     assert "kept the autograd graphs of earlier steps alive" in (advised(contract, reference, graph_nodes=16) or "")
     assert broken(contract, reference, graph_nodes=10**6) is None  # the runner's word: never a rejection
+    kept = advised(contract, {**reference, "graph_kept": 0}, graph_nodes=5, graph_kept=4) or ""
+    assert "left 4 autograd operations alive after it returned" in kept and "`loss.item()`" in kept
+    assert advised(contract, {**reference, "graph_kept": 0}, graph_nodes=5, graph_kept=0) is None
+    assert advised(contract, reference, graph_nodes=5, graph_kept=4) is None  # no reference count, nothing said
+    assert broken(contract, {**reference, "graph_kept": 0}, graph_kept=10**6) is None
 
 
 def test_a_memory_budget_is_relative_to_the_reference_with_a_floor_and_only_advises() -> None:

@@ -133,12 +133,13 @@ BEHAVIOUR_CLASSES = {
 
 def test_a_time_budget_holds_the_whole_run_to_the_floor_once(runner: LocalRunner, cache: ReferenceCache) -> None:
     """30 ms a call is under the per-call floor, but index-to-mask's reference takes microseconds: over a dozen
-    calls the run's CPU time, measured outside the function (the warden's, here the grader's clock), breaks it."""
+    calls the run's CPU time, measured outside the function (the warden's, here the grader's clock), breaks it.
+    The time is burnt in C (``sum(range(...))``, a few dozen lines of Python a call): under the step floor too."""
     drill = DRILLS["index-to-mask"]
     slow = drill.reference.replace(
         "    mask = torch.zeros",
         "    import time\n    started = time.process_time()\n"
-        "    while time.process_time() - started < 0.03:\n        pass\n    mask = torch.zeros",
+        "    while time.process_time() - started < 0.03:\n        sum(range(100_000))\n    mask = torch.zeros",
     )
     assert slow != drill.reference
     result = graded(drill, slow, runner, cache)
@@ -473,6 +474,18 @@ def test_it_grades_every_known_solution_the_same_way_in_the_sandbox(slug: str, p
         check(item["code"], False, item["why"])
     for alternative in known["alternative"] + known.get("advised", []):
         check(alternative["code"], True, alternative["code"])
+
+
+@pytest.mark.sandbox
+def test_it_counts_a_loop_s_lines_and_the_graphs_kept_inside_the_sandbox_runner(pool: Any) -> None:
+    """The counts come from the sandbox runner itself (guarded code, its own file name): the 40,000-step loop is
+    rejected by its line count, not its CPU time, and a module-level history of losses is named in the advice."""
+    loop = next(w for w in solutions("index-to-mask")["wrong"] if "tolist" in w["code"])
+    result = graded(DRILLS["index-to-mask"], loop["code"], pool, ReferenceCache())
+    assert result.startswith("wrong_answer") and loop["says"] in result, result
+    history = next(a for a in solutions("accumulate-loss-item")["advised"] if "history" in a["code"])
+    result = graded(DRILLS["accumulate-loss-item"], history["code"], pool, ReferenceCache())
+    assert result.startswith("accepted") and history["says"] in result, result
 
 
 def _fingerprint(verdict: dict[str, Any]) -> tuple[Any, ...]:

@@ -139,7 +139,7 @@ import time
 def solution(x):
     started = time.process_time()
     while time.process_time() - started < 0.06:  # 60 ms of CPU a call: over the 50 ms floor
-        pass
+        sum(range(10_000))  # burnt in C: a few hundred lines of Python, under the line count's floor
     return x + 1
 """
 

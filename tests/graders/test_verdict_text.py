@@ -50,6 +50,7 @@ def contract_messages() -> list[str]:
     names = ("w", "lr")
     plain, in_place = Contract(), Contract(in_place=("w",))
     where = {"arg": 0, "what": "changed", "line": 3, "code": "w.add_(1)"}
+    loop = {"steps": 80_003}
     judged = [
         judge(in_place, {}, {"changed": []}, names, 2),
         judge(in_place, {}, {"changed": [0], "moved": [0]}, names, 2),
@@ -64,6 +65,10 @@ def contract_messages() -> list[str]:
         judge(plain, {}, {"autograd": "leaf"}, names, 2),
         judge(plain, {"devices": ["cuda"]}, {"devices": ["cpu"]}, names, 2),
         budget_advice(Contract(graph_budget=2), {"graph_nodes": 3}, {"graph_nodes": 300}),
+        budget_advice(Contract(graph_budget=2), {"graph_kept": 0}, {"graph_kept": 30}),
+        judge(Contract(time_budget=2), {"steps": 3}, {**loop, "busiest": [3, 40_001, "for i in x:"]}, names, 2),
+        judge(Contract(time_budget=2), {"steps": 3}, {**loop, "busiest": [3, 40_001]}, names, 2),
+        judge(Contract(time_budget=2), {"steps": 3}, loop, names, 2),
         budget_advice(Contract(memory_budget=2), {"peak_bytes": 4096}, {"peak_bytes": 50_000_000}),
         judge_run_time(Contract(time_budget=2), [{"cpu_us": 1000}], 900.0),
         judge_run_time(Contract(time_budget=2), [{"cpu_us": 1000}], None),
