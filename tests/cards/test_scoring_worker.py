@@ -2,7 +2,7 @@
 database: a fit past its time limit is recorded as failed, and a fit whose worker was killed is given up by the next
 worker as it starts (issue 40), after which the learner's next fit runs to the end.
 
-Slow: each fit imports torch in a fresh child and fits ~650 reviews.
+Slow: each fit imports torch in a fresh child and fits a few thousand reviews.
 """
 
 from __future__ import annotations
