@@ -588,6 +588,12 @@ class LearnerSkill(models.Model):
         """Enough first attempts to speak of the learner's chances (no query)."""
         return self.attempts >= self.MIN_ATTEMPTS
 
+    @classmethod
+    def shown_for(cls, user: Any) -> LearnerSkill | None:
+        """The learner's own row from the last refit, once shown (one query): the hub's and the API's only reader."""
+        row = cls.objects.filter(user_id=user.pk).first()
+        return row if row is not None and row.shown else None
+
     def first_try_chance(self, drill: DrillDifficulty) -> float:
         """The Rasch model's chance that this learner's first attempt at that drill is accepted, 0 to 1."""
         return 1.0 / (1.0 + math.exp(drill.difficulty - self.skill))

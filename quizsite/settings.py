@@ -247,6 +247,7 @@ SPECTACULAR_SETTINGS = {
         "SubmissionKindEnum": "graders.models.Submission.Kind",
         "SubmissionStatusEnum": "graders.models.SUBMISSION_STATUSES",
         "DrillRunStatusEnum": "graders.models.JOB_STATUSES",
+        "DifficultyEnum": "graders.models.Difficulty",
     },
 }
 

@@ -141,7 +141,7 @@ def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
     drills = drills.order_by("card__note__title", "card__position", "pk")
     facts = learner_facts(user)
     drills = list(drills)
-    skill = learner_skill(user) if any(_shown(drill) for drill in drills) else None
+    skill = LearnerSkill.shown_for(user) if any(_shown(drill) for drill in drills) else None
     rows = []
     for drill in drills:
         drill_facts = facts.get(drill.pk, DrillFacts())
@@ -155,12 +155,6 @@ def _shown(drill: Drill) -> bool:
         return bool(drill.fitted_difficulty.shown)
     except ObjectDoesNotExist:
         return False
-
-
-def learner_skill(user: AbstractBaseUser) -> LearnerSkill | None:
-    """The learner's own skill from the last refit, once it rests on ``LearnerSkill.MIN_ATTEMPTS`` first attempts."""
-    row = LearnerSkill.objects.filter(user_id=user.pk).first()
-    return row if row is not None and row.shown else None
 
 
 def _mark_edits(user: AbstractBaseUser, rows: list[HubRow]) -> list[HubRow]:
