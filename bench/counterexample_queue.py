@@ -17,9 +17,11 @@ database, and two phases:
    ``--every`` seconds. Run twice on fresh workers, identical load: counterexamples on (``GRADER_COUNTEREXAMPLE_MS``
    2000) and off (0). Reported: the quick learner's submit-to-verdict p50 / p95 / max in each.
 
-``--queues`` gives the worker's ``-Q`` and ``--counterexample-worker`` starts a second worker for the
-counterexample queue as scripts/supervisord.conf does (when that queue exists), so a routing change is measured
-by the same script.
+``--queues`` gives the grading worker's ``-Q`` and ``--counterexample-worker QUEUES`` starts a second worker as
+scripts/supervisord.conf's counterexamples program (``nice -n 10``, one thread): make run's layout is
+``--queues grade_cpu,grade_gpu,celery --counterexample-worker counterexample``; one worker for everything (the
+layout before the counterexample queue, and docker compose's default) is
+``--queues grade_cpu,grade_gpu,celery,counterexample``.
 
 Usage: .venv/bin/python bench/counterexample_queue.py [--seconds 60] [--every 2.0]
 It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13); its keys carry a per-run prefix.
@@ -155,9 +157,25 @@ def quick_drill_of(user: Any) -> Any:
 
 
 def start(env: dict[str, str], tmp: Path, name: str, queues: str, extra: list[str]) -> list[Any]:
+    """The grading worker (2 threads), and for each of ``extra`` a worker as supervisord's counterexamples program
+    runs it: ``nice -n 10``, one thread."""
+    import subprocess
+
     workers = [stack.start_worker(env, None, 2, tmp / f"{name}.log", name, queues)]
     for i, worker_queues in enumerate(extra):
-        workers.append(stack.start_worker(env, None, 1, tmp / f"{name}-x{i}.log", f"{name}x{i}", worker_queues))
+        log = tmp / f"{name}-x{i}.log"
+        command = ["nice", "-n", "10", sys.executable, "-m", "celery", "-A", "quizsite", "worker", "-l", "INFO"]
+        command += ["-n", f"{name}x{i}@%h", "-Q", worker_queues, "-c", "1"]
+        command += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
+        out = log.open("wb")
+        process = subprocess.Popen(command, cwd=REPO, env={**env, "LOG_LEVEL": "INFO"}, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        deadline = time.monotonic() + 120
+        while " ready." not in log.read_text(errors="replace"):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the counterexample worker did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.1)
+        workers.append(process)
     return workers
 
 
@@ -173,7 +191,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="each mixed-load phase")
     parser.add_argument("--every", type=float, default=2.0, help="seconds between two hidden-only wrong submissions")
     parser.add_argument("--queues", default=stack.QUEUES, help="the grading worker's -Q")
-    parser.add_argument("--counterexample-worker", default="", help="-Q of a second worker (c 1), e.g. counterexample")
+    parser.add_argument("--counterexample-worker", default="", help="-Q of a second, niced worker: counterexample")
     parser.add_argument("--skip-shown", action="store_true", help="only the mixed-load phases")
     args = parser.parse_args()
 
