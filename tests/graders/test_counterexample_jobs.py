@@ -24,7 +24,7 @@ from graders.jobs import notify, tasks
 from graders.jobs.status import Status
 from graders.kinds.counterexamples import COUNTEREXAMPLES, wanted
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Counterexample, Drill, Submission
+from graders.models import Counterexample, Drill, GraderHeartbeat, Submission
 from graders.web import submissions
 from tests.graders.conftest import HIDDEN_WRONG, RIGHT, WRONG
 
@@ -84,6 +84,20 @@ def test_a_cpu_drills_search_goes_to_its_own_queue_and_a_cuda_drills_stays_with_
     assert send.call_args.kwargs["queue"] == settings.GRADER_QUEUE_COUNTEREXAMPLE == "counterexample"
     cex.submission.drill.device = "cuda"
     assert COUNTEREXAMPLES.queue(cex) == settings.GRADER_QUEUE_GPU
+
+
+def test_a_waiting_search_says_so_when_no_worker_consumes_its_queue(
+    client_for: Client, learner: User, drill: Drill
+) -> None:
+    sub = graded(learner, drill, HIDDEN_WRONG)
+    fragment = reverse("graders:submission_counterexample", args=[sub.uuid])
+    page = client_for.get(fragment).content.decode()
+    assert "data-counterexample-pending" in page and "data-counterexample-offline" in page
+    GraderHeartbeat.objects.create(name="h:1", queues=["grade_cpu", "grade_gpu"], device="cpu")  # verdicts only
+    assert "data-counterexample-offline" in client_for.get(fragment).content.decode()
+    GraderHeartbeat.objects.create(name="h:2", queues=["counterexample"], device="cpu")
+    page = client_for.get(fragment).content.decode()
+    assert "data-counterexample-pending" in page and "data-counterexample-offline" not in page
 
 
 def test_it_stores_the_shrunk_input_and_runs_reports_and_the_verdict_stands(learner: User, drill: Drill) -> None:
