@@ -41,6 +41,7 @@ from api.serializers import (
 from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, CardState, Note, ReviewLog
+from graders.models import LearnerSkill
 from graders.web.stats import drill_pass_rates
 
 STATS_DAYS = 90
@@ -232,5 +233,6 @@ class Stats(APIView):
             "retention": numbers.retention_table(activity, today),
             "forecast": numbers.due_forecast(request.user, today, FORECAST_DAYS),
             "drills": drill_pass_rates(request.user),
+            "drill_skill": LearnerSkill.shown_for(request.user),
         }
         return Response(StatsSerializer(body).data)

@@ -38,13 +38,27 @@ from api.serializers import (
     query_slug,
 )
 from api.throttling import UserThrottle
-from graders.models import Drill, DrillRun, Submission
+from graders.models import Drill, DrillRun, LearnerSkill, Submission
 from graders.rating import reviews
 from graders.rating.quality import hint_cap
 from graders.web import run_requests, submissions
 
 # Everything a learner may see of a drill; reference_code stays in the database.
-DRILL_FIELDS = ("slug", "title", "prompt_zh", "prompt_en", "entry_point", "starter_code", "device", "limits")
+DRILL_FIELDS = (
+    "slug",
+    "title",
+    "prompt_zh",
+    "prompt_en",
+    "entry_point",
+    "starter_code",
+    "device",
+    "limits",
+    "difficulty",
+)
+FITTED_FIELDS = tuple(
+    f"fitted_difficulty__{name}"
+    for name in ("band", "difficulty", "standard_error", "attempts", "passed", "disagreement", "fitted_at")
+)
 
 
 def _drills(user: Any) -> QuerySet[Drill]:
@@ -52,13 +66,20 @@ def _drills(user: Any) -> QuerySet[Drill]:
     return (
         Drill.objects.active()
         .visible_to(user)
-        .select_related("card__note")
-        .only(*DRILL_FIELDS, "version", "definition", "source_path", "card__uuid", "card__note__slug")
+        .select_related("card__note", "fitted_difficulty")
+        .only(*DRILL_FIELDS, "version", "definition", "source_path", "card__uuid", "card__note__slug", *FITTED_FIELDS)
         .order_by("slug")
     )
 
 
-class DrillList(generics.ListAPIView):
+class _DrillsView(generics.GenericAPIView):
+    """Drills for the requester, with the requester's own fitted skill in the serializer's context (one query)."""
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "skill": LearnerSkill.shown_for(self.request.user)}
+
+
+class DrillList(_DrillsView, generics.ListAPIView):
     """Every active drill."""
 
     serializer_class = DrillSerializer
@@ -67,7 +88,9 @@ class DrillList(generics.ListAPIView):
         return _drills(self.request.user)
 
 
-class DrillDetail(generics.RetrieveAPIView):
+class DrillDetail(_DrillsView, generics.RetrieveAPIView):
+    """One active drill."""
+
     serializer_class = DrillSerializer
     lookup_field = "slug"
 

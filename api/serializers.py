@@ -17,7 +17,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from cards.models import Card, CardState, Note, ReviewLog
 from cards.scheduling.sm2 import Rating
 from graders.drills.schema import DrillError, parse_drill
-from graders.models import Counterexample, Drill, DrillRun, Submission
+from graders.models import Counterexample, Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
 from graders.web.run_requests import ARGUMENTS_CHARS
 
 # DRF refuses NUL in text anyway; the validator also puts the rule in the schema (as a pattern),
@@ -247,6 +247,26 @@ def visible_examples(version: str, definition: str, source_path: str) -> tuple[d
     return tuple({"name": case.name, "args": list(case.args)} for case in spec.examples)
 
 
+class FittedDifficultySerializer(serializers.ModelSerializer):
+    """A drill's difficulty as learners' first attempts show it (the last nightly Rasch fit)."""
+
+    class Meta:
+        model = DrillDifficulty
+        fields = ["band", "difficulty", "standard_error", "attempts", "passed", "disagreement", "fitted_at"]
+        extra_kwargs = {
+            "band": {"help_text": "The fitted third among the drills with enough attempts, as a label."},
+            "disagreement": {"help_text": "-1: surely easier than its label; 1: surely harder; 0: agrees."},
+        }
+
+
+class LearnerSkillSerializer(serializers.ModelSerializer):
+    """Your skill on drills from your first attempts (the same nightly fit as the drills'); only you see it."""
+
+    class Meta:
+        model = LearnerSkill
+        fields = ["skill", "attempts", "passed", "fitted_at"]
+
+
 class DrillSerializer(serializers.ModelSerializer):
     """A drill as a learner sees it: the prompt, starter code and visible examples; never the reference,
     the stored definition or the hidden cases."""
@@ -257,12 +277,25 @@ class DrillSerializer(serializers.ModelSerializer):
     hint_count = serializers.SerializerMethodField(
         help_text="How many hints the drill offers (at most 3); each one opened on the drill page caps the rating."
     )
+    difficulty = serializers.ChoiceField(
+        choices=Drill._meta.get_field("difficulty").choices, read_only=True, help_text="The label its author wrote."
+    )
+    fitted_difficulty = serializers.SerializerMethodField(
+        help_text="The difficulty learners' first attempts show; null until the drill has enough of them."
+    )
+    your_first_try_chance = serializers.SerializerMethodField(
+        help_text="Your chance (0 to 1) that a first attempt at this drill is accepted, from your fitted skill and "
+        "the drill's fitted difficulty; null until both are fitted from enough first attempts."
+    )
 
     class Meta:
         model = Drill
         fields = [
             "slug",
             "title",
+            "difficulty",
+            "fitted_difficulty",
+            "your_first_try_chance",
             "prompt_zh",
             "prompt_en",
             "entry_point",
@@ -281,6 +314,22 @@ class DrillSerializer(serializers.ModelSerializer):
 
     def get_hint_count(self, drill: Drill) -> int:
         return len(drill.spec.hints)
+
+    @staticmethod
+    def _fitted(drill: Drill) -> DrillDifficulty | None:
+        row: DrillDifficulty | None = getattr(drill, "fitted_difficulty", None)
+        return row if row is not None and row.shown else None
+
+    @extend_schema_field(FittedDifficultySerializer(allow_null=True))
+    def get_fitted_difficulty(self, drill: Drill) -> dict[str, Any] | None:
+        fitted = self._fitted(drill)
+        return FittedDifficultySerializer(fitted).data if fitted is not None else None
+
+    @extend_schema_field(serializers.FloatField(allow_null=True, min_value=0, max_value=1))
+    def get_your_first_try_chance(self, drill: Drill) -> float | None:
+        skill: LearnerSkill | None = self.context.get("skill")  # the requester's own (``LearnerSkill.shown_for``)
+        fitted = self._fitted(drill)
+        return round(skill.first_try_chance(fitted), 3) if skill is not None and fitted is not None else None
 
 
 class HintSerializer(serializers.Serializer):
@@ -477,3 +526,6 @@ class StatsSerializer(serializers.Serializer):
     retention = RetentionSerializer(many=True)
     forecast = ForecastSerializer(many=True)
     drills = DrillRateSerializer(many=True)
+    drill_skill = LearnerSkillSerializer(
+        allow_null=True, help_text="Your skill fitted from your first attempts; null below 5 of them."
+    )

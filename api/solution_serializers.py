@@ -11,10 +11,12 @@ from teams.models import COMMENT_MAX_CHARS
 class SolutionCommentSerializer(serializers.Serializer):
     """A team teacher's comment on a group of solutions; only the team's members read it."""
 
+    uuid = serializers.UUIDField(help_text="Its author edits or deletes it by this.")
     text = serializers.CharField()
     team = serializers.CharField(source="team.name", help_text="The team whose teacher wrote it.")
     author = serializers.CharField(source="author.username", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
+    edited_at = serializers.DateTimeField(allow_null=True, help_text="Its author's last edit; null if never edited.")
 
 
 class SolutionGroupSerializer(serializers.Serializer):
@@ -37,3 +39,7 @@ class SolutionCommentCreateSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=KEY_LENGTH, help_text="The group's key, from the solutions' `groups`.")
     team = serializers.SlugField(max_length=80, help_text="The slug of a team you own or edit.")
     text = serializers.CharField(max_length=COMMENT_MAX_CHARS)
+
+
+class SolutionCommentEditSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=COMMENT_MAX_CHARS, help_text="The comment's new text.")

@@ -2,11 +2,15 @@
 
 The same use cases as the solutions page (``teams.solutions``): closed (403) until you solved the drill, gave up or
 viewed its reference (a team's owner or editor sees them to comment on); a drill you may not read, a team you do not
-teach or a group your team has no solution in is a 404.
+teach or a group your team has no solution in is a 404; so is a comment that is not your own, for a team you still
+teach, when you edit or delete it.
 """
 
 from __future__ import annotations
 
+from uuid import UUID
+
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
@@ -18,6 +22,7 @@ from api.schema import error
 from api.solution_serializers import (
     DrillSolutionsSerializer,
     SolutionCommentCreateSerializer,
+    SolutionCommentEditSerializer,
     SolutionCommentSerializer,
 )
 from graders.models import Drill
@@ -73,3 +78,35 @@ class SolutionCommentCreate(generics.GenericAPIView):
         except solutions.SolutionError as exc:
             raise NotFound(_("No such group of solutions.")) from exc
         return Response(SolutionCommentSerializer(made).data, status=status.HTTP_201_CREATED)
+
+
+class SolutionCommentDetail(generics.GenericAPIView):
+    """`PATCH`: new text for your own comment (its readers see it, marked edited); `DELETE`: remove it. Only its
+    author, while an owner or editor of its team; anyone else gets a 404, as for a comment that does not exist."""
+
+    serializer_class = SolutionCommentEditSerializer
+
+    @extend_schema(
+        request=SolutionCommentEditSerializer,
+        responses={200: SolutionCommentSerializer, 404: error("No such comment.")},
+    )
+    def patch(self, request: Request, slug: str, comment: UUID) -> Response:
+        drill = _drill(request, slug)
+        incoming = SolutionCommentEditSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            edited = solutions.edit_comment(
+                request.user, drill, comment, incoming.validated_data["text"], timezone.now()
+            )
+        except solutions.SolutionError as exc:
+            raise NotFound(_("No such comment.")) from exc
+        return Response(SolutionCommentSerializer(edited).data)
+
+    @extend_schema(request=None, responses={204: None, 404: error("No such comment.")})
+    def delete(self, request: Request, slug: str, comment: UUID) -> Response:
+        drill = _drill(request, slug)
+        try:
+            solutions.delete_comment(request.user, drill, comment)
+        except solutions.SolutionError as exc:
+            raise NotFound(_("No such comment.")) from exc
+        return Response(status=status.HTTP_204_NO_CONTENT)

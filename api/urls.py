@@ -34,6 +34,11 @@ v1 = [
         solution_views.SolutionCommentCreate.as_view(),
         name="drill-solution-comments",
     ),
+    path(
+        "drills/<slug:slug>/solutions/comments/<uuid:comment>/",
+        solution_views.SolutionCommentDetail.as_view(),
+        name="drill-solution-comment",
+    ),
     path("submissions/", grader_views.SubmissionList.as_view(), name="submissions"),
     path("submissions/<uuid:uuid>/", grader_views.SubmissionDetail.as_view(), name="submission"),
     path("runs/", grader_views.RunCreate.as_view(), name="runs"),

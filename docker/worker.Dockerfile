@@ -29,4 +29,4 @@ COPY . .
 RUN python -m compileall -q cards graders teams quizsite
 # An unprivileged user: RLIMIT_NPROC then applies to the sandbox runners too (it does not for root).
 USER quizsite:quizsite
-CMD ["celery", "-A", "quizsite", "worker", "-Q", "grade_cpu,celery", "--concurrency", "2", "-l", "info"]
+CMD ["celery", "-A", "quizsite", "worker", "-Q", "grade_cpu,celery,counterexample", "--concurrency", "2", "-l", "info"]

@@ -10,6 +10,7 @@ can never both record a result. The job system's own tables (``Job``, ``GraderHe
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import uuid
 from collections import OrderedDict
@@ -558,3 +559,41 @@ class DrillDifficulty(models.Model):
     def shown(self) -> bool:
         """Enough first attempts for the hub to show the fit (works on an unsaved row: no query)."""
         return self.band != ""
+
+
+class LearnerSkill(models.Model):
+    """A learner's skill on drills as their first attempts show it, from the same nightly Rasch fit as the drills'
+    ``DrillDifficulty`` rows (``fitted_at`` is that fit's). Private to the learner: the hub and the API read only
+    the requesting learner's row, to say how likely they are to solve a drill they have not tried on the first try.
+    """
+
+    MIN_ATTEMPTS = 5  # below this the skill is mostly the prior's middle, and "your chance" would say little
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="drill_skill")
+    skill = models.FloatField(help_text="Logits, on the drills' scale: 0 solves a typical drill half the time.")
+    attempts = models.PositiveIntegerField(help_text="Drills whose first graded attempt the fit used.")
+    passed = models.PositiveIntegerField(help_text="Of those, the first attempts that were accepted.")
+    fitted_at = models.DateTimeField(help_text="The refit this came from, the same as its drills' rows.")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(passed__lte=models.F("attempts")), name="learnerskill_passed"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} skill {self.skill:.2f} ({self.attempts} attempts)"
+
+    @property
+    def shown(self) -> bool:
+        """Enough first attempts to speak of the learner's chances (no query)."""
+        return self.attempts >= self.MIN_ATTEMPTS
+
+    @classmethod
+    def shown_for(cls, user: Any) -> LearnerSkill | None:
+        """The learner's own row from the last refit, once shown (one query): the hub's and the API's only reader."""
+        row = cls.objects.filter(user_id=user.pk).first()
+        return row if row is not None and row.shown else None
+
+    def first_try_chance(self, drill: DrillDifficulty) -> float:
+        """The Rasch model's chance that this learner's first attempt at that drill is accepted, 0 to 1."""
+        return 1.0 / (1.0 + math.exp(drill.difficulty - self.skill))

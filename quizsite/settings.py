@@ -247,6 +247,7 @@ SPECTACULAR_SETTINGS = {
         "SubmissionKindEnum": "graders.models.Submission.Kind",
         "SubmissionStatusEnum": "graders.models.SUBMISSION_STATUSES",
         "DrillRunStatusEnum": "graders.models.JOB_STATUSES",
+        "DifficultyEnum": "graders.models.Difficulty",
     },
 }
 
@@ -370,6 +371,11 @@ CELERY_BEAT_SCHEDULE = {
 # site with GPU workers elsewhere.
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
+# A counterexample search (graders.kinds.counterexamples) keeps sandbox runners busy for up to
+# GRADER_COUNTEREXAMPLE_MS; on the grading worker it delayed other learners' verdicts (bench/counterexample_queue.py:
+# p95 89 -> 152 ms, max 320 -> 1651 ms), so a CPU drill's search has a queue of its own, which make run consumes
+# in a niced worker of its own (scripts/supervisord.conf). A cuda drill's stays on grade_gpu, with the GPU.
+GRADER_QUEUE_COUNTEREXAMPLE = "counterexample"
 GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
 # Scoring work (FSRS fits, calibration reports) takes seconds to minutes of CPU per job: it goes to a queue
 # of its own that only the scoring worker consumes (one job at a time, niced; scripts/supervisord.conf,

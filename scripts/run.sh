@@ -7,7 +7,8 @@
 # 3. migrate, import the bundled course (notes/ as a course folder: its notes, whose output cards' sandbox
 #    runs are queued for the worker, its drills and learning order), make sure the demo account exists (with
 #    the broker up, so anything they queue is kept);
-# 4. supervisord starts the Celery grading worker, the scoring worker (FSRS fits and calibration reports, one
+# 4. supervisord starts the Celery grading worker, the counterexample worker (niced, off the verdicts' way),
+#    the scoring worker (FSRS fits and calibration reports, one
 #    at a time at the lowest CPU priority), beat and gunicorn, and restarts whichever of them dies;
 # 5. this script waits for supervisord. Ctrl+C, or SIGTERM to this script, to its process group or to
 #    `make run`, stops supervisord, which stops every program and what each of them started.
@@ -102,7 +103,7 @@ manage ensure_demo_user
 # Only needed when DEBUG is off (with DEBUG on, WhiteNoise serves the static files from their sources).
 if [ "$DEBUG" != "1" ] && [ "$DEBUG" != "true" ]; then manage collectstatic --noinput -v 0; fi
 
-ctl start worker scoring beat web
+ctl start worker counterexamples scoring beat web
 echo "run.sh: serving on http://$HOST:$PORT/ (broker: ${EMBEDDED_BROKER:+embedded Valkey, }$REDIS_URL)"
 echo "run.sh: status of each process: $BIN/supervisorctl -s unix://$VAR_DIR/run/supervisor.sock status"
 # `wait` returns early when a trapped signal arrives; wait again until supervisord has stopped everything.

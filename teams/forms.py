@@ -121,6 +121,12 @@ class RoleForm(forms.Form):
     )
 
 
+class SolutionCommentEditForm(forms.Form):
+    """The new text of a teacher's own comment."""
+
+    text = forms.CharField(label=_("Comment"), max_length=COMMENT_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 3}))
+
+
 class SolutionCommentForm(forms.Form):
     """A teacher's comment on one group of a drill's solutions, for one of the teams they teach."""
 

@@ -235,7 +235,8 @@ class SolutionComment(models.Model):
 
     A group is a normalised-code key (``graders.drills.solution_key``), not a list of submissions: the comment
     reaches every member of the team whose accepted code has that key, those who solve the drill later included.
-    Only the team's members ever read it (``teams.solutions``).
+    Only the team's members ever read it (``teams.solutions``). Its author, while still a teacher of the team,
+    may edit it (the readers see the new text, marked edited) or delete it.
     """
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -245,6 +246,7 @@ class SolutionComment(models.Model):
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     text = models.TextField(max_length=COMMENT_MAX_CHARS)
     created_at = models.DateTimeField(default=timezone.now)
+    edited_at = models.DateTimeField(null=True, blank=True)  # its author's last edit: the page says "edited"
 
     class Meta:
         ordering = ["created_at", "pk"]

@@ -7,7 +7,8 @@ Run by the web process (the solutions page, the API, the drill page's part). Who
   of the team whose course the drill is in (its authors) see them without solving;
 - the solutions counted and shown are those of the viewer and the learners who share a team with them, unless the
   drill's ``solutions_public`` is on (then every learner's);
-- a comment is its team's: only that team's members read it, on the group whose key it names, now and later.
+- a comment is its team's: only that team's members read it, on the group whose key it names, now and later;
+  its author, while a teacher of that team, edits or deletes it (``edit_comment``, ``delete_comment``).
 
 The drill itself comes from the caller's access helper (``Drill.objects.visible_to``): another team's private drill
 is a 404 there, before anything here runs.
@@ -16,7 +17,9 @@ is a 404 there, before anything here runs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, QuerySet
@@ -182,6 +185,34 @@ def add_comment(author: Any, drill: Drill, key: str, team_slug: str, text: str) 
     if not known:
         raise SolutionError("no such group")
     return SolutionComment.objects.create(drill=drill, solution_key=key, team=team, author=author, text=text)
+
+
+def _own_comment(author: Any, drill: Drill, comment: UUID) -> SolutionComment:
+    """The author's own comment on this drill, for a team they still teach; ``SolutionError`` otherwise (another
+    teacher's comment, a member's request, a teacher demoted since: the same answer as a comment that is not)."""
+    found = (
+        SolutionComment.objects.filter(uuid=comment, drill=drill, author_id=author.pk).select_related("team").first()
+    )
+    if found is None or found.team not in teaching_teams(author):
+        raise SolutionError("not the author's comment")
+    return found
+
+
+def edit_comment(author: Any, drill: Drill, comment: UUID, text: str, now: datetime) -> SolutionComment:
+    """The author's new text for their comment: every reader of the group sees it from now on, marked edited."""
+    text = text.strip()
+    if not text or len(text) > COMMENT_MAX_CHARS:
+        raise SolutionError("empty or too long")
+    found = _own_comment(author, drill, comment)
+    found.text, found.edited_at = text, now
+    found.save(update_fields=["text", "edited_at"])
+    return found
+
+
+def delete_comment(author: Any, drill: Drill, comment: UUID) -> SolutionComment:
+    found = _own_comment(author, drill, comment)
+    found.delete()
+    return found
 
 
 def set_site_wide(user: Any, drill: Drill, public: bool) -> None:

@@ -18,6 +18,16 @@ urlpatterns = [
     # Their slug names a drill, not a team (so the team-URL privacy table in tests/teams/test_views.py skips them).
     path("solutions/<slug:drill>/", solution_views.drill_solutions, name="drill_solutions"),
     path("solutions/<slug:drill>/comment/", solution_views.comment, name="solution_comment"),
+    path(
+        "solutions/<slug:drill>/comments/<uuid:comment>/edit/",
+        solution_views.edit_comment,
+        name="edit_solution_comment",
+    ),
+    path(
+        "solutions/<slug:drill>/comments/<uuid:comment>/delete/",
+        solution_views.delete_comment,
+        name="delete_solution_comment",
+    ),
     path("solutions/<slug:drill>/site-wide/", solution_views.site_wide, name="solutions_site_wide"),
     path("<slug:slug>/", views.detail, name="detail"),
     path("<slug:slug>/board/", views.board, name="board"),

@@ -79,12 +79,19 @@ def test_it_restarts_every_program_and_stops_the_worker_with_its_children(
     options = ServerOptions()
     options.realize(args=["-c", str(REPO / "scripts" / "supervisord.conf")])
     programs = {p.name: p for group in options.process_group_configs for p in group.process_configs}
-    assert sorted(programs, key=lambda name: programs[name].priority) == ["broker", "worker", "scoring", "beat", "web"]
+    assert sorted(programs, key=lambda name: programs[name].priority) == [
+        "broker",
+        "worker",
+        "counterexamples",
+        "scoring",
+        "beat",
+        "web",
+    ]
     for program in programs.values():
         assert program.autorestart is not False and program.startretries >= 100, program.name
         assert program.killasgroup or program.name == "broker", program.name
         assert not program.autostart, "run.sh starts each program once the broker and the database are ready"
-    for name in ("worker", "scoring"):
+    for name in ("worker", "counterexamples", "scoring"):
         assert programs[name].stopsignal == signal.SIGQUIT, name  # Celery's cold shutdown: requeue, do not wait
     assert programs["worker"].command.split()[:4] == ["/venv/bin/celery", "-A", "quizsite", "worker"]
     assert programs["scoring"].command.split()[:7] == [

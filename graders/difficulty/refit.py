@@ -1,6 +1,6 @@
 """The difficulty refit, run by the scoring worker (``graders.tasks.refit_difficulty``, beat nightly) or by
 ``manage.py refit_difficulty``: every learner's first attempt on every drill, one Rasch fit, one
-``DrillDifficulty`` row per attempted drill.
+``DrillDifficulty`` row per attempted drill and one ``LearnerSkill`` row per learner who made a first attempt.
 
 A **first attempt** is a learner's earliest ``submit`` submission on a drill (by ``queued_at``, then id) that is
 not an internal error: exactly the attempt the hub's "Solved on first try" reads (``graders.rating.progress``).
@@ -22,7 +22,7 @@ from django.db import transaction
 
 from graders.difficulty import rasch
 from graders.jobs.status import PENDING, Status
-from graders.models import Difficulty, Drill, DrillDifficulty, Submission
+from graders.models import Difficulty, Drill, DrillDifficulty, LearnerSkill, Submission
 
 LABEL_BANDS = {Difficulty.EASY: 0, Difficulty.MEDIUM: 1, Difficulty.HARD: 2}
 BAND_LABELS = {band: label for label, band in LABEL_BANDS.items()}
@@ -60,7 +60,9 @@ def refit(now: datetime, *, dry_run: bool = False) -> Refit:
     1. Fit all first attempts at once (drills below the minimum still inform the learners' skills).
     2. Band the drills with at least ``DIFFICULTY_MIN_ATTEMPTS`` attempts by their fitted tertiles, and flag each
        whose authored label is surely another band (``rasch.disagreement``).
-    3. Replace the stored rows in one transaction, so the hub never shows half a fit.
+    3. Each learner's skill, with the counts it rests on, stamped with the same ``fitted_at`` as the drills.
+    4. Replace the stored rows in one transaction, so the hub never shows half a fit (nor a skill from one fit
+       beside difficulties from another).
     """
     attempts = list(first_attempts())
     fit = rasch.fit(attempts)
@@ -85,6 +87,7 @@ def refit(now: datetime, *, dry_run: bool = False) -> Refit:
             label = LABEL_BANDS.get(Difficulty(labels[pk]), 1)
             row.disagreement = rasch.disagreement(estimate.difficulty, estimate.standard_error, label, cuts)
         rows.append(row)
+    skills = _skills(attempts, fit.skills, now)
     if not dry_run:
         with transaction.atomic():
             DrillDifficulty.objects.exclude(drill_id__in=fit.drills).delete()
@@ -103,6 +106,13 @@ def refit(now: datetime, *, dry_run: bool = False) -> Refit:
                     "fitted_at",
                 ],
             )
+            LearnerSkill.objects.exclude(user_id__in=fit.skills).delete()
+            LearnerSkill.objects.bulk_create(
+                skills,
+                update_conflicts=True,
+                unique_fields=["user"],
+                update_fields=["skill", "attempts", "passed", "fitted_at"],
+            )
     return Refit(
         drills=len(rows),
         shown=len(enough),
@@ -110,3 +120,16 @@ def refit(now: datetime, *, dry_run: bool = False) -> Refit:
         learners=len(fit.skills),
         attempts=len(attempts),
     )
+
+
+def _skills(attempts: list[rasch.Attempt[int, int]], fitted: dict[int, float], now: datetime) -> list[LearnerSkill]:
+    """One row per learner in the fit: the skill and the first attempts (and passes) it was fitted from."""
+    counts: dict[int, list[int]] = {}
+    for attempt in attempts:
+        seen = counts.setdefault(attempt.learner, [0, 0])
+        seen[0] += 1
+        seen[1] += attempt.passed
+    return [
+        LearnerSkill(user_id=pk, skill=skill, attempts=counts[pk][0], passed=counts[pk][1], fitted_at=now)
+        for pk, skill in fitted.items()
+    ]

@@ -1,10 +1,11 @@
 """A counterexample as a job (the worker side): an input the learner's code gets wrong, after a hidden case failed.
 
 ``queue_for`` is called in the transaction that records a verdict (``graders.kinds.verdicts``): an attempt whose
-examples all passed and whose hidden cases did not gets a ``Counterexample`` row, sent to the drill's grading queue
-after that transaction commits, behind the verdict's own announcement, so the verdict never waits for it. A worker
-runs it here (``graders.drills.counterexample.find``, bounded by ``GRADER_COUNTEREXAMPLE_MS``): fresh seeds,
-never the submission's hidden one, whose inputs are made only to be left out. Finishing records nothing else: no
+examples all passed and whose hidden cases did not gets a ``Counterexample`` row, sent after that transaction
+commits, behind the verdict's own announcement, so the verdict never waits for it; it goes to a queue of its own
+(a cuda drill's: the GPU queue), so other learners' verdicts never wait for it either. A worker runs it here
+(``graders.drills.counterexample.find``, bounded by ``GRADER_COUNTEREXAMPLE_MS``): fresh seeds, never the
+submission's hidden one, whose inputs are made only to be left out. Finishing records nothing else: no
 verdict changes, no rating. The lifecycle is ``graders.jobs.lifecycle``'.
 """
 
@@ -48,7 +49,10 @@ class CounterexampleKind:
     related: ClassVar[tuple[str, ...]] = ("submission__drill",)
 
     def queue(self, job: Counterexample) -> str:
-        return job.submission.drill.queue
+        """A CPU drill's search goes to its own queue, off the verdicts' (settings.GRADER_QUEUE_COUNTEREXAMPLE says
+        why); a cuda drill's stays on the GPU queue, where the device it asks for is."""
+        queue = job.submission.drill.queue
+        return settings.GRADER_QUEUE_COUNTEREXAMPLE if queue == settings.GRADER_QUEUE_CPU else queue
 
     def load(self, pk: int) -> Counterexample:
         return Counterexample.objects.select_related("submission__drill").get(pk=pk)

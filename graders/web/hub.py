@@ -1,7 +1,8 @@
 """The drill hub's rows and filters: every active drill with the learner's own standing on it.
 
 A constant number of queries whatever the number of drills: the drills with their notes and their fitted
-difficulty (one), the learner's facts (``graders.rating.progress``: three), and the courses they edit (one,
+difficulty (one), the learner's facts (``graders.rating.progress``: three), the learner's own fitted skill (one,
+only when a listed drill's fit is shown: ``LearnerSkill``, never anyone else's), and the courses they edit (one,
 only when a listed drill's label disagrees with its learners, and not for staff). Filtering happens on the
 built rows, since the status is derived and the list is a few hundred drills at most.
 """
@@ -20,7 +21,7 @@ from django.utils.html import strip_tags
 from cards import extensions
 from cards.rendering import render_markdown
 from graders.jobs.labels import STATUS_LABELS
-from graders.models import Difficulty, Drill, DrillDifficulty
+from graders.models import Difficulty, Drill, DrillDifficulty, LearnerSkill
 from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
 
 _PARAGRAPH = re.compile(r"^\s*<p>(.*)</p>\s*$", re.DOTALL)
@@ -42,6 +43,7 @@ class HubRow:
     status: DrillStatus
     facts: DrillFacts
     edits: bool = False  # staff, or an owner or editor of the drill's course: a disagreeing label is named
+    skill: LearnerSkill | None = None  # the learner's own, from the same fit, once it rests on enough attempts
 
     @property
     def fitted(self) -> DrillDifficulty | None:
@@ -51,6 +53,15 @@ class HubRow:
         except ObjectDoesNotExist:
             return None
         return row if row.shown else None
+
+    @property
+    def first_try_percent(self) -> int | None:
+        """The learner's chance, in whole percent, that a first attempt at this drill is accepted: only before
+        their first attempt (after it, the first try is history), and only where both fits are shown."""
+        fitted = self.fitted
+        if self.skill is None or fitted is None or self.facts.attempts:
+            return None
+        return round(100 * self.skill.first_try_chance(fitted))
 
     @property
     def best_verdict_label(self) -> str:
@@ -121,6 +132,7 @@ class Hub:
     notes: list[tuple[str, str]] = field(default_factory=list)  # (slug, title)
     tracks: list[str] = field(default_factory=list)
     courses: list[tuple[str, str]] = field(default_factory=list)  # (slug, title) of the courses with drills here
+    skill: LearnerSkill | None = None  # the learner's own fitted skill, when shown
 
 
 def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
@@ -128,11 +140,21 @@ def hub_rows(user: AbstractBaseUser, today: date) -> list[HubRow]:
     drills = Drill.objects.active().visible_to(user).select_related("card__note__course", "fitted_difficulty")
     drills = drills.order_by("card__note__title", "card__position", "pk")
     facts = learner_facts(user)
+    drills = list(drills)
+    skill = LearnerSkill.shown_for(user) if any(_shown(drill) for drill in drills) else None
     rows = []
     for drill in drills:
         drill_facts = facts.get(drill.pk, DrillFacts())
-        rows.append(HubRow(drill, title_html(drill.title), drill_status(drill_facts, today), drill_facts))
+        status = drill_status(drill_facts, today)
+        rows.append(HubRow(drill, title_html(drill.title), status, drill_facts, skill=skill))
     return _mark_edits(user, rows)
+
+
+def _shown(drill: Drill) -> bool:
+    try:
+        return bool(drill.fitted_difficulty.shown)
+    except ObjectDoesNotExist:
+        return False
 
 
 def _mark_edits(user: AbstractBaseUser, rows: list[HubRow]) -> list[HubRow]:
@@ -163,6 +185,7 @@ def build_hub(user: AbstractBaseUser, today: date, filters: HubFilters) -> Hub:
         notes=sorted(notes.items(), key=lambda item: item[1]),
         tracks=sorted({row.drill.track for row in rows if row.drill.track}),
         courses=_courses(rows),
+        skill=rows[0].skill if rows else None,
     )
 
 

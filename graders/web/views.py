@@ -35,6 +35,7 @@ from graders.jobs.heartbeat import grader_status
 from graders.jobs.labels import STATUS_LABELS
 from graders.jobs.status import Status
 from graders.kinds import examples
+from graders.kinds.counterexamples import COUNTEREXAMPLES
 from graders.models import Counterexample, Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
 from graders.rating import reviews
 from graders.rating.progress import DrillStatus
@@ -348,8 +349,18 @@ def _counterexample(sub: Submission) -> Counterexample | None:
 
 
 def _counterexample_context(cex: Counterexample) -> dict[str, Any]:
+    """While the search waits, whether a worker consumes its queue (its own: a stopped counterexample worker
+    must not read as "looking" for ever)."""
     result = cex.result or {}
-    return {"cex": cex, "poll_ms": POLL_MS, "search_ms": round(float(result.get("search_ms") or 0))}
+    grader = None if cex.is_final else grader_status(COUNTEREXAMPLES.queue(cex))
+    offline = grader is not None and grader.offline
+    return {
+        "cex": cex,
+        "poll_ms": OFFLINE_POLL_MS if offline else POLL_MS,
+        "search_ms": round(float(result.get("search_ms") or 0)),
+        "offline": offline,
+        "silent_for": grader.silent_for(timezone.now()) if offline and grader is not None else "",
+    }
 
 
 @login_required

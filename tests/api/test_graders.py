@@ -18,7 +18,7 @@ from graders.jobs import tasks
 from graders.jobs.status import Status
 from graders.kinds.runs import RUNS
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Drill, DrillRun, Submission
+from graders.models import Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
 from graders.web import submissions
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
@@ -50,6 +50,58 @@ class DrillTests(ApiTestCase):
         self.assertEqual(self.client.get("/api/v1/drills/add-one/").json()["entry_point"], "solution")
         Drill.objects.filter(pk=self.drill.pk).update(active=False)
         self.assert_error(self.client.get("/api/v1/drills/add-one/"), 404, "not_found")
+
+
+class FittedDifficultyTests(ApiTestCase):
+    drill: Drill
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.drill = make_drill(cls.note)
+
+    def fit(self, *, band: str = "hard") -> None:
+        DrillDifficulty.objects.create(
+            drill=self.drill,
+            difficulty=1.2,
+            standard_error=0.3,
+            attempts=60,
+            passed=20,
+            quantile=0.9 if band else None,
+            band=band,
+            disagreement=1 if band else 0,
+            fitted_at=timezone.now(),
+        )
+
+    def test_it_serves_the_fitted_difficulty_beside_the_authored_label(self) -> None:
+        self.fit()
+        drill = self.client.get("/api/v1/drills/add-one/").json()
+        self.assertEqual(drill["difficulty"], "medium")
+        fitted = drill["fitted_difficulty"]
+        self.assertEqual(
+            (fitted["band"], fitted["attempts"], fitted["passed"], fitted["disagreement"]), ("hard", 60, 20, 1)
+        )
+        self.assertAlmostEqual(fitted["difficulty"], 1.2)
+        self.assertIsNone(drill["your_first_try_chance"])  # alice has no fitted skill
+
+    def test_it_serves_no_fit_below_the_minimum_of_attempts(self) -> None:
+        self.fit(band="")
+        drill = self.client.get("/api/v1/drills/").json()["results"][0]
+        self.assertIsNone(drill["fitted_difficulty"])
+
+    def test_a_learner_reads_their_own_chance_and_skill_and_never_anothers(self) -> None:
+        self.fit()
+        LearnerSkill.objects.create(user=self.alice, skill=1.2 + 0.8473, attempts=8, passed=5, fitted_at=timezone.now())
+        LearnerSkill.objects.create(user=self.bob, skill=-3.0, attempts=8, passed=0, fitted_at=timezone.now())
+        mine = self.client.get("/api/v1/drills/").json()["results"][0]
+        self.assertAlmostEqual(mine["your_first_try_chance"], 0.7, places=3)
+        theirs = self.as_user(self.bob).get("/api/v1/drills/add-one/").json()
+        self.assertLess(theirs["your_first_try_chance"], 0.02)
+        skill = self.client.get("/api/v1/stats/").json()["drill_skill"]
+        self.assertEqual((skill["attempts"], skill["passed"]), (8, 5))
+        self.assertAlmostEqual(skill["skill"], 2.0473)
+        LearnerSkill.objects.filter(user=self.bob).update(attempts=LearnerSkill.MIN_ATTEMPTS - 1)
+        self.assertIsNone(self.as_user(self.bob).get("/api/v1/stats/").json()["drill_skill"])
 
 
 def submit(user: object, drill: Drill, code: str) -> Submission:

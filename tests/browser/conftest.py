@@ -30,7 +30,9 @@ def grading_worker(
 ) -> Iterator[Workers]:
     """One real worker for a module's tests: grading drills and running snippets (grade_cpu) and the review's
     side jobs (celery), on the test database and a real Redis."""
-    pool = Workers(shared_database, celery_on_redis, tmp_path_factory.mktemp("worker"), queues="grade_cpu,celery")
+    pool = Workers(
+        shared_database, celery_on_redis, tmp_path_factory.mktemp("worker"), queues="grade_cpu,celery,counterexample"
+    )
     try:
         pool.start(concurrency=1)
         yield pool

@@ -121,7 +121,7 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
     teacher_page.goto(f"{live_server.url}/teams/solutions/{drill.slug}/")
     teachers_group = teacher_page.locator(f"[data-group='{solution_key(RIGHT)}']")
     teachers_group.get_by_text("Comment on this group").click()
-    teachers_group.locator("textarea[name='text']").fill("Also try torch.add(x, 1).")
+    teachers_group.locator("[data-new-comment] textarea[name='text']").fill("Also try torch.add(x, 1).")
     overflow = teacher_page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, overflow
     save_docs_screenshot(teacher_page, "drill-solutions-phone.png")
@@ -129,3 +129,13 @@ def test_an_accepted_learner_opens_the_solutions_and_reads_the_teachers_comment(
     expect(teachers_group.locator("[data-comment]")).to_have_count(2)
     page.reload()
     expect(group.locator("[data-comment]").nth(1)).to_contain_text("Also try torch.add(x, 1).")
+
+    # 6. The teacher changes their first comment from the form under it; the learner reads the new text, marked edited.
+    first = teachers_group.locator("[data-comment]").first
+    first.get_by_text("Edit or delete your comment").click()
+    first.locator("textarea[name='text']").fill("Broadcasting adds the scalar to every element.")
+    first.get_by_role("button", name="Save the comment").click()
+    expect(teachers_group.locator("[data-comment]").first).to_contain_text("to every element")
+    page.reload()
+    expect(group.locator("[data-comment]").first).to_contain_text("Broadcasting adds the scalar to every element.")
+    expect(group.locator("[data-comment]").first.locator("[data-comment-edited]")).to_be_visible()

@@ -28,7 +28,7 @@ NOW = datetime(2026, 3, 10, 10, 0, tzinfo=UTC)
 
 def grading_queues() -> set[str]:
     """Every queue a grading worker consumes: the two grading queues and the housekeeping one."""
-    return {settings.GRADER_QUEUE_CPU, settings.GRADER_QUEUE_GPU, "celery"}
+    return {settings.GRADER_QUEUE_CPU, settings.GRADER_QUEUE_GPU, settings.GRADER_QUEUE_COUNTEREXAMPLE, "celery"}
 
 
 class FitMessageTests(TestCase):
@@ -126,7 +126,7 @@ def test_no_grading_program_of_make_run_consumes_the_scoring_queue(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     workers = celery_workers_in_supervisord(monkeypatch, tmp_path)
-    assert set(workers) == {"worker", "scoring"}
+    assert set(workers) == {"worker", "counterexamples", "scoring"}
     check_workers(workers)
     assert "scoring" in (REPO / "scripts" / "run.sh").read_text().split("ctl start worker ")[1].split("\n")[0]
 

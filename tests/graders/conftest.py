@@ -132,7 +132,11 @@ GRADER_ENV = {"GRADER_STALE_AFTER": "30", "GRADER_CPU_FALLBACK": "1"}
 @pytest.fixture(scope="module")
 def workers(shared_database: str, celery_on_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
     pool = Workers(
-        shared_database, celery_on_redis, tmp_path_factory.mktemp("celery-logs"), "grade_cpu,grade_gpu", GRADER_ENV
+        shared_database,
+        celery_on_redis,
+        tmp_path_factory.mktemp("celery-logs"),
+        "grade_cpu,grade_gpu,counterexample",
+        GRADER_ENV,
     )
     try:
         yield pool

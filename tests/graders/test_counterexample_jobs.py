@@ -12,6 +12,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
@@ -19,11 +20,11 @@ from rest_framework.test import APIClient
 
 from graders.drills.local import LocalRunner
 from graders.jobs import lifecycle as jobs
-from graders.jobs import notify
+from graders.jobs import notify, tasks
 from graders.jobs.status import Status
 from graders.kinds.counterexamples import COUNTEREXAMPLES, wanted
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Counterexample, Drill, Submission
+from graders.models import Counterexample, Drill, GraderHeartbeat, Submission
 from graders.web import submissions
 from tests.graders.conftest import HIDDEN_WRONG, RIGHT, WRONG
 
@@ -70,6 +71,33 @@ def test_it_queues_one_after_a_hidden_failure_announced_first_and_none_otherwise
     for code in (WRONG, RIGHT):  # an example failed; accepted
         graded(learner, drill, code)
     assert Counterexample.objects.count() == 1
+
+
+def test_a_cpu_drills_search_goes_to_its_own_queue_and_a_cuda_drills_stays_with_the_gpu(
+    learner: User, drill: Drill
+) -> None:
+    """Off the verdicts' queue (bench/counterexample_queue.py: on it they delayed other learners' verdicts)."""
+    sub = graded(learner, drill, HIDDEN_WRONG)
+    cex = Counterexample.objects.get(submission=sub)
+    with mock.patch("graders.jobs.tasks.run_job.apply_async") as send:
+        tasks.enqueue(cex)
+    assert send.call_args.kwargs["queue"] == settings.GRADER_QUEUE_COUNTEREXAMPLE == "counterexample"
+    cex.submission.drill.device = "cuda"
+    assert COUNTEREXAMPLES.queue(cex) == settings.GRADER_QUEUE_GPU
+
+
+def test_a_waiting_search_says_so_when_no_worker_consumes_its_queue(
+    client_for: Client, learner: User, drill: Drill
+) -> None:
+    sub = graded(learner, drill, HIDDEN_WRONG)
+    fragment = reverse("graders:submission_counterexample", args=[sub.uuid])
+    page = client_for.get(fragment).content.decode()
+    assert "data-counterexample-pending" in page and "data-counterexample-offline" in page
+    GraderHeartbeat.objects.create(name="h:1", queues=["grade_cpu", "grade_gpu"], device="cpu")  # verdicts only
+    assert "data-counterexample-offline" in client_for.get(fragment).content.decode()
+    GraderHeartbeat.objects.create(name="h:2", queues=["counterexample"], device="cpu")
+    page = client_for.get(fragment).content.decode()
+    assert "data-counterexample-pending" in page and "data-counterexample-offline" not in page
 
 
 def test_it_stores_the_shrunk_input_and_runs_reports_and_the_verdict_stands(learner: User, drill: Drill) -> None:

@@ -11,9 +11,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import Course
-from graders.models import Drill, DrillDifficulty
+from graders.jobs.status import Status
+from graders.models import Drill, DrillDifficulty, LearnerSkill
 from teams.models import Membership, Team
-from tests.graders.conftest import drill_text
+from tests.graders.conftest import drill_text, graded_submission
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +100,46 @@ def test_the_fitted_rows_cost_no_query_per_drill(
     with django_assert_max_num_queries(len(few.captured_queries)):
         page = hub_page(client_for)
     assert page.count("data-label-disagrees=") == 6
+
+
+def skilled(user: User, skill: float, *, attempts: int = 8) -> LearnerSkill:
+    return LearnerSkill.objects.create(user=user, skill=skill, attempts=attempts, passed=3, fitted_at=timezone.now())
+
+
+def test_a_learner_sees_their_chance_of_solving_an_untried_drill_first_try(
+    client_for: Client, learner: User, drill: Drill
+) -> None:
+    fitted(drill, band="hard")  # difficulty 1.2
+    skilled(learner, 1.2 + 0.8473)  # sigmoid(0.8473) = 0.70
+    page = hub_page(client_for)
+    assert 'data-first-try-chance="70"' in page and "you: about 70% first try" in page
+    assert "data-your-skill" in page and "Your first tries so far: 3 of 8 drills accepted." in page
+
+
+def test_the_chance_is_not_shown_once_tried_below_the_minimum_or_without_a_fitted_drill(
+    client_for: Client, learner: User, make_drill: Callable[..., Drill], drill: Drill
+) -> None:
+    unfitted = make_drill(drill_text().replace('slug = "add-one"', 'slug = "unfitted"'))
+    fitted(drill, band="hard")
+    row = skilled(learner, 0.5, attempts=LearnerSkill.MIN_ATTEMPTS - 1)
+    assert "data-first-try-chance" not in hub_page(client_for) and "data-your-skill" not in hub_page(client_for)
+    row.attempts = LearnerSkill.MIN_ATTEMPTS
+    row.save(update_fields=["attempts"])
+    page = hub_page(client_for)
+    assert page.count("data-first-try-chance") == 1 and "data-your-skill" in page
+    graded_submission(learner, drill, Status.WRONG_ANSWER, timezone.now())  # tried: the first try is history
+    assert "data-first-try-chance" not in hub_page(client_for)
+    assert unfitted.pk
+
+
+def test_a_learners_skill_is_theirs_alone(client_for: Client, learner: User, drill: Drill) -> None:
+    fitted(drill, band="hard")
+    other = User.objects.create_user("other")
+    skilled(other, 2.0)
+    assert "data-first-try-chance" not in hub_page(client_for) and "data-your-skill" not in hub_page(client_for)
+    client = Client()
+    client.force_login(other)
+    assert 'data-first-try-chance="69"' in hub_page(client)  # sigmoid(0.8)
 
 
 def test_the_admin_lists_the_labels_to_revisit(drill: Drill) -> None:

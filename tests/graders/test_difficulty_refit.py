@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from graders.difficulty import refit, task
 from graders.jobs.status import Status
-from graders.models import Drill, DrillDifficulty, Submission
+from graders.models import Drill, DrillDifficulty, LearnerSkill, Submission
 from tests.graders.conftest import drill_text, graded_submission
 
 pytestmark = pytest.mark.django_db
@@ -78,6 +78,27 @@ def test_a_refit_replaces_the_rows_and_shows_nothing_below_the_minimum(make_dril
     row.refresh_from_db()
     assert (row.attempts, row.passed, row.band, row.shown) == (25, 20, "medium", True)
     assert DrillDifficulty.objects.count() == 1
+
+
+def test_it_stores_each_learners_skill_from_the_same_fit_and_drops_learners_no_longer_in_it(
+    make_drill: Callable[..., Drill],
+) -> None:
+    made = drills(make_drill, ["easy", "medium", "hard"])
+    strong, weak, gone = learners(3)
+    for drill in made:
+        graded_submission(strong, drill, Status.ACCEPTED, START)
+        graded_submission(weak, drill, Status.WRONG_ANSWER, START)
+    LearnerSkill.objects.create(user=gone, skill=3.0, attempts=9, passed=9, fitted_at=START)  # an older fit's
+    now = timezone.now()
+    refit.refit(now)
+    skills = {row.user_id: row for row in LearnerSkill.objects.all()}
+    assert set(skills) == {strong.pk, weak.pk}
+    assert (skills[strong.pk].attempts, skills[strong.pk].passed) == (3, 3)
+    assert (skills[weak.pk].attempts, skills[weak.pk].passed) == (3, 0)
+    assert skills[strong.pk].skill > 0 > skills[weak.pk].skill
+    assert skills[strong.pk].fitted_at == skills[weak.pk].fitted_at == DrillDifficulty.objects.first().fitted_at == now
+    refit.refit(now, dry_run=True)
+    assert LearnerSkill.objects.count() == 2
 
 
 def test_the_first_attempt_is_the_first_graded_submit_not_an_internal_error_nor_a_practice_run(

@@ -191,6 +191,91 @@ class CommentTests(SolutionsTestCase):
         self.assertEqual(self.comment(solution_key(PLUS), self.team, "From a member."), 404)
         self.assertEqual(list(SolutionComment.objects.values_list("text", flat=True)), ["From the editor."])
 
+    def own_comment(self) -> SolutionComment:
+        accept(self.max, self.drill, PLUS)
+        return SolutionComment.objects.create(
+            drill=self.drill, solution_key=solution_key(PLUS), team=self.team, author=self.editor, text="First words."
+        )
+
+    def change(self, comment: SolutionComment, text: str) -> int:
+        url = reverse("teams:edit_solution_comment", args=[self.drill.slug, comment.uuid])
+        return self.client.post(url, {"text": text}).status_code
+
+    def delete(self, comment: SolutionComment) -> int:
+        url = reverse("teams:delete_solution_comment", args=[self.drill.slug, comment.uuid])
+        return self.client.post(url).status_code
+
+    def test_its_author_edits_a_comment_and_the_learners_read_the_new_text(self) -> None:
+        comment = self.own_comment()
+        self.client.force_login(self.editor)
+        self.assertIn("data-own-comment", self.page())
+        self.assertEqual(self.change(comment, "  Better words.  "), 302)
+        comment.refresh_from_db()
+        self.assertEqual(comment.text, "Better words.")
+        self.assertIsNotNone(comment.edited_at)
+        self.client.force_login(self.max)
+        page = self.page()
+        self.assertIn("Better words.", page)
+        self.assertNotIn("First words.", page)
+        self.assertIn("data-comment-edited", page)
+        self.assertNotIn("data-own-comment", page)  # a learner is offered no edit
+
+    def test_its_author_deletes_a_comment(self) -> None:
+        comment = self.own_comment()
+        self.client.force_login(self.editor)
+        self.assertEqual(self.delete(comment), 302)
+        self.assertFalse(SolutionComment.objects.exists())
+        self.client.force_login(self.max)
+        self.assertNotIn("First words.", self.page())
+
+    def test_a_member_or_another_teacher_may_neither_edit_nor_delete_a_comment(self) -> None:
+        comment = self.own_comment()
+        for user in (self.max, self.teacher, self.other_teacher):  # a member, the team's owner, another team's owner
+            self.client.force_login(user)
+            self.assertEqual((self.change(comment, "Hijacked."), self.delete(comment)), (404, 404))
+        comment.refresh_from_db()
+        self.assertEqual((comment.text, comment.edited_at), ("First words.", None))
+
+    def test_an_author_no_longer_teaching_the_team_may_not_change_the_comment(self) -> None:
+        comment = self.own_comment()
+        Membership.objects.filter(team=self.team, user=self.editor).update(role=Membership.Role.MEMBER)
+        self.client.force_login(self.editor)
+        self.assertEqual((self.change(comment, "Still mine?"), self.delete(comment)), (404, 404))
+        self.assertTrue(SolutionComment.objects.filter(text="First words.").exists())
+
+    def test_editing_and_deleting_take_a_post_with_a_csrf_token_and_keep_the_text_rules(self) -> None:
+        comment = self.own_comment()
+        self.client.force_login(self.editor)
+        url = reverse("teams:edit_solution_comment", args=[self.drill.slug, comment.uuid])
+        self.assertEqual(self.client.get(url).status_code, 405)
+        gone = reverse("teams:delete_solution_comment", args=[self.drill.slug, comment.uuid])
+        self.assertEqual(self.client.get(gone).status_code, 405)
+        strict = self.client_class(enforce_csrf_checks=True)
+        strict.force_login(self.editor)
+        self.assertEqual(strict.post(url, {"text": "No token."}).status_code, 403)
+        self.assertEqual(strict.post(gone).status_code, 403)
+        self.assertEqual(self.change(comment, "   "), 302)  # refused with a message
+        comment.refresh_from_db()
+        self.assertEqual(comment.text, "First words.")
+
+    def test_its_author_edits_and_deletes_a_comment_through_the_api_and_a_member_may_not(self) -> None:
+        comment = self.own_comment()
+        url = f"/api/v1/drills/{self.drill.slug}/solutions/comments/{comment.uuid}/"
+        api = APIClient()
+        api.force_authenticate(self.max)
+        self.assertEqual(api.patch(url, {"text": "Hijacked."}, format="json").status_code, 404)
+        self.assertEqual(api.delete(url).status_code, 404)
+        api.force_authenticate(self.editor)
+        edited = api.patch(url, {"text": "Better words."}, format="json")
+        self.assertEqual((edited.status_code, edited.json()["text"]), (200, "Better words."))
+        api.force_authenticate(self.max)
+        read = api.get(f"/api/v1/drills/{self.drill.slug}/solutions/").json()["groups"][0]["comments"][0]
+        self.assertEqual((read["text"], read["uuid"]), ("Better words.", str(comment.uuid)))
+        self.assertIsNotNone(read["edited_at"])
+        api.force_authenticate(self.editor)
+        self.assertEqual(api.delete(url).status_code, 204)
+        self.assertFalse(SolutionComment.objects.exists())
+
     def test_it_refuses_a_comment_for_a_team_not_taught_or_a_group_it_has_not(self) -> None:
         accept(self.max, self.drill, ADD)
         accept(self.bob, self.drill, OTHER_TEAM_CODE)
