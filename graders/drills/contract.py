@@ -91,8 +91,12 @@ def judge(
     arg_names: tuple[str, ...],
     n_args: int,
     tolerance: tuple[float, float] | None = None,
+    may_clone: bool = True,
 ) -> str | None:
     """None when the call kept the contract, else the first broken promise in a learner's words.
+
+    ``may_clone``: False where the drill's constraints refuse ``.clone()`` (a puzzle's allowed calls): the fix
+    named is then one the drill allows (``NO_CLONE``).
 
     ``tolerance`` (rtol, atol): the drill's comparison, within which a second call's answer may move (a sum in
     another order); None: it must be the same to the bit.
@@ -107,12 +111,23 @@ def judge(
     expected = expected if isinstance(expected, dict) else {}
     for check in (_inputs, _global_state, _autograd, _device, _alias, _time):
         message = check(contract, expected, actual, arg_names, n_args)
+        for advice, instead in () if may_clone else NO_CLONE.items():
+            message = message.replace(advice, instead)
         if message:
             return message[:MESSAGE_CHARS]
     message = _repeat(contract, expected, actual, tolerance, arg_names, n_args)
     if message:
         return message[:MESSAGE_CHARS]
     return None
+
+
+# A fix that names ``.clone()``, and the one said instead where the drill does not allow it.
+NO_CLONE = {
+    "work on a copy (`.clone()`) or use an out-of-place operation": "use an out-of-place operation (this drill "
+    "does not allow `.clone()`)",
+    "Return a copy (`.clone()`) or build a new tensor": "Build a new tensor with an operation that makes one (this "
+    "drill does not allow `.clone()`)",
+}
 
 
 def budget_advice(contract: Contract, expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> str | None:
@@ -264,9 +279,14 @@ def _autograd(contract: Contract, expected: dict[str, Any], actual: dict[str, An
             "the result carries no autograd graph, so gradients cannot flow back through it: was it detached, "
             "or computed under `torch.no_grad()`?"
         )
-    if state == "grad_fn":
+    if state == "grad_fn" and contract.in_place:  # a drill that updates tensors in place: the update recorded
         return (
             f"the result still carries an autograd graph (grad_fn={grad_fn or '...'}): do the update inside "
+            "`torch.no_grad()`, or return `.detach()`ed tensors"
+        )
+    if state == "grad_fn":
+        return (
+            f"the result still carries an autograd graph (grad_fn={grad_fn or '...'}): compute it under "
             "`torch.no_grad()`, or return `.detach()`ed tensors"
         )
     if state == "leaf":

@@ -53,6 +53,7 @@ class Runner(Protocol):
         go_on: Callable[[RunResult], bool] | None = None,
         background: bool = False,
         measure_cpu: bool = False,
+        called_once: int = 0,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -301,7 +302,8 @@ def _reference(
     if cached is not None:
         return cached
     device = runner_device(drill, runner)
-    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, limits=sandbox_limits(drill.limits))
+    limits = sandbox_limits(drill.limits)
+    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, twins=True, limits=limits)
     shown = [case for case in cases if not case.hidden]
     secret = [case for case in cases if case.hidden]
     shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]
@@ -362,6 +364,14 @@ def _checks(drill: Drill) -> dict[str, Any]:
     return {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
 
 
+def _may_clone(drill: Drill) -> bool:
+    """Whether the drill's constraints let the learner call ``.clone()`` (a puzzle's allowed calls may not)."""
+    rules = drill.constraints
+    if any(item.rsplit(".", 1)[-1] == "clone" for item in rules.forbid):
+        return False
+    return not rules.allow or bool({".clone", "torch.clone"} & set(rules.allow))
+
+
 def _tolerance(drill: Drill) -> tuple[float, float] | None:
     """How far a second call's answer may move from the first: the drill's own comparison (exact: not at all)."""
     return None if drill.compare.mode == "exact" else (drill.compare.rtol, drill.compare.atol)
@@ -406,18 +416,36 @@ def _judge_case(
 
     if not outcome.ok:
         return failed(outcome.error or "raised an error", "runtime_error")
-    broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
-    if broken is not None:
-        return failed(broken)
+    args = (drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
+    broken = judge(*args, may_clone=_may_clone(drill))
     mismatch = compare(expected, outcome.value, drill.compare)
+    if broken is not None and (mismatch is None or mismatch["kind"] not in ("shape", "length")):
+        return failed(broken)  # a wrong shape or length is the first thing to fix: it is shown instead
     wrong_type = judge_type(record, outcome.behaviour) if mismatch is None else None
     if wrong_type is not None:
         return failed(wrong_type)
     if mismatch is None:
         return {"name": case.name, "hidden": False, "passed": True, "message": "passed"}, "accepted", None
+    if mismatch.get("nonfinite"):
+        mismatch["nonfinite_kind"] = _out_of_range(case.args)
     test: TestResult = {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"]}
     test["mismatch"] = mismatch
     return test, "wrong_answer", mismatch
+
+
+EXP_RANGE = 80.0  # float32's exp overflows past 88.7 and underflows to 0 below about -87 (-103 with subnormals)
+
+
+def _out_of_range(args: tuple[Any, ...]) -> str:
+    """What a case's floating-point inputs say about a non-finite result: ``overflow`` where one is past ``exp``'s
+    range, ``underflow`` where one is only far below it, else '' (the teacher names neither)."""
+    from graders.sandbox.behaviour import tensors_in
+
+    found = [t.detach() for t in tensors_in(args) if t.is_floating_point() and t.numel()]
+    finite = [t[t.isfinite()] for t in found]
+    if any(bool((t > EXP_RANGE).any()) for t in finite):
+        return "overflow"
+    return "underflow" if any(bool((t < -EXP_RANGE).any()) for t in finite) else ""
 
 
 def grade(
@@ -469,6 +497,7 @@ def grade(
         hidden=hidden.args or None,
         go_on=examples_pass,
         measure_cpu=drill.contract.time_budget > 0,
+        called_once=2 if visible.cases and visible.cases[-1].twin_of else 0,  # a twin pair: its own second call
         **_checks(drill),
     )
     if hidden.args and not result.hidden_status:  # the hidden cases never left this process
@@ -566,8 +595,21 @@ def _slow_run(
 
 
 def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[tuple[TestResult, str, Mismatch | None]]:
-    shown = zip(visible.cases, result.cases, visible.outputs, visible.records, strict=False)
-    return [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
+    shown = list(zip(visible.cases, result.cases, visible.outputs, visible.records, strict=False))
+    judged = [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
+    passed = {test["name"] for test, _, _ in judged if test["passed"]}
+    for (case, *_), (test, _, _) in zip(shown, judged, strict=True):
+        if case.twin_of in passed and not test["passed"]:
+            test["message"] = f"{STALE % {'test': case.twin_of}}\n{test['message']}"
+    return judged
+
+
+# A twin case (``cases.pick_twins``) failed where the case of its shape before it passed: state kept per shape.
+STALE = (
+    "called on new values of the same shape as `%(test)s` (which passed), your function got them wrong: it keeps "
+    "state from an earlier call (a mask, a cache or a network made on the first call of a shape and reused). "
+    "Compute everything from this call's inputs"
+)
 
 
 NOT_RUN = "not run"

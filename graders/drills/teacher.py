@@ -24,12 +24,25 @@ OVERFLOW = (
     "Subtract the maximum along the dimension before `exp`: softmax is unchanged by that shift, and `exp` "
     "never sees a large number"
 )
+UNDERFLOW = (
+    "your result has nan or inf where the expected one is finite: `exp` of a very negative value underflows to 0, "
+    "and the `log` of that 0 (or a 0/0) is not finite. Stay in log space: subtract the maximum and take the log of "
+    "the sum in one step (log-sum-exp), so nothing you divide by or take the log of is 0"
+)
+NONFINITE = (
+    "your result has nan or inf where the expected one is finite: a value overflowed to inf or underflowed to 0 "
+    "before a division or a `log`. Keep every step in range: subtract the maximum before `exp`, and take the log "
+    "of a sum in one step (log-sum-exp)"
+)
 TIME_LIMIT = (
     "the time ran out before every case had run: the cases after it were not run, not failed. A Python loop "
     "over a tensor's elements (one tensor operation does the same work) or a loop that never ends is the "
     "usual cause"
 )
-HINTS = (LEAF_IN_PLACE, OVERFLOW, TIME_LIMIT)
+HINTS = (LEAF_IN_PLACE, OVERFLOW, UNDERFLOW, NONFINITE, TIME_LIMIT)
+# What made a non-finite result, as the case's inputs tell (``Mismatch.nonfinite_kind``): its hint. A stored
+# mismatch without the kind came from an overflow check.
+NONFINITE_HINTS = {"overflow": OVERFLOW, "underflow": UNDERFLOW, "": NONFINITE}
 
 
 def hint_for(status: str, tests: Sequence[Mapping[str, Any]], mismatch: Mapping[str, Any] | None) -> str:
@@ -38,7 +51,7 @@ def hint_for(status: str, tests: Sequence[Mapping[str, Any]], mismatch: Mapping[
     if status == "runtime_error" and any(LEAF_IN_PLACE_ERROR in error for error in visible_errors):
         return LEAF_IN_PLACE
     if mismatch is not None and mismatch.get("nonfinite"):
-        return OVERFLOW
+        return NONFINITE_HINTS.get(str(mismatch.get("nonfinite_kind", "overflow")), NONFINITE)
     if status == "time_limit":
         return TIME_LIMIT
     return ""

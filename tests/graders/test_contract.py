@@ -489,3 +489,19 @@ def test_the_verdict_page_names_a_changed_argument(client_for: Client, learner: 
 def test_the_drill_page_states_the_contract(client_for: Client, drill: Drill) -> None:
     page = client_for.get(reverse("graders:drill", args=[drill.slug])).content.decode()
     assert page.count("data-contract") == 2 and "leaves every argument untouched" in page
+
+
+def test_a_result_with_a_graph_is_told_about_an_update_only_where_the_drill_updates_in_place() -> None:
+    record = {"autograd": "grad_fn", "grad_fn": "AddBackward0", "changed": [0]}
+    update = judge(Contract(in_place=("w",)), {}, record, ("w", "lr"), 2) or ""
+    plain = judge(Contract(), {}, {"autograd": "grad_fn", "grad_fn": "AddBackward0"}, ("x",), 1) or ""
+    assert "do the update inside `torch.no_grad()`" in update, update
+    assert "update" not in plain and "compute it under `torch.no_grad()`" in plain, plain
+
+
+def test_a_drill_that_refuses_clone_is_never_told_to_clone() -> None:
+    for record in ({"alias": [0]}, {"changed": [0]}):
+        told = judge(Contract(), {}, record, ("x",), 1) or ""
+        refused = judge(Contract(), {}, record, ("x",), 1, may_clone=False) or ""
+        assert "(`.clone()`)" in told, told
+        assert "(`.clone()`)" not in refused and "this drill does not allow `.clone()`" in refused, refused
