@@ -8,8 +8,10 @@ per (drill version, seed, visible_only, device) because they are the same for ev
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -364,6 +366,33 @@ def _checks(drill: Drill) -> dict[str, Any]:
     return {"count_graph": True} if drill.contract.graph_budget > 0 or drill.contract.memory_budget > 0 else {}
 
 
+@functools.lru_cache(maxsize=512)
+def updates_in_place(reference: str) -> bool:
+    """Whether a drill's reference updates a tensor in place under ``torch.no_grad()`` (an SGD step, an init):
+    only there is "do the update inside `torch.no_grad()`" the fix (issue 36 item 6, messages that fit)."""
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        guarded = isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call) and ast.unparse(item.context_expr.func).endswith("no_grad")
+            for item in node.items
+        )
+        if guarded and any(_in_place(inner) for inner in ast.walk(node)):
+            return True
+    return False
+
+
+def _in_place(node: ast.AST) -> bool:
+    """``w -= lr * w.grad`` or ``w.grad *= c``, or a call of a method or function whose name ends in ``_`` (``w.sub_``,
+    ``init.zeros_``); ``total += loss.item()`` sums numbers, no tensor updated."""
+    if isinstance(node, ast.AugAssign):
+        return "grad" in ast.unparse(node)  # ``w -= lr * w.grad``, ``w.grad *= c``
+    name = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
+    return name.endswith("_") and not name.startswith("_")
+
+
 def _may_clone(drill: Drill) -> bool:
     """Whether the drill's constraints let the learner call ``.clone()`` (a puzzle's allowed calls may not)."""
     rules = drill.constraints
@@ -396,7 +425,7 @@ def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: 
         "stdout": "",
     }
     verdict.update(extra)  # type: ignore[typeddict-item]  # the callers pass Verdict keys by name
-    hint = hint_for(status, verdict["tests"], verdict.get("mismatch"))
+    hint = hint_for(status, verdict["tests"], verdict.get("mismatch"), updates=updates_in_place(drill.reference))
     if hint:
         verdict["hint"] = hint
     return verdict
@@ -417,7 +446,7 @@ def _judge_case(
     if not outcome.ok:
         return failed(outcome.error or "raised an error", "runtime_error")
     args = (drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
-    broken = judge(*args, may_clone=_may_clone(drill))
+    broken = judge(*args, may_clone=_may_clone(drill), updates=updates_in_place(drill.reference))
     mismatch = compare(expected, outcome.value, drill.compare)
     if broken is not None and (mismatch is None or mismatch["kind"] not in ("shape", "length")):
         return failed(broken)  # a wrong shape or length is the first thing to fix: it is shown instead

@@ -279,6 +279,11 @@ SHAPES = shapes(
         "and autograd refuses to change a leaf it tracks: wrap the update in `with torch.no_grad():`"
     ),
     gettext_noop(
+        "you changed a tensor that requires grad in place (like `x += 1` or `x.clamp_(...)`) while autograd was "
+        "recording, and autograd refuses to change a leaf it tracks: use the out-of-place form (`x = x + 1`, "
+        "`x.clamp(...)`), which makes a new tensor"
+    ),
+    gettext_noop(
         "your result has nan or inf where the expected one is finite: `exp` of a large value overflows (or a 0/0). "
         "Subtract the maximum along the dimension before `exp`: softmax is unchanged by that shift, and `exp` "
         "never sees a large number"

@@ -18,7 +18,15 @@ from graders.drills import DRILLS_DIR, load_drills
 from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import parse_drill
-from graders.drills.teacher import LEAF_IN_PLACE, NONFINITE, OVERFLOW, TIME_LIMIT, UNDERFLOW, hint_for
+from graders.drills.teacher import (
+    LEAF_CHANGED,
+    LEAF_IN_PLACE,
+    NONFINITE,
+    OVERFLOW,
+    TIME_LIMIT,
+    UNDERFLOW,
+    hint_for,
+)
 from graders.models import Drill
 from graders.sandbox.results import RunResult
 from graders.web.verdict_text import SHAPES
@@ -97,7 +105,7 @@ def test_a_time_limit_says_the_hidden_cases_after_it_were_not_run() -> None:
 
 def test_every_hint_is_in_the_translation_catalogue() -> None:
     sources = {shape.source for shape in SHAPES}
-    assert {LEAF_IN_PLACE, OVERFLOW, UNDERFLOW, NONFINITE, TIME_LIMIT} <= sources
+    assert {LEAF_IN_PLACE, LEAF_CHANGED, OVERFLOW, UNDERFLOW, NONFINITE, TIME_LIMIT} <= sources
 
 
 @pytest.mark.django_db
@@ -158,3 +166,11 @@ def test_a_puzzle_that_refuses_clone_shows_the_shape_error_not_a_clone() -> None
     verdict = graded(flatten, "import torch\n\n\ndef flatten(a):\n    return a\n")
     assert verdict["status"] == "wrong_answer" and "shape" in verdict["message"], verdict["message"]
     assert "clone" not in verdict["message"]
+
+
+def test_changing_an_input_in_place_on_a_drill_without_an_update_is_not_told_to_use_no_grad() -> None:
+    """stop-gradient's input requires grad and the drill has no update: `x += 1` is the mistake, not a missing
+    `torch.no_grad()` around an update (manual-sgd-step, whose reference updates under it, still gets that)."""
+    verdict = graded(DRILLS["stop-gradient"], "import torch\n\n\ndef solution(x):\n    x += 1\n    return x\n")
+    assert verdict["status"] == "runtime_error" and verdict["hint"] == LEAF_CHANGED, verdict
+    assert "no_grad" not in verdict["hint"]

@@ -21,7 +21,7 @@ from graders.drills.constraints import check_constraints
 from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
 from graders.drills.grading import HIDDEN_FAILED, STALE
 from graders.drills.schema import CompareRule, Constraints, Contract
-from graders.drills.teacher import HINTS, NONFINITE, UNDERFLOW
+from graders.drills.teacher import HINTS, LEAF_CHANGED, NONFINITE, UNDERFLOW
 from graders.web.verdict_text import CATALOGUE, SHAPES, mismatch_title, translate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -152,6 +152,7 @@ MESSAGES = (
 AWAITING_TRANSLATION = {
     "the result still carries an autograd graph (grad_fn=AddBackward0): compute it under `torch.no_grad()`, or "
     "return `.detach()`ed tensors",
+    LEAF_CHANGED,
     UNDERFLOW,
     NONFINITE,
     *messages_that_fit_the_drill(),
