@@ -112,21 +112,21 @@ NOTHING = Expected([], [], [], [])
 
 
 class ReferenceCache:
-    """A small thread-safe LRU of (visible, hidden) ``Expected`` per (version, seed, visible_only, device)."""
+    """A small thread-safe LRU of (visible, hidden) ``Expected`` per (version, seed, visible_only, device, twins)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int, bool, str], tuple[Expected, Expected]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, bool, str, bool], tuple[Expected, Expected]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, bool, str]) -> tuple[Expected, Expected] | None:
+    def get(self, key: tuple[str, int, bool, str, bool]) -> tuple[Expected, Expected] | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
             return None
 
-    def put(self, key: tuple[str, int, bool, str], value: tuple[Expected, Expected]) -> None:
+    def put(self, key: tuple[str, int, bool, str, bool], value: tuple[Expected, Expected]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -292,20 +292,20 @@ def reference_outputs(
 
 
 def _reference(
-    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
+    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache, *, twins: bool = False
 ) -> tuple[Expected, Expected]:
     """The visible and the hidden cases for ``seed`` with the reference's output and record for each (cached).
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
     CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
     """
-    key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")))
+    key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")), twins)
     cached = cache.get(key)
     if cached is not None:
         return cached
     device = runner_device(drill, runner)
     limits = sandbox_limits(drill.limits)
-    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, twins=True, limits=limits)
+    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, twins=twins, limits=limits)
     shown = [case for case in cases if not case.hidden]
     secret = [case for case in cases if case.hidden]
     shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]
@@ -502,10 +502,12 @@ def grade(
     fresh = seed is None and not visible_only
     try:
         if fresh:
-            visible, _ = _reference(drill, 0, True, runner, cache)  # the examples: the same for every seed
+            visible, _ = _reference(drill, 0, True, runner, cache, twins=True)  # the same for every seed
             seed, hidden = reservoir.take(drill, runner)
         else:
-            visible, hidden = _reference(drill, seed or 0, visible_only, runner, cache)
+            # A run of the examples alone (``visible_only``: the drill page's "run", the CLI's flag) shows them
+            # alone; a grade adds the twin pair (``cases.pick_twins``).
+            visible, hidden = _reference(drill, seed or 0, visible_only, runner, cache, twins=not visible_only)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), device)
     judged: list[tuple[TestResult, str, Mismatch | None]] = []

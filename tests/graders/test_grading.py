@@ -369,7 +369,7 @@ def test_it_forgets_the_least_recently_used_references() -> None:
 def test_it_runs_only_the_examples_when_visible_only(runner: LocalRunner) -> None:
     verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=runner, visible_only=True, cache=ReferenceCache())
     assert verdict["status"] == "accepted"
-    assert (verdict["total"], verdict["hidden_total"]) == (4, 0)  # the two examples and the twin pair
+    assert (verdict["total"], verdict["hidden_total"]) == (2, 0)  # the examples alone: no twin pair
 
 
 class EchoRunner(LocalRunner):
