@@ -96,13 +96,13 @@ def test_the_editor_starts_from_the_learners_latest_code_even_in_a_new_review(
 
 def test_every_failing_visible_case_shows_its_own_output(client_for: Client, learner: User, drill: Drill) -> None:
     spec_text = drill.definition.replace(
-        "[[hidden]]", '[[examples]]\nname = "bigger"\nargs = ["torch.tensor([5.0, 6.0, 7.0])"]\n\n[[hidden]]'
+        "[[hidden]]", '[[examples]]\nname = "bigger"\nargs = ["torch.tensor([5.0, 6.0, 7.0])"]\n\n[[hidden]]', 1
     )
     drill.definition = spec_text
     drill.save(update_fields=["definition"])
     sub = graded(learner, drill, WRONG)
     visible = [test for test in sub.verdict["tests"] if not test["hidden"]]
-    assert [test["name"] for test in visible] == ["small", "bigger", "random-twin-a", "random-twin-b"]
+    assert [test["name"] for test in visible] == ["small", "bigger", "line-twin-a", "line-twin-b"]
     assert all("mismatch" in test for test in visible)
     assert not any("mismatch" in test for test in sub.verdict["tests"] if test["hidden"])
     page = page_of(client_for, sub)
