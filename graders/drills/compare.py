@@ -58,7 +58,9 @@ class Mismatch(TypedDict):
     expected_view: NotRequired[ValueView]  # what the reference returned there (visible cases only reach a page)
     actual_view: NotRequired[ValueView]  # what the learner returned there
     around: NotRequired[list[Neighbour]]  # the elements around the first difference, in flat order
-    nonfinite: NotRequired[bool]  # nan/inf where the reference is finite: an overflow (graders.drills.teacher)
+    nonfinite: NotRequired[bool]  # nan/inf where the reference is finite (graders.drills.teacher)
+    # What the inputs say made it (``grading``): "overflow" (an input past exp's range), "underflow" (one far below)
+    nonfinite_kind: NotRequired[str]
 
 
 def _plain(value: torch.Tensor) -> torch.Tensor:
@@ -271,7 +273,7 @@ def _compare_values(
         f"max rel error {rel_err:.3g} (allowed: |actual - expected| <= {rule.atol:g} + {rule.rtol:g} * |expected|)"
     )
     if bool((~same & torch.isfinite(expected) & ~torch.isfinite(actual)).any()):
-        mismatch["nonfinite"] = True  # the verdict's hint names the overflow (graders.drills.teacher)
+        mismatch["nonfinite"] = True  # the verdict's hint names the overflow or underflow (graders.drills.teacher)
     return mismatch
 
 

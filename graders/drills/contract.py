@@ -100,8 +100,14 @@ def judge(
     arg_names: tuple[str, ...],
     n_args: int,
     tolerance: tuple[float, float] | None = None,
+    may_clone: bool = True,
+    updates: bool | None = None,
 ) -> str | None:
     """None when the call kept the contract, else the first broken promise in a learner's words.
+
+    ``may_clone``: False where the drill's constraints refuse ``.clone()`` (a puzzle's allowed calls): the fix
+    named is then one the drill allows (``NO_CLONE``). ``updates``: whether the drill's lesson is an update done
+    in place (its reference updates under ``torch.no_grad()``); None: where the contract names in-place arguments.
 
     ``tolerance`` (rtol, atol): the drill's comparison, within which a second call's answer may move (a sum in
     another order); None: it must be the same to the bit.
@@ -116,12 +122,27 @@ def judge(
     expected = expected if isinstance(expected, dict) else {}
     for check in (_inputs, _global_state, _autograd, _device, _alias, _steps, _time):
         message = check(contract, expected, actual, arg_names, n_args)
+        if updates is False or (updates is None and not contract.in_place):
+            message = message.replace(*UPDATE)
+        for advice, instead in () if may_clone else NO_CLONE.items():
+            message = message.replace(advice, instead)
         if message:
             return message[:MESSAGE_CHARS]
     message = _repeat(contract, expected, actual, tolerance, arg_names, n_args)
     if message:
         return message[:MESSAGE_CHARS]
     return None
+
+
+# The fix for a result that keeps its graph, said on a drill without an update: "the update" is not there.
+UPDATE = ("do the update inside `torch.no_grad()`", "compute it under `torch.no_grad()`")
+# A fix that names ``.clone()``, and the one said instead where the drill does not allow it.
+NO_CLONE = {
+    "work on a copy (`.clone()`) or use an out-of-place operation": "use an out-of-place operation (this drill "
+    "does not allow `.clone()`)",
+    "Return a copy (`.clone()`) or build a new tensor": "Build a new tensor with an operation that makes one (this "
+    "drill does not allow `.clone()`)",
+}
 
 
 def budget_advice(contract: Contract, expected: dict[str, Any] | None, actual: dict[str, Any] | None) -> str | None:

@@ -8,8 +8,10 @@ per (drill version, seed, visible_only, device) because they are the same for ev
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -54,6 +56,7 @@ class Runner(Protocol):
         background: bool = False,
         measure_cpu: bool = False,
         count_steps: bool = False,
+        called_once: int = 0,
     ) -> RunResult: ...
 
     def busy(self) -> AbstractContextManager[None]: ...
@@ -110,21 +113,21 @@ NOTHING = Expected([], [], [], [])
 
 
 class ReferenceCache:
-    """A small thread-safe LRU of (visible, hidden) ``Expected`` per (version, seed, visible_only, device)."""
+    """A small thread-safe LRU of (visible, hidden) ``Expected`` per (version, seed, visible_only, device, twins)."""
 
     def __init__(self, size: int = 256) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, int, bool, str], tuple[Expected, Expected]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, bool, str, bool], tuple[Expected, Expected]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, bool, str]) -> tuple[Expected, Expected] | None:
+    def get(self, key: tuple[str, int, bool, str, bool]) -> tuple[Expected, Expected] | None:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
             return None
 
-    def put(self, key: tuple[str, int, bool, str], value: tuple[Expected, Expected]) -> None:
+    def put(self, key: tuple[str, int, bool, str, bool], value: tuple[Expected, Expected]) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -290,19 +293,20 @@ def reference_outputs(
 
 
 def _reference(
-    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache
+    drill: Drill, seed: int, visible_only: bool, runner: Runner, cache: ReferenceCache, *, twins: bool = False
 ) -> tuple[Expected, Expected]:
     """The visible and the hidden cases for ``seed`` with the reference's output and record for each (cached).
 
     The cache key holds the runner's own device: a GPU pool moves every input to the GPU, so even a
     CPU drill's reference outputs there may differ in the last bits from a CPU pool's.
     """
-    key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")))
+    key = (drill.version, seed, visible_only, str(getattr(runner, "device", "cpu")), twins)
     cached = cache.get(key)
     if cached is not None:
         return cached
     device = runner_device(drill, runner)
-    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, limits=sandbox_limits(drill.limits))
+    limits = sandbox_limits(drill.limits)
+    cases = generate_cases(drill, seed, visible_only, runner=runner, device=device, twins=twins, limits=limits)
     shown = [case for case in cases if not case.hidden]
     secret = [case for case in cases if case.hidden]
     shown_args, secret_args = [c.args for c in shown], [c.args for c in secret]
@@ -365,6 +369,41 @@ def _checks(drill: Drill) -> dict[str, Any]:
     return checks | ({"count_steps": True} if drill.contract.time_budget > 0 else {})
 
 
+@functools.lru_cache(maxsize=512)
+def updates_in_place(reference: str) -> bool:
+    """Whether a drill's reference updates a tensor in place under ``torch.no_grad()`` (an SGD step, an init):
+    only there is "do the update inside `torch.no_grad()`" the fix (issue 36 item 6, messages that fit)."""
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        guarded = isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call) and ast.unparse(item.context_expr.func).endswith("no_grad")
+            for item in node.items
+        )
+        if guarded and any(_in_place(inner) for inner in ast.walk(node)):
+            return True
+    return False
+
+
+def _in_place(node: ast.AST) -> bool:
+    """``w -= lr * w.grad`` or ``w.grad *= c``, or a call of a method or function whose name ends in ``_`` (``w.sub_``,
+    ``init.zeros_``); ``total += loss.item()`` sums numbers, no tensor updated."""
+    if isinstance(node, ast.AugAssign):
+        return "grad" in ast.unparse(node)  # ``w -= lr * w.grad``, ``w.grad *= c``
+    name = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
+    return name.endswith("_") and not name.startswith("_")
+
+
+def _may_clone(drill: Drill) -> bool:
+    """Whether the drill's constraints let the learner call ``.clone()`` (a puzzle's allowed calls may not)."""
+    rules = drill.constraints
+    if any(item.rsplit(".", 1)[-1] == "clone" for item in rules.forbid):
+        return False
+    return not rules.allow or bool({".clone", "torch.clone"} & set(rules.allow))
+
+
 def _tolerance(drill: Drill) -> tuple[float, float] | None:
     """How far a second call's answer may move from the first: the drill's own comparison (exact: not at all)."""
     return None if drill.compare.mode == "exact" else (drill.compare.rtol, drill.compare.atol)
@@ -389,7 +428,7 @@ def _verdict(drill: Drill, seed: int | None, status: str, message: str, device: 
         "stdout": "",
     }
     verdict.update(extra)  # type: ignore[typeddict-item]  # the callers pass Verdict keys by name
-    hint = hint_for(status, verdict["tests"], verdict.get("mismatch"))
+    hint = hint_for(status, verdict["tests"], verdict.get("mismatch"), updates=updates_in_place(drill.reference))
     if hint:
         verdict["hint"] = hint
     return verdict
@@ -409,18 +448,36 @@ def _judge_case(
 
     if not outcome.ok:
         return failed(outcome.error or "raised an error", "runtime_error")
-    broken = judge(drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
-    if broken is not None:
-        return failed(broken)
+    args = (drill.contract, record, outcome.behaviour, drill.arg_names, len(case.args), _tolerance(drill))
+    broken = judge(*args, may_clone=_may_clone(drill), updates=updates_in_place(drill.reference))
     mismatch = compare(expected, outcome.value, drill.compare)
+    if broken is not None and (mismatch is None or mismatch["kind"] not in ("shape", "length")):
+        return failed(broken)  # a wrong shape or length is the first thing to fix: it is shown instead
     wrong_type = judge_type(record, outcome.behaviour) if mismatch is None else None
     if wrong_type is not None:
         return failed(wrong_type)
     if mismatch is None:
         return {"name": case.name, "hidden": False, "passed": True, "message": "passed"}, "accepted", None
+    if mismatch.get("nonfinite"):
+        mismatch["nonfinite_kind"] = _out_of_range(case.args)
     test: TestResult = {"name": case.name, "hidden": False, "passed": False, "message": mismatch["message"]}
     test["mismatch"] = mismatch
     return test, "wrong_answer", mismatch
+
+
+EXP_RANGE = 80.0  # float32's exp overflows past 88.7 and underflows to 0 below about -87 (-103 with subnormals)
+
+
+def _out_of_range(args: tuple[Any, ...]) -> str:
+    """What a case's floating-point inputs say about a non-finite result: ``overflow`` where one is past ``exp``'s
+    range, ``underflow`` where one is only far below it, else '' (the teacher names neither)."""
+    from graders.sandbox.behaviour import tensors_in
+
+    found = [t.detach() for t in tensors_in(args) if t.is_floating_point() and t.numel()]
+    finite = [t[t.isfinite()] for t in found]
+    if any(bool((t > EXP_RANGE).any()) for t in finite):
+        return "overflow"
+    return "underflow" if any(bool((t < -EXP_RANGE).any()) for t in finite) else ""
 
 
 def grade(
@@ -448,10 +505,12 @@ def grade(
     fresh = seed is None and not visible_only
     try:
         if fresh:
-            visible, _ = _reference(drill, 0, True, runner, cache)  # the examples: the same for every seed
+            visible, _ = _reference(drill, 0, True, runner, cache, twins=True)  # the same for every seed
             seed, hidden = reservoir.take(drill, runner)
         else:
-            visible, hidden = _reference(drill, seed or 0, visible_only, runner, cache)
+            # A run of the examples alone (``visible_only``: the drill page's "run", the CLI's flag) shows them
+            # alone; a grade adds the twin pair (``cases.pick_twins``).
+            visible, hidden = _reference(drill, seed or 0, visible_only, runner, cache, twins=not visible_only)
     except (ReferenceFailure, DrillError) as exc:  # a drill we cannot grade: ours, never the learner's
         return _verdict(drill, seed, "internal_error", str(exc), device)
     judged: list[tuple[TestResult, str, Mismatch | None]] = []
@@ -472,6 +531,7 @@ def grade(
         hidden=hidden.args or None,
         go_on=examples_pass,
         measure_cpu=drill.contract.time_budget > 0,
+        called_once=2 if visible.cases and visible.cases[-1].twin_of else 0,  # a twin pair: its own second call
         **_checks(drill),
     )
     if hidden.args and not result.hidden_status:  # the hidden cases never left this process
@@ -569,8 +629,21 @@ def _slow_run(
 
 
 def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[tuple[TestResult, str, Mismatch | None]]:
-    shown = zip(visible.cases, result.cases, visible.outputs, visible.records, strict=False)
-    return [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
+    shown = list(zip(visible.cases, result.cases, visible.outputs, visible.records, strict=False))
+    judged = [_judge_case(case, outcome, expected, record, drill) for case, outcome, expected, record in shown]
+    passed = {test["name"] for test, _, _ in judged if test["passed"]}
+    for (case, *_), (test, _, _) in zip(shown, judged, strict=True):
+        if case.twin_of in passed and not test["passed"]:
+            test["message"] = f"{STALE % {'test': case.twin_of}}\n{test['message']}"
+    return judged
+
+
+# A twin case (``cases.pick_twins``) failed where the case of its shape before it passed: state kept per shape.
+STALE = (
+    "called on new values of the same shape as `%(test)s` (which passed), your function got them wrong: it keeps "
+    "state from an earlier call (a mask, a cache or a network made on the first call of a shape and reused). "
+    "Compute everything from this call's inputs"
+)
 
 
 NOT_RUN = "not run"

@@ -9,6 +9,8 @@ pool runs it in a runner under the drill's limits, and the parent gets back only
 One spec per case instance: ``(case_seed, lets, args, device)``, the seed already derived by the host from the
 drill seed, the case's name and its repetition (so a case's inputs do not depend on the others), and the
 device name the expressions see (tensors are made on the CPU whatever it says: inputs never depend on it).
+``case_seed`` may be a pair ``[rng_seed, g_seed]``: ``rng`` (which draws the shapes by the drills' habit) and
+``g`` (the values) seeded apart, for a case of the same shape with new values (``graders.drills.cases.twins``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,11 @@ BUILTINS: dict[str, Any] = {
 
 
 def expand(
-    case_seed: int, lets: list[tuple[str, str]], args: list[str], device: str, compiled: dict[str, Any]
+    case_seed: int | tuple[int, int],
+    lets: list[tuple[str, str]],
+    args: list[str],
+    device: str,
+    compiled: dict[str, Any],
 ) -> tuple[Any, ...]:
     """One case instance's arguments: each ``let`` bound in order, then each argument expression
     (``compiled``: each expression's code, compiled once per job: a batch repeats them per seed)."""
@@ -38,12 +44,13 @@ def expand(
             compiled[expr] = compile(expr, "<case>", "eval")
         return compiled[expr]
 
+    rng_seed, g_seed = case_seed if isinstance(case_seed, tuple) else (case_seed, case_seed)
     namespace: dict[str, Any] = {
         "__builtins__": BUILTINS,
         "torch": torch,
         "math": math,
-        "g": torch.Generator().manual_seed(case_seed),
-        "rng": random.Random(case_seed),
+        "g": torch.Generator().manual_seed(g_seed),
+        "rng": random.Random(rng_seed),
         "device": device,
     }
     for key, expr in lets:
@@ -66,7 +73,8 @@ def make(specs: list[tuple[Any, ...]]) -> tuple[dict[str, Any], dict[str, Any]]:
         try:
             case_seed, lets, args, device = spec
             lets = [(str(k), str(e)) for k, e in lets]
-            value = expand(int(case_seed), lets, [str(e) for e in args], str(device), compiled)
+            seeds = (int(case_seed[0]), int(case_seed[1])) if isinstance(case_seed, list | tuple) else int(case_seed)
+            value = expand(seeds, lets, [str(e) for e in args], str(device), compiled)
             wire._Encoder().encode(value)
         except BaseException as exc:  # noqa: BLE001 - any failure is the case's, reported by name
             if child.is_memory_error(exc):

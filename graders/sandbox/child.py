@@ -221,7 +221,8 @@ def run_cases(
     """Every case in order: per case ``ok``, ``error`` and ``behaviour``, the values apart (by index).
 
     State kept between calls: with ``each`` every case is called a second time on fresh copies (the visible
-    phase, where the message names the case); otherwise the first case alone is called again after all the
+    phase, where the message names the case), but the last ``job["called_once"]`` (a twin pair of one shape on
+    two sets of values: a second call already); otherwise the first case alone is called again after all the
     others, where state kept over the whole phase shows, for one call instead of one per case (the hidden
     phase). A drill's reference (``job["reference"]``) is not called again at all.
     """
@@ -229,8 +230,11 @@ def run_cases(
     values: dict[str, Any] = {}
     reference = bool(job.get("reference"))
     again_case = None if reference or each or not cases else behaviour.fresh(cases[0])
+    once = job.get("called_once")
+    repeated = len(cases) - (once if type(once) is int and 0 < once <= len(cases) else 0)
     for index, case in enumerate(cases):
-        outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink, repeat=each and not reference)
+        repeat = each and not reference and index < repeated
+        outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink, repeat=repeat)
         if "status" in outcome:
             return outcome, {}
         if outcome["ok"]:

@@ -51,6 +51,7 @@ class Job:
     go_on: Callable[[RunResult], bool] | None = None  # asked with the visible phase's result: send the hidden?
     make_cases: bool = False  # the cases are a drill's case specs, evaluated by ``casemaker`` (no code runs)
     measure_cpu: bool = False  # wait for the warden's account of the runner's CPU time (``RunResult.runner_cpu_ms``)
+    called_once: int = 0  # the last visible cases called once, no repeat (a twin pair: ``graders.drills.cases``)
 
 
 class Child:
@@ -148,6 +149,7 @@ def run_job(
         "hidden": bool(run.hidden),
         "count_graph": run.count_graph,
         "count_steps": run.count_steps,
+        "called_once": run.called_once,
         "reference": run.reference,
         "background": run.background,
         "make_cases": run.make_cases,

@@ -125,6 +125,7 @@ class SandboxPool:
         background: bool = False,
         measure_cpu: bool = False,
         count_steps: bool = False,
+        called_once: int = 0,
     ) -> RunResult:
         """Run ``code``'s ``entry_point`` on each case, then on each ``hidden`` case in a second phase whose
         result carries values, ok flags and behaviour records only (``RunResult.hidden``). ``count_graph``:
@@ -135,7 +136,8 @@ class SandboxPool:
         example, like a judge stops at its first failing test); ``hidden_status`` stays "" when they were not.
         ``background``: a job nobody waits for (the next batch of fresh seeds' references); its runner runs at
         nice 19, so the learners' runners keep the CPU while both want it. ``measure_cpu``: wait for the warden's
-        account of the runner's CPU time after its last phase (``RunResult.runner_cpu_ms``)."""
+        account of the runner's CPU time after its last phase (``RunResult.runner_cpu_ms``). ``called_once``: the
+        last so many visible cases are not called a second time (a twin pair is its own second call)."""
         from graders.sandbox import policy  # not at import time: the web process imports this module
 
         limits = limits or self.limits
@@ -148,8 +150,15 @@ class SandboxPool:
                 status="rejected", message=str(exc), device=self._device_name(), wall_ms=elapsed_ms(started)
             )
         job = Job(code, compiled, entry_point, cases, limits, grad, hidden or [], count_graph)
-        job = dataclasses.replace(job, reference=reference, background=background, go_on=go_on, measure_cpu=measure_cpu)
-        job = dataclasses.replace(job, count_steps=count_steps)
+        job = dataclasses.replace(
+            job,
+            reference=reference,
+            background=background,
+            go_on=go_on,
+            measure_cpu=measure_cpu,
+            called_once=called_once,
+            count_steps=count_steps,
+        )
         return self._dispatch(job, started, timeout)
 
     def make_cases(

@@ -108,6 +108,13 @@ SHAPES = shapes(
     ),
     (
         gettext_noop(
+            "your function changed its argument %(names)s%(where)s; the caller's value must stay as it was: use an "
+            "out-of-place operation (this drill does not allow `.clone()`)"
+        ),
+        ("names", "where"),
+    ),
+    (
+        gettext_noop(
             "your function left a `.grad` on its argument %(names)s%(where)s: the caller's tensor is not yours to "
             "change, and a second call would add to that `.grad`. Differentiate a copy (`x.detach().requires_grad_()`) "
             "or use `torch.autograd.grad`"
@@ -135,6 +142,18 @@ SHAPES = shapes(
     gettext_noop(
         "the result still carries an autograd graph (grad_fn=%(grad_fn)s): do the update inside `torch.no_grad()`, "
         "or return `.detach()`ed tensors"
+    ),
+    gettext_noop(
+        "the result still carries an autograd graph (grad_fn=%(grad_fn)s): compute it under `torch.no_grad()`, or "
+        "return `.detach()`ed tensors"
+    ),
+    (
+        gettext_noop(
+            "the result shares memory with the argument %(names)s: the statement asks for a new tensor, so "
+            "changing one would change the other. Build a new tensor with an operation that makes one (this drill "
+            "does not allow `.clone()`)"
+        ),
+        ("names",),
     ),
     gettext_noop("the result still requires grad: return a `.detach()`ed tensor"),
     gettext_noop(
@@ -185,6 +204,11 @@ SHAPES = shapes(
     gettext_noop(
         "called a second time with the same inputs, your function %(what)s: it keeps state between calls (a "
         "module-level variable, a mutable default argument, or a `.grad` that keeps growing)"
+    ),
+    gettext_noop(
+        "called on new values of the same shape as `%(test)s` (which passed), your function got them wrong: it keeps "
+        "state from an earlier call (a mask, a cache or a network made on the first call of a shape and reused). "
+        "Compute everything from this call's inputs"
     ),
     gettext_noop(
         "called twice, your function returned the same tensor both times (kept from the first call, a cache): a "
@@ -269,9 +293,24 @@ SHAPES = shapes(
         "and autograd refuses to change a leaf it tracks: wrap the update in `with torch.no_grad():`"
     ),
     gettext_noop(
+        "you changed a tensor that requires grad in place (like `x += 1` or `x.clamp_(...)`) while autograd was "
+        "recording, and autograd refuses to change a leaf it tracks: use the out-of-place form (`x = x + 1`, "
+        "`x.clamp(...)`), which makes a new tensor"
+    ),
+    gettext_noop(
         "your result has nan or inf where the expected one is finite: `exp` of a large value overflows (or a 0/0). "
         "Subtract the maximum along the dimension before `exp`: softmax is unchanged by that shift, and `exp` "
         "never sees a large number"
+    ),
+    gettext_noop(
+        "your result has nan or inf where the expected one is finite: `exp` of a very negative value underflows to "
+        "0, and the `log` of that 0 (or a 0/0) is not finite. Stay in log space: subtract the maximum and take the "
+        "log of the sum in one step (log-sum-exp), so nothing you divide by or take the log of is 0"
+    ),
+    gettext_noop(
+        "your result has nan or inf where the expected one is finite: a value overflowed to inf or underflowed to 0 "
+        "before a division or a `log`. Keep every step in range: subtract the maximum before `exp`, and take the "
+        "log of a sum in one step (log-sum-exp)"
     ),
     gettext_noop(
         "the time ran out before every case had run: the cases after it were not run, not failed. A Python loop "

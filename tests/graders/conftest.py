@@ -45,14 +45,18 @@ name = "small"
 args = ["torch.tensor([1.0, 2.0])"]
 
 [[hidden]]
+name = "line"
+args = ["torch.randn(5, generator=g)"]
+
+[[hidden]]
 name = "random"
 args = ["torch.randn(3, 4, generator=g)"]
-repeat = 3
+repeat = 2
 """
 
 RIGHT = "def solution(x):\n    return x + 1\n"
 WRONG = "def solution(x):\n    return x + 2\n"
-HIDDEN_WRONG = "def solution(x):\n    return x + 1 if x.dim() == 1 else x\n"  # passes the example only
+HIDDEN_WRONG = "def solution(x):\n    return x + 1 if x.dim() == 1 else x\n"  # passes the 1-D cases: the visible ones
 CRASH = "def solution(x):\n    return x + undefined_name\n"
 
 

@@ -109,7 +109,8 @@ def test_it_fails_a_wrong_solution_whose_message_lacks_its_words(runner: LocalRu
 
 def test_a_wrong_solutions_words_may_be_in_the_verdicts_hint(runner: LocalRunner) -> None:
     leaf = "def solution(x):\\n    x = x.clone().requires_grad_()\\n    x *= 2\\n    return x.detach()\\n"
-    text = DRILL.replace('says = "NameError"', 'says = "with torch.no_grad():"').replace(
+    # The drill has no update (its reference updates nothing under no_grad): the hint names the out-of-place form.
+    text = DRILL.replace('says = "NameError"', 'says = "use the out-of-place form"').replace(
         'code = "def solution(x):\\n    return y * 2\\n"', f'code = "{leaf}"'
     )
     in_place = items(check(text, runner), "wrong")[1]

@@ -546,3 +546,33 @@ def test_the_verdict_page_names_a_changed_argument(client_for: Client, learner: 
 def test_the_drill_page_states_the_contract(client_for: Client, drill: Drill) -> None:
     page = client_for.get(reverse("graders:drill", args=[drill.slug])).content.decode()
     assert page.count("data-contract") == 2 and "leaves every argument untouched" in page
+
+
+def test_a_result_with_a_graph_is_told_about_an_update_only_where_the_drill_updates_in_place() -> None:
+    record = {"autograd": "grad_fn", "grad_fn": "AddBackward0"}
+    in_place = judge(Contract(in_place=("w",)), {}, {**record, "changed": [0]}, ("w", "lr"), 2) or ""
+    sgd = judge(Contract(), {}, record, ("x",), 1, updates=True) or ""  # an SGD step on copies: no in_place args
+    for plain in (
+        judge(Contract(), {}, record, ("x",), 1) or "",
+        judge(Contract(), {}, record, ("x",), 1, updates=False) or "",
+    ):
+        assert "update" not in plain and "compute it under `torch.no_grad()`" in plain, plain
+    for update in (in_place, sgd):
+        assert "do the update inside `torch.no_grad()`" in update, update
+
+
+def test_it_knows_a_drill_with_an_update_from_its_reference() -> None:
+    from graders.drills.grading import updates_in_place
+
+    assert updates_in_place("import torch\ndef f(w, g):\n    with torch.no_grad():\n        w -= 0.1 * w.grad\n")
+    assert updates_in_place("import torch\ndef f(w, v):\n    with torch.no_grad():\n        w.copy_(v)\n")
+    assert not updates_in_place("import torch\ndef f(m, x):\n    with torch.no_grad():\n        total += m(x).item()\n")
+    assert not updates_in_place("import torch\ndef f(w):\n    w.sub_(1)\n    return w\n")  # not under no_grad
+
+
+def test_a_drill_that_refuses_clone_is_never_told_to_clone() -> None:
+    for record in ({"alias": [0]}, {"changed": [0]}):
+        told = judge(Contract(), {}, record, ("x",), 1) or ""
+        refused = judge(Contract(), {}, record, ("x",), 1, may_clone=False) or ""
+        assert "(`.clone()`)" in told, told
+        assert "(`.clone()`)" not in refused and "this drill does not allow `.clone()`" in refused, refused

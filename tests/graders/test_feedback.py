@@ -37,7 +37,8 @@ def page_of(client: Client, sub: Submission) -> str:
 def test_it_shows_the_learners_values_beside_the_expected_ones_once(
     client_for: Client, learner: User, drill: Drill
 ) -> None:
-    sub = graded(learner, drill, WRONG)  # x + 2 where x + 1 is expected; the example is [1.0, 2.0]
+    wrong = "def solution(x):\n    return x + 2 if x.numel() == 2 else x + 1\n"  # right on the twin pair
+    sub = graded(learner, drill, wrong)  # x + 2 where x + 1 is expected; the example is [1.0, 2.0]
     around = sub.verdict["mismatch"]["around"]
     assert [(n["actual"], n["expected"], n["differs"]) for n in around] == [(3.0, 2.0, True), (4.0, 3.0, True)]
     page = page_of(client_for, sub)
@@ -56,14 +57,20 @@ def test_it_shows_a_wrong_shape_and_the_first_values(client_for: Client, learner
 
 
 def test_it_shows_what_a_wrongly_typed_answer_was(client_for: Client, learner: User, drill: Drill) -> None:
-    sub = graded(learner, drill, "def solution(x):\n    return [1, 2]\n")
+    sub = graded(learner, drill, "def solution(x):\n    return [1, 2] if x.numel() == 2 else x + 1\n")
     page = page_of(client_for, sub)
     assert "expected a tensor, got list" in page and "<td data-actual-value><code>[1, 2]</code>" in page
     assert page.count("expected a tensor, got list") == 1
 
 
 def test_hidden_cases_say_passed_or_failed_only(client_for: Client, learner: User, drill: Drill) -> None:
-    code = "def solution(x):\n    return x + 1 if x.numel() == 2 else x\n"  # right on the example only
+    # The twin pair is drawn from the first hidden spec: one of the example's shape, so the code below is right
+    # on every visible case and wrong on the three hidden ones.
+    drill.definition = drill.definition.replace(
+        "[[hidden]]", '[[hidden]]\nname = "pair"\nargs = ["torch.randn(2, generator=g)"]\n\n[[hidden]]', 1
+    )
+    drill.save(update_fields=["definition"])
+    code = "def solution(x):\n    return x + 1 if x.numel() == 2 else x\n"  # right on the visible cases only
     sub = graded(learner, drill, code)
     assert "mismatch" not in sub.verdict
     page = page_of(client_for, sub)
@@ -89,17 +96,17 @@ def test_the_editor_starts_from_the_learners_latest_code_even_in_a_new_review(
 
 def test_every_failing_visible_case_shows_its_own_output(client_for: Client, learner: User, drill: Drill) -> None:
     spec_text = drill.definition.replace(
-        "[[hidden]]", '[[examples]]\nname = "bigger"\nargs = ["torch.tensor([5.0, 6.0, 7.0])"]\n\n[[hidden]]'
+        "[[hidden]]", '[[examples]]\nname = "bigger"\nargs = ["torch.tensor([5.0, 6.0, 7.0])"]\n\n[[hidden]]', 1
     )
     drill.definition = spec_text
     drill.save(update_fields=["definition"])
     sub = graded(learner, drill, WRONG)
     visible = [test for test in sub.verdict["tests"] if not test["hidden"]]
-    assert [test["name"] for test in visible] == ["small", "bigger"]
+    assert [test["name"] for test in visible] == ["small", "bigger", "line-twin-a", "line-twin-b"]
     assert all("mismatch" in test for test in visible)
     assert not any("mismatch" in test for test in sub.verdict["tests"] if test["hidden"])
     page = page_of(client_for, sub)
-    assert page.count("data-mismatch") == 2 and "<code>7.0</code></td><td><code>6.0</code>" in page
+    assert page.count("data-mismatch") == 4 and "<code>7.0</code></td><td><code>6.0</code>" in page
 
 
 def test_a_cuda_drill_graded_on_the_cpu_says_so_on_the_verdict(

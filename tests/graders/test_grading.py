@@ -179,9 +179,15 @@ def test_a_broken_puzzle_rule_is_a_rejected_verdict_naming_the_rule_and_line(run
 def test_it_accepts_the_reference_with_full_counts(runner: LocalRunner) -> None:
     verdict = grade(REVERSE, REVERSE.reference, seed=1, runner=runner, cache=ReferenceCache())
     assert verdict["status"] == "accepted"
-    assert (verdict["passed"], verdict["total"]) == (10, 10)
+    assert (verdict["passed"], verdict["total"]) == (12, 12)  # two examples, a twin pair, eight hidden
     assert (verdict["hidden_passed"], verdict["hidden_total"]) == (8, 8)
-    assert [t["name"] for t in verdict["tests"][:3]] == ["three-floats", "ints", "random-1"]
+    assert [t["name"] for t in verdict["tests"][:5]] == [
+        "three-floats",
+        "ints",
+        "random-twin-a",
+        "random-twin-b",
+        "random-1",
+    ]
     assert verdict["device"] == "cpu" and verdict["drill"] == "reverse-1d"
     json.dumps(verdict, allow_nan=False)
 
@@ -197,16 +203,16 @@ def test_it_explains_a_visible_wrong_answer(runner: LocalRunner) -> None:
 
 
 def test_it_hides_the_inputs_and_outputs_of_hidden_cases(runner: LocalRunner) -> None:
-    code = "def solution(x):\n    return x.flip(0) if len(x) < 5 else x.flip(0) + 1\n"
+    code = "import torch\ndef solution(x):\n    return x.flip(0) if x.dtype != torch.int32 else x\n"  # one hidden case
     verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
     assert verdict["status"] == "wrong_answer"
     assert "mismatch" not in verdict
     failed = [t for t in verdict["tests"] if not t["passed"]]
     assert failed and all(t["hidden"] for t in failed)
     assert all(t["message"] == "failed" for t in failed)  # one bit: not even the kind of mismatch
-    assert verdict["message"] == f"random-1: {HIDDEN_FAILED}"
+    assert verdict["message"] == f"int32: {HIDDEN_FAILED}"
     assert 0 < verdict["hidden_passed"] < verdict["hidden_total"]
-    assert (verdict["passed"], verdict["total"]) == (verdict["hidden_passed"] + 2, 10)
+    assert (verdict["passed"], verdict["total"]) == (verdict["hidden_passed"] + 4, 12)
 
 
 def test_it_reports_a_runtime_error_with_the_learners_lines(runner: LocalRunner) -> None:
@@ -236,7 +242,7 @@ def test_a_hidden_case_says_one_bit_whatever_its_error_says(error: str) -> None:
     passing = CaseResult(ok=True, value=None, error=None, behaviour={})
     failing = CaseResult(ok=False, value=None, error=error, behaviour={})
     echo.run = lambda *a, **k: RealRunResult(
-        "ok", [passing] * 2, hidden=[failing] * 8, hidden_status="ok", stdout="visible only"
+        "ok", [passing] * 4, hidden=[failing] * 8, hidden_status="ok", stdout="visible only"
     )
     verdict = grade(REVERSE, "anything", seed=0, runner=echo, cache=cache)
     assert verdict["status"] == "wrong_answer" and error not in json.dumps(verdict)
@@ -250,7 +256,7 @@ def test_a_hidden_phase_that_ends_early_is_one_status_word(status: str) -> None:
     grade(REVERSE, REVERSE.reference, seed=0, runner=LocalRunner(), cache=cache)
     passing = CaseResult(ok=True, value=torch.tensor([3.0, 2.0, 1.0]), error=None, behaviour={})
     echo.run = lambda *a, **k: RealRunResult(
-        "ok", [passing, passing], hidden=[], hidden_status=status, message="the hidden input was [4, 5]"
+        "ok", [passing] * 4, hidden=[], hidden_status=status, message="the hidden input was [4, 5]"
     )
     verdict = grade(REVERSE, "anything", seed=0, runner=echo, cache=cache)
     word = status if status != "forged" else "runtime_error"
@@ -262,7 +268,7 @@ def test_it_reports_code_that_does_not_load(runner: LocalRunner) -> None:
     verdict = grade(REVERSE, "def other(x):\n    return x\n", seed=1, runner=runner, cache=ReferenceCache())
     assert verdict["status"] == "runtime_error"
     assert verdict["message"] == "the code does not define 'solution'"
-    assert verdict["passed"] == 0 and verdict["total"] == 10
+    assert verdict["passed"] == 0 and verdict["total"] == 12
 
 
 def test_it_rejects_a_forbidden_call_before_running_anything() -> None:
@@ -323,7 +329,7 @@ def test_it_calls_a_missing_result_an_internal_error() -> None:
         REVERSE, "def solution(x):\n    return x\n", seed=0, runner=CountingRunner(answer="ok"), cache=ReferenceCache()
     )
     assert verdict["status"] == "internal_error"
-    assert verdict["message"] == "the runner returned 0 results for 2 cases"
+    assert verdict["message"] == "the runner returned 0 results for 4 cases"
 
 
 def test_it_blames_a_broken_reference_on_us() -> None:
@@ -363,7 +369,7 @@ def test_it_forgets_the_least_recently_used_references() -> None:
 def test_it_runs_only_the_examples_when_visible_only(runner: LocalRunner) -> None:
     verdict = grade(REVERSE, REVERSE.reference, seed=0, runner=runner, visible_only=True, cache=ReferenceCache())
     assert verdict["status"] == "accepted"
-    assert (verdict["total"], verdict["hidden_total"]) == (2, 0)
+    assert (verdict["total"], verdict["hidden_total"]) == (2, 0)  # the examples alone: no twin pair
 
 
 class EchoRunner(LocalRunner):
@@ -469,7 +475,7 @@ def test_a_reservoir_makes_the_next_batch_in_the_background_while_a_quarter_is_l
 
     class Slow(LocalRunner):
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
-            if kwargs.get("reference") and len(cases) > 2:  # a batch (the examples' reference has two cases)
+            if kwargs.get("reference") and len(cases) > 4:  # a batch (the examples' reference: two and a twin pair)
                 batches.append(len(cases) // 8)
                 niced.append(kwargs.get("background", False))
                 if len(batches) == 2:
@@ -516,7 +522,7 @@ def test_a_drills_seed_batches_grow_with_its_use() -> None:
 
     class Counting(LocalRunner):
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
-            if kwargs.get("reference") and len(cases) > 2:  # a batch: every seed's eight hidden cases at once
+            if kwargs.get("reference") and len(cases) > 4:  # a batch: every seed's eight hidden cases at once
                 batches.append(len(cases) // 8)
             return super().run(code, entry_point, cases, **kwargs)
 
@@ -540,7 +546,7 @@ def test_a_batch_past_a_runners_limits_is_made_again_at_half_the_size_and_no_att
         """A runner whose limits hold the reference for three seeds' hidden cases at most (eight each)."""
 
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
-            if kwargs.get("reference") and len(cases) > 2:
+            if kwargs.get("reference") and len(cases) > 4:
                 status = "time_limit" if len(cases) > 3 * 8 else "ok"
                 batches.append((len(cases) // 8, status))
                 if status != "ok":
@@ -564,7 +570,7 @@ def test_a_batch_is_sized_to_a_share_of_the_drills_cpu_limit() -> None:
     class Heavy(LocalRunner):
         def run(self, code: str, entry_point: str, cases: list[tuple[Any, ...]], **kwargs: Any) -> Any:
             result = super().run(code, entry_point, cases, **kwargs)
-            if kwargs.get("reference") and len(cases) > 2:
+            if kwargs.get("reference") and len(cases) > 4:
                 sizes.append(len(cases) // 8)
                 per_seed = REVERSE.limits.cpu_seconds * 1000 * 0.25
                 return dataclasses.replace(result, cpu_ms=per_seed * (len(cases) // 8))

@@ -63,7 +63,7 @@ def test_it_takes_a_submission_from_queued_to_its_verdict(ready: Workers, learne
     sub = create_submission(learner, drill, RIGHT)
     wait_for(lambda: final(sub), 30, "the verdict")
     assert sub.status == Status.ACCEPTED, sub.verdict
-    assert (sub.verdict["passed"], sub.verdict["total"], sub.attempts) == (4, 4, 1)
+    assert (sub.verdict["passed"], sub.verdict["total"], sub.attempts) == (6, 6, 1)  # and a twin pair
     assert sub.worker.startswith("test-") and sub.device == "cpu"
     assert sub.queued_at < sub.claimed_at < sub.finished_at
 
@@ -179,7 +179,7 @@ def test_a_hidden_failure_gets_a_counterexample_after_its_verdict_that_run_repro
     attempt that failed an example nor an accepted one gets a counterexample."""
     sub = create_submission(learner, drill, HIDDEN_WRONG)
     wait_for(lambda: final(sub), 30, "the verdict")
-    assert sub.status == Status.WRONG_ANSWER and sub.verdict["hidden_passed"] == 0
+    assert sub.status == Status.WRONG_ANSWER and sub.verdict["hidden_passed"] == 1  # the 1-D hidden case only
     cex = Counterexample.objects.get(submission=sub)
     wait_for(lambda: Counterexample.objects.get(pk=cex.pk).is_final, 30, "the counterexample")
     cex.refresh_from_db()

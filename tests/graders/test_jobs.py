@@ -158,7 +158,7 @@ def test_it_grades_an_accepted_submission(learner: User, drill: Drill) -> None:
     assert grade(sub) == Outcome("accepted")
     sub.refresh_from_db()
     assert sub.status == Status.ACCEPTED
-    assert (sub.verdict["passed"], sub.verdict["total"], sub.verdict["hidden_total"]) == (4, 4, 3)
+    assert (sub.verdict["passed"], sub.verdict["total"], sub.verdict["hidden_total"]) == (6, 6, 3)  # and a twin pair
     assert (sub.worker, sub.device, sub.attempts) == ("celery@test", "cpu", 1)
     assert sub.queued_at <= sub.claimed_at <= sub.finished_at and sub.grading_ms is not None
 
@@ -190,7 +190,7 @@ def test_it_serves_the_visible_phases_timings_whatever_the_hidden_phase_takes(le
         data = client.get(reverse("api:submission", args=[sub.uuid])).json()
         assert (data["verdict"]["hidden_total"], data["verdict"]["hidden_passed"]) == (3, 3)  # the hidden phase ran
         served[code] = {"grading_ms": data["grading_ms"], **{k: data["verdict"][k] for k in ("cpu_ms", "wall_ms")}}
-    assert took[SLEEPS_IN_HIDDEN] - took[RIGHT] >= 3 * SLEEP  # each hidden case (and the first one's repeat) slept
+    assert took[SLEEPS_IN_HIDDEN] - took[RIGHT] >= 1.5 * SLEEP  # the two 2-D hidden cases slept (the twins are 1-D)
     for field, plain in served[RIGHT].items():
         assert abs(served[SLEEPS_IN_HIDDEN][field] - plain) < SLEEP * 1000, (field, served)
 

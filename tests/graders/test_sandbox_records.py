@@ -130,7 +130,7 @@ def test_a_number_no_call_has_in_a_record_is_the_runners_fault(owned: SandboxPoo
         assert "unreadable result" in verdict["message"], verdict
     else:
         assert verdict["message"] == "the hidden tests ended in runtime error", verdict
-        assert verdict["passed"] == 1 and verdict["hidden_passed"] == 0
+        assert verdict["passed"] == 3 and verdict["hidden_passed"] == 0  # the example and the twin pair
 
 
 SLOW = """

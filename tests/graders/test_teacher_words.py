@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,16 @@ from django.utils import translation
 from graders.drills import DRILLS_DIR, load_drills
 from graders.drills.grading import ReferenceCache, grade
 from graders.drills.local import LocalRunner
-from graders.drills.teacher import LEAF_IN_PLACE, OVERFLOW, TIME_LIMIT
+from graders.drills.schema import parse_drill
+from graders.drills.teacher import (
+    LEAF_CHANGED,
+    LEAF_IN_PLACE,
+    NONFINITE,
+    OVERFLOW,
+    TIME_LIMIT,
+    UNDERFLOW,
+    hint_for,
+)
 from graders.models import Drill
 from graders.sandbox.results import RunResult
 from graders.web.verdict_text import SHAPES
@@ -95,7 +105,7 @@ def test_a_time_limit_says_the_hidden_cases_after_it_were_not_run() -> None:
 
 def test_every_hint_is_in_the_translation_catalogue() -> None:
     sources = {shape.source for shape in SHAPES}
-    assert {LEAF_IN_PLACE, OVERFLOW, TIME_LIMIT} <= sources
+    assert {LEAF_IN_PLACE, LEAF_CHANGED, OVERFLOW, UNDERFLOW, NONFINITE, TIME_LIMIT} <= sources
 
 
 @pytest.mark.django_db
@@ -134,3 +144,33 @@ def test_a_rejected_submission_shows_no_counts_and_says_nothing_ran(
     history = client_for.get(reverse("graders:history", args=[drill.slug])).content.decode()
     assert "0/10" not in history and "Rejected before running, nothing ran:" in history
     assert "0/10" not in page_of(client_for, sub)
+
+
+def test_an_underflowing_softmax_is_not_told_it_overflowed() -> None:
+    """Very negative inputs: every `exp` is 0 and 0/0 is nan; the fix names the underflow, not an overflow."""
+    text = Path(SOFTMAX.path).read_text(encoding="utf-8")
+    large = 'args = ["torch.tensor([[[1000.0]], [[999.0]], [[-1000.0]]])"]'
+    assert large in text
+    very_negative = parse_drill(text.replace(large, 'args = ["torch.tensor([[[-1000.0]], [[-1001.0]], [[-1003.0]]])"]'))
+    verdict = graded(very_negative, NAIVE_SOFTMAX)
+    assert verdict["status"] == "wrong_answer" and verdict["message"].startswith("large-values"), verdict["message"]
+    assert verdict["hint"] == UNDERFLOW
+    assert hint_for("wrong_answer", [], {"nonfinite": True}) == OVERFLOW  # a stored mismatch from before the kind
+    assert hint_for("wrong_answer", [], {"nonfinite": True, "nonfinite_kind": ""}) == NONFINITE
+
+
+def test_a_puzzle_that_refuses_clone_shows_the_shape_error_not_a_clone() -> None:
+    """Returning the argument itself shares its memory and has the wrong shape: the shape is what to fix, and a
+    puzzle whose allowed calls leave out `.clone()` is never told to call it."""
+    flatten = DRILLS["puzzle-flatten"]
+    verdict = graded(flatten, "import torch\n\n\ndef flatten(a):\n    return a\n")
+    assert verdict["status"] == "wrong_answer" and "shape" in verdict["message"], verdict["message"]
+    assert "clone" not in verdict["message"]
+
+
+def test_changing_an_input_in_place_on_a_drill_without_an_update_is_not_told_to_use_no_grad() -> None:
+    """stop-gradient's input requires grad and the drill has no update: `x += 1` is the mistake, not a missing
+    `torch.no_grad()` around an update (manual-sgd-step, whose reference updates under it, still gets that)."""
+    verdict = graded(DRILLS["stop-gradient"], "import torch\n\n\ndef solution(x):\n    x += 1\n    return x\n")
+    assert verdict["status"] == "runtime_error" and verdict["hint"] == LEAF_CHANGED, verdict
+    assert "no_grad" not in verdict["hint"]

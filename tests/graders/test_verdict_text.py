@@ -19,10 +19,10 @@ from graders.drills.advice import advise
 from graders.drills.compare import compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
-from graders.drills.grading import HIDDEN_FAILED
+from graders.drills.grading import HIDDEN_FAILED, STALE
 from graders.drills.schema import CompareRule, Constraints, Contract
-from graders.drills.teacher import HINTS
-from graders.web.verdict_text import SHAPES, mismatch_title, translate
+from graders.drills.teacher import HINTS, LEAF_CHANGED, NONFINITE, UNDERFLOW
+from graders.web.verdict_text import CATALOGUE, SHAPES, mismatch_title, translate
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CODE = re.compile(r"`[^`]*`")
@@ -133,12 +133,45 @@ def grading_lines() -> list[str]:
     ]
 
 
+def messages_that_fit_the_drill() -> list[str]:
+    """Issue 36 item 6: a fix the drill allows, and state kept per shape named on a twin case."""
+    plain, names = Contract(), ("w", "lr")
+    judged = [
+        judge(plain, {}, {"alias": [0]}, names, 2, may_clone=False),
+        judge(plain, {}, {"changed": [0]}, names, 2, may_clone=False),
+    ]
+    return [message for message in judged if message] + [f"random-twin-b: {STALE % {'test': 'random-twin-a'}}"]
+
+
 MESSAGES = (
-    constraint_messages() + contract_messages() + compare_messages() + advice_messages() + grading_lines() + list(HINTS)
+    constraint_messages()
+    + contract_messages()
+    + compare_messages()
+    + advice_messages()
+    + grading_lines()
+    + list(HINTS)
+    + messages_that_fit_the_drill()
 )
+# Shapes added to graders/web/verdict_text.py whose Chinese the lead has yet to write (locale/ is theirs): strict,
+# so the test says when a translation lands and the entry can go.
+AWAITING_TRANSLATION = {
+    "the result still carries an autograd graph (grad_fn=AddBackward0): compute it under `torch.no_grad()`, or "
+    "return `.detach()`ed tensors",
+    LEAF_CHANGED,
+    UNDERFLOW,
+    NONFINITE,
+    *messages_that_fit_the_drill(),
+}
 
 
-@pytest.mark.parametrize("message", MESSAGES)
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="locale/ awaits it")) if m in AWAITING_TRANSLATION
+        else m
+        for m in MESSAGES
+    ],
+)  # fmt: skip
 def test_it_translates_each_message_the_grading_core_writes(message: str) -> None:
     with translation.override("zh-hans"):
         shown = translate(message)
@@ -189,3 +222,11 @@ def test_it_names_the_mismatch_kind_in_the_heading() -> None:
 def test_it_keeps_every_shape_distinct() -> None:
     sources = [shape.source for shape in SHAPES]
     assert len(sources) == len(set(sources))
+
+
+@pytest.mark.parametrize("message", sorted(AWAITING_TRANSLATION))
+def test_each_message_awaiting_its_translation_already_has_its_shape(message: str) -> None:
+    """Its Chinese is all that is missing: the line matches a listed shape whole, so it translates once written."""
+    patterns = [pattern for _, pattern in CATALOGUE._patterns]
+    for line in message.split("\n"):
+        assert any(pattern.match(line) for pattern in patterns), line
