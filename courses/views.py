@@ -139,13 +139,18 @@ def confirm(request: HttpRequest, team: str, upload: UUID) -> HttpResponse:
     except services.CourseError as exc:
         messages.error(request, " ".join(exc.problems))
         return redirect("courses:upload_detail", team=team, upload=kept.uuid)
-    created = sum(len(r.created) for r in done.reports)
     notes = len(done.reports)
+    counts = {
+        "notes": notes,
+        "created": sum(len(r.created) for r in done.reports),
+        "changed": sum(len({*r.updated, *r.moved, *r.reactivated}) for r in done.reports),
+        "retired": sum(len(r.retired) for r in done.reports),
+    }
     text = ngettext(
-        "Imported %(notes)d note into the course: %(created)d new cards.",
-        "Imported %(notes)d notes into the course: %(created)d new cards.",
+        "Imported %(notes)d note into the course: %(created)d new cards, %(changed)d changed, %(retired)d retired.",
+        "Imported %(notes)d notes into the course: %(created)d new cards, %(changed)d changed, %(retired)d retired.",
         notes,
-    ) % {"notes": notes, "created": created}
+    ) % counts
     waiting = any("waiting for a sandbox run" in line for line in done.verified)
     if waiting:
         text += " " + _("Output cards enter review once the sandbox has run their code.")

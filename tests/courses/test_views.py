@@ -92,8 +92,19 @@ class UploadFlowTests(PageTestCase):
         page = self.client.post(self.url("confirm", upload.uuid), follow=True)
         self.assertRedirects(page, self.url("course"))
         self.assertEqual(Card.objects.filter(note__course__team=self.team).count(), 9)
-        self.assertContains(page, "Imported 2 notes into the course: 9 new cards.")
+        self.assertContains(page, "Imported 2 notes into the course: 9 new cards, 0 changed, 0 retired.")
         self.assertContains(page, 'data-note="autograd"')
+
+    def test_its_message_after_a_re_upload_counts_changed_and_retired_cards(self) -> None:
+        self.upload_files(("autograd.md", AUTOGRAD))
+        self.client.post(self.url("confirm", Upload.objects.get().uuid), follow=True)  # its message read
+        changed = AUTOGRAD.replace("张量是否需要梯度", "张量是否要求梯度").replace("| `torch.stack` | `np.stack` |\n", "")
+        self.upload_files(("autograd.md", changed))
+        upload = Upload.objects.get(state=Upload.State.PREVIEW)
+        report = self.client.get(self.url("upload_detail", upload.uuid))
+        self.assertContains(report, "0 cards to create, 3 to change, 2 to retire", html=False)
+        page = self.client.post(self.url("confirm", upload.uuid), follow=True)
+        self.assertContains(page, "Imported 1 note into the course: 0 new cards, 3 changed, 2 retired.")
 
     def test_it_takes_a_pasted_note_with_its_file_name(self) -> None:
         self.client.force_login(self.editor)
