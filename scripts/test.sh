@@ -10,7 +10,7 @@ if redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
   export TEST_REDIS_URL="${TEST_REDIS_URL:-redis://127.0.0.1:6379/15}"
 fi
 echo "== full suite on ${DATABASE_URL:-SQLite}"
-pytest -n 2 --dist loadgroup "$@"
+pytest -n 2 --dist loadgroup --durations=25 "$@"
 if [ -n "${DATABASE_URL:-}" ]; then
   echo "== data layer again on SQLite"
   env -u DATABASE_URL pytest -n 2 -m "not browser and not sandbox and not integration and not slow" "$@"
