@@ -80,7 +80,8 @@ def test_an_editor_brings_two_notes_and_a_member_reviews_a_card_of_them(
     no_sideways_scroll(page, "the import report")
     assert not Note.objects.exists()  # nothing written before the confirmation
     page.locator('[data-testid="confirm-upload"]').click()
-    expect(page.locator("ul.messages")).to_contain_text("Imported 2 notes into the course: 8 new cards, 0 changed, 0 retired.")
+    imported = "Imported 2 notes into the course: 8 new cards, 0 changed, 0 retired."
+    expect(page.locator("ul.messages")).to_contain_text(imported)
     expect(page.locator('[data-testid="course-notes"] tr[data-note]')).to_have_count(2)
     no_sideways_scroll(page, "the course page (editor)")
     page.context.close()

@@ -98,7 +98,8 @@ class UploadFlowTests(PageTestCase):
     def test_its_message_after_a_re_upload_counts_changed_and_retired_cards(self) -> None:
         self.upload_files(("autograd.md", AUTOGRAD))
         self.client.post(self.url("confirm", Upload.objects.get().uuid), follow=True)  # its message read
-        changed = AUTOGRAD.replace("张量是否需要梯度", "张量是否要求梯度").replace("| `torch.stack` | `np.stack` |\n", "")
+        changed = AUTOGRAD.replace("张量是否需要梯度", "张量是否要求梯度")
+        changed = changed.replace("| `torch.stack` | `np.stack` |\n", "")
         self.upload_files(("autograd.md", changed))
         upload = Upload.objects.get(state=Upload.State.PREVIEW)
         report = self.client.get(self.url("upload_detail", upload.uuid))
