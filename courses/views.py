@@ -147,10 +147,12 @@ def confirm(request: HttpRequest, team: str, upload: UUID) -> HttpResponse:
         "retired": sum(len(r.retired) for r in done.reports),
     }
     text = ngettext(
-        "Imported %(notes)d note into the course: %(created)d new cards, %(changed)d changed, %(retired)d retired.",
-        "Imported %(notes)d notes into the course: %(created)d new cards, %(changed)d changed, %(retired)d retired.",
+        "Imported %(notes)d note into the course: %(created)d new cards, %(changed)d changed, "
+        "%(retired)d retired.",
+        "Imported %(notes)d notes into the course: %(created)d new cards, %(changed)d changed, "
+        "%(retired)d retired.",
         notes,
-    ) % counts
+    ) % counts  # fmt: skip
     waiting = any("waiting for a sandbox run" in line for line in done.verified)
     if waiting:
         text += " " + _("Output cards enter review once the sandbox has run their code.")
