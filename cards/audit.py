@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 
 from cards import extensions
 from cards.ingest.curated import BACK_PROSE_LIMIT, FRONT_PROSE_LIMIT, prose_length, substantive_headings
-from cards.ingest.quality import Face, asks_two_questions, contains_own_answer, near_duplicates
+from cards.ingest.quality import (
+    Face,
+    asks_two_questions,
+    contains_own_answer,
+    half_width_marks,
+    names_its_answer,
+    near_duplicates,
+)
 from cards.models import Card, Note
 
 GENERIC_FRONT = "要点是什么"
@@ -51,6 +58,8 @@ class Audit:
     two_questions: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" of fronts asking two things
     duplicates: list[str] = field(default_factory=list)  # "<why>: <card> = <card>" of cards that ask one fact
     own_answers: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" of fronts showing the back
+    named_answers: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>" spelling a one-name back
+    half_width: list[str] = field(default_factory=list)  # "<note> › <heading>: <front>: <marks>" in Chinese sentences
     checks: dict[str, list[str]] = field(default_factory=dict)  # the apps' own checks: title -> problems
 
 
@@ -85,6 +94,13 @@ def audit_cards() -> Audit:
     audit.two_questions = [face.name for face in faces if face.kind != "mapping" and asks_two_questions(face.front)]
     audit.duplicates = [f"{why}: {a.name}  =  {b.name}" for a, b, why in near_duplicates(faces)]
     audit.own_answers = [face.name for face in faces if contains_own_answer(face)]
+    audit.named_answers = [face.name for face in faces if names_its_answer(face)]
+    audit.half_width = [
+        f"{face.name}: {' / '.join(marks)}"
+        for face in faces
+        if face.kind != "output"  # an output card's front quotes the note's heading, which is the note's own text
+        and (marks := half_width_marks(face.front) + half_width_marks(face.back))
+    ]
     audit.checks = extensions.audit_checks()
     return audit
 

@@ -1,6 +1,6 @@
 """Checks a teacher makes on a deck that the size rules cannot: a front that asks two questions, two cards
-that ask the same fact, a card whose question holds its own answer, and half-width punctuation inside Chinese
-sentences. Pure: no Django; ``manage.py audit_cards`` and the deck's tests use them.
+that ask the same fact, a card whose question holds its own answer or spells its one-name answer, and half-width
+punctuation inside Chinese sentences. Pure: no Django; ``manage.py audit_cards`` and the deck's tests use them.
 
 They are measures of text, so they flag what to read, not a verdict. Two cards ask the same fact when, once
 their code is normalised (spacing, one-letter variable names, a leading ``torch.``), they ask about the same
@@ -86,14 +86,24 @@ _CHINESE = f"{_CJK}\u3000-\u303f\uff00-\uffef"  # characters and full-width mark
 _HALF_WIDTH = re.compile(rf"(?<=[{_CHINESE}])\s*[,;:?!()]|[,;:?!()]\s*(?=[{_CJK}])")
 
 
+# In a Chinese sentence, a half-width mark with no Chinese beside it: a ";" or ":" glued to what follows (English
+# puts a space after them; "8:2" and "://" aside), or a "(" glued to a number or code ("5;16", "`(6, 1)`:32",
+# "1(`batch_size=1`)"). English text keeps its own ("RuntimeError: cannot", "U(-1, 1)").
+_GLUED = re.compile(r";(?=\S)|(?<!\d):(?=[^\s/])|:(?=[^\s\d/])|(?<=[\d`])\(")
+_HAS_CHINESE = re.compile(f"[{_CHINESE}]")
+
+
 def half_width_marks(markdown: str) -> list[str]:
-    """Half-width punctuation inside Chinese sentences ("是什么?", "形状,dtype"), each with its neighbours.
+    """Half-width punctuation inside Chinese sentences ("是什么?", "形状,dtype", "5;16 通道"), each with its
+    neighbours.
 
     Chinese sentences take full-width marks (，；：？！（）), and a question in Chinese ends in "？" even after
     a code name or a number; code, and English text between Chinese, keep theirs.
     """
     text = _CODE_SPAN.sub("`C`", _FENCE.sub("", markdown))
     found = list(_HALF_WIDTH.finditer(text))
+    if _HAS_CHINESE.search(text):
+        found += [m for m in _GLUED.finditer(text) if not any(f.start() <= m.start() < f.end() for f in found)]
     if re.search(f"[{_CJK}]", text):
         found += [m for m in re.finditer(r"\?", text) if not any(f.start() <= m.start() < f.end() for f in found)]
     return [text[max(0, m.start() - 4) : m.end() + 4] for m in sorted(found, key=lambda m: m.start())]
@@ -216,3 +226,28 @@ def contains_own_answer(face: Face) -> bool:
     if _LITERAL.fullmatch(answer.lower()):
         return False
     return any(stands_in(answer, "".join(span.split())) for _, span in _CODE_SPAN.findall(face.front))
+
+
+# A front that compares, or offers a choice, may name what it asks about; "哪个" alone does not make a choice.
+_CHOICE = re.compile(r"区别|不同|差异|关系|还是")
+_NAME_ANSWER = re.compile(r"[\w.]+(?:\(\w*\))?")  # ``np.stack``, ``a.numpy()``, ``__len__``: one name, no arguments
+
+
+def names_its_answer(face: Face) -> bool:
+    """A question or blank whose answer is one name that its front already spells: nothing to recall
+    (``torch.stack`` asked, ``np.stack`` answered; "转成 NumPy 数组" asked, ``a.numpy()`` answered; "供
+    ``len(ds)`` 使用" asked, ``__len__`` answered). Only an answer that is a lone call, attribute or dunder
+    counts (not a value, a variable or code with arguments), and not beside a question that asks why, compares
+    or offers a choice; mapping cards ask a table's rows, where one name on both sides is the fact."""
+    text = _FENCE.sub("", face.back).strip()
+    lead = _CODE_SPAN.match(text)
+    asks = prose(face.front)
+    if face.kind not in ("qa", "cloze") or lead is None or _WHY.search(asks) or _CHOICE.search(asks):
+        return False
+    code = lead.group(2)
+    if not _NAME_ANSWER.fullmatch(code) or not ("." in code or "(" in code or code.startswith("__")):
+        return False
+    names = {name.strip("_") for name in _IDENT.findall(code.lower())} - _COMMON
+    names = {name for name in names if len(name) > 1}
+    spelled = {word.strip("_") for word in _IDENT.findall(face.front.lower())}
+    return len(names) == 1 and names <= spelled

@@ -49,7 +49,11 @@ class AuditTests(TestCase):
             note=note, heading_path="形状", kind="mapping",
             front="PyTorch → Numpy: `torch.from_numpy(np.load(path))` 对应什么？", back="`np.load(path)`",
         )  # fmt: skip
+        make_card(note=note, heading_path="形状", front="`torch.stack` 对应 NumPy 的哪个函数？", back="`np.stack`")
+        make_card(note=note, heading_path="形状", front="`x` 的形状是？", back="`(5, 3)`:两维。")
         audit = audit_cards()
+        self.assertEqual(audit.named_answers, ["tiny › 形状: `torch.stack` 对应 NumPy 的哪个函数？"])
+        self.assertEqual(audit.half_width, ["tiny › 形状: `x` 的形状是？: `C`:两维。"])
         self.assertEqual(
             audit.two_questions,
             [
@@ -70,6 +74,8 @@ class AuditTests(TestCase):
         self.assertIn("fronts that ask two questions: 2\n", out.getvalue())
         self.assertIn("possible near-duplicates (one fact carded twice): 1 pairs\n", out.getvalue())
         self.assertIn("cards whose question shows their answer: 1\n", out.getvalue())
+        self.assertIn("cards whose question spells their one-name answer: 1\n", out.getvalue())
+        self.assertIn("cards with half-width marks in Chinese sentences: 1\n", out.getvalue())
         self.assertIn("drill statements that contradict their contract: ", out.getvalue())  # the drills: test_deck
 
     def test_the_command_prints_the_table_on_the_bundled_notes(self) -> None:

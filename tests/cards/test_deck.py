@@ -15,7 +15,14 @@ import pytest
 from cards.ingest import parse_note
 from cards.ingest.curated import curated_file_path
 from cards.ingest.parser import CardSpec
-from cards.ingest.quality import Face, asks_two_questions, contains_own_answer, half_width_marks, near_duplicates
+from cards.ingest.quality import (
+    Face,
+    asks_two_questions,
+    contains_own_answer,
+    half_width_marks,
+    names_its_answer,
+    near_duplicates,
+)
 from cards.ingest.slugs import note_slug
 from graders.authoring.statement import drill_contradictions
 from graders.drills import DRILLS_DIR, load_drills
@@ -144,6 +151,10 @@ def test_no_fact_is_carded_twice_across_the_notes() -> None:
 
 def test_no_card_shows_its_own_answer() -> None:
     assert [(f.front, f.back) for f in question_faces() if contains_own_answer(f)] == []
+
+
+def test_no_card_spells_its_one_name_answer_in_its_question() -> None:
+    assert [(f.front, f.back) for f in question_faces() if names_its_answer(f)] == []
 
 
 def test_every_drill_statement_promises_only_what_its_contract_checks() -> None:

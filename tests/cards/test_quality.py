@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from cards.ingest.quality import Face, asks_two_questions, contains_own_answer, half_width_marks, near_duplicates
+from cards.ingest.quality import (
+    Face,
+    asks_two_questions,
+    contains_own_answer,
+    half_width_marks,
+    names_its_answer,
+    near_duplicates,
+)
 
 
 @pytest.mark.parametrize(
@@ -208,7 +215,47 @@ def test_it_leaves_a_question_whose_code_only_frames_the_answer(front: str, back
         ("形状 `(N, C)`：每行；`x.view(2, 3)` 是什么？", []),
         ("RuntimeError: a Tensor with 3 elements cannot be converted to Scalar；改用 `.item()`。", []),
         ("```python\nprint('中文', 1)\n```", []),
+        # glued to a number or code, with no Chinese beside them (the deck's backs before issue 39's last pass)
+        ("`(1, 6, 28, 28)`:32 - 5 + 1 = 28。", ["`C`:32 -"]),
+        ("→池化→ 5;16 通道 × 5 × 5 = 400。", ["化→ 5;16 通"]),
+        ("1(`batch_size=1`)。", ["1(`C`)"]),
+        ("`gradient`:`backward(gradient=None)`。", ["`C`:`C`。"]),
+        # English between Chinese keeps its marks: a ratio, a link, an error message, a formula
+        ("按 8:2 随机切分", []),
+        ("见 https://pytorch.org 的说明", []),
+        ("TypeError: super(type, obj): obj must be an instance；应写 `super().__init__()`。", []),
+        ("均匀分布 U(-1/√in_f, 1/√in_f)（`kaiming_uniform_`）", []),
+        ("0.001(65 // 30 = 2)", []),  # no Chinese: not a Chinese sentence
     ],
 )
 def test_it_finds_half_width_marks_inside_chinese_sentences_only(markdown: str, marks: list[str]) -> None:
     assert half_width_marks(markdown) == marks
+
+
+@pytest.mark.parametrize(
+    ("front", "back", "kind"),
+    [  # the deck's trivial cards before issue 39's last pass: the front spells the answer's one name
+        ("`torch.stack` 对应 NumPy 的哪个函数？", "`np.stack`", "qa"),
+        ("把 CPU 张量 `a` 转成 NumPy 数组（不复制数据）的调用是？", "`a.numpy()`", "qa"),
+        ("自定义 `Dataset` 除了 `__getitem__`，还要实现 [...] 返回样本数，供 `len(ds)` 使用。", "`__len__`", "cloze"),
+    ],
+)
+def test_it_finds_a_card_whose_front_spells_its_one_name_answer(front: str, back: str, kind: str) -> None:
+    assert names_its_answer(face("card", front, back, kind))
+
+
+@pytest.mark.parametrize(
+    ("front", "back", "kind"),
+    [
+        ("Numpy → PyTorch: `np.stack` 对应什么？", "`torch.stack`", "mapping"),  # a table's row is the fact
+        ("`torch.where(cond, x, y)` 的输出是什么形状？", "`cond`、`x`、`y` 三者广播后的形状。", "qa"),  # a variable
+        ('`z` 已经在 CPU 上，`z.to("cpu")` 返回什么？', "`z` 本身，不复制。", "qa"),  # one letter
+        ("为什么要写 `x = x.cuda()`？", "`cuda()` 返回副本。", "qa"),  # asks why
+        ("`x.add(y)` 与 `x.add_(y)` 的区别是什么？", "`x.add_(y)` 原地修改 `x`。", "qa"),  # compares
+        ("需要梯度的张量 `w` 怎样转成 NumPy 数组？", "`w.detach().numpy()`", "qa"),  # a chain of calls
+        ("TF/NumPy 的 `keepdims=True` 在 torch 中写作 [...]", "`keepdim=True`", "cloze"),  # the spelling is the fact
+        ("怎样把权重快照 `sd` 恢复到模型里？", "`model.load_state_dict(sd)`", "qa"),
+    ],
+)
+def test_it_leaves_a_card_whose_answer_is_not_spelled_by_its_front(front: str, back: str, kind: str) -> None:
+    assert not names_its_answer(face("card", front, back, kind))

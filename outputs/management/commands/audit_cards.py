@@ -83,6 +83,12 @@ class Command(BaseCommand):
         out(f"cards whose question shows their answer: {len(audit.own_answers)}")
         for line in audit.own_answers:
             out(f"  {line}")
+        out(f"cards whose question spells their one-name answer: {len(audit.named_answers)}")
+        for line in audit.named_answers:
+            out(f"  {line}")
+        out(f"cards with half-width marks in Chinese sentences: {len(audit.half_width)}")
+        for line in audit.half_width:
+            out(f"  {line}")
         for title, problems in audit.checks.items():
             out(f"{title}: {len(problems)}")
             for line in problems:
