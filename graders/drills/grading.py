@@ -635,7 +635,19 @@ def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[t
     for (case, *_), (test, _, _) in zip(shown, judged, strict=True):
         if case.twin_of in passed and not test["passed"]:
             test["message"] = f"{STALE % {'test': case.twin_of}}\n{test['message']}"
+    twins = {case.name for case in visible.cases if case.twin_of} | {case.twin_of for case in visible.cases}
+    if any(not test["passed"] for test, _, _ in judged if test["name"] not in twins):
+        # Each fact once: where an example already shows the mistake, a twin failing with it says only that.
+        return [
+            (_same_as_examples(test), status, None) if test["name"] in twins and not test["passed"] else row
+            for row in judged
+            for test, status, _ in [row]
+        ]
     return judged
+
+
+def _same_as_examples(test: TestResult) -> TestResult:
+    return {"name": test["name"], "hidden": False, "passed": False, "message": SAME_AS_EXAMPLES}
 
 
 # A twin case (``cases.pick_twins``) failed where the case of its shape before it passed: state kept per shape.
@@ -645,6 +657,9 @@ STALE = (
     "Compute everything from this call's inputs"
 )
 
+
+# A twin case failing beside a failing example: the example's row holds the details.
+SAME_AS_EXAMPLES = "fails too (new values of a hidden case's shape); the failing example above shows what to fix first"
 
 NOT_RUN = "not run"
 HIDDEN_FAILED = "failed (a hidden case: its inputs, output and any error or message stay hidden)"

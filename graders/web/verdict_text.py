@@ -210,6 +210,7 @@ SHAPES = shapes(
         "state from an earlier call (a mask, a cache or a network made on the first call of a shape and reused). "
         "Compute everything from this call's inputs"
     ),
+    gettext_noop("fails too (new values of a hidden case's shape); the failing example above shows what to fix first"),
     gettext_noop(
         "called twice, your function returned the same tensor both times (kept from the first call, a cache): a "
         "caller that changes one answer changes the other. Compute a new tensor on every call"

@@ -222,7 +222,7 @@ def test_it_lists_every_manifest_in_the_kustomization() -> None:
 
 def test_it_keeps_cuda_drills_to_the_gpu_workers() -> None:
     cpu, gpu = settings.GRADER_QUEUE_CPU, settings.GRADER_QUEUE_GPU
-    assert set(worker_queues("worker-cpu")) == {cpu, "celery"}
+    assert set(worker_queues("worker-cpu")) == {cpu, "celery", settings.GRADER_QUEUE_COUNTEREXAMPLE}
     assert worker_queues("worker-gpu") == [gpu]
     assert config()["GRADER_CPU_FALLBACK"] == "0"
     gpu_limits = container("worker-gpu")["resources"]["limits"]

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
-from graders.drills.grading import HIDDEN_FAILED, ReferenceCache, SeedReservoir, grade
+from graders.drills.grading import HIDDEN_FAILED, SAME_AS_EXAMPLES, ReferenceCache, SeedReservoir, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import parse_drill
 from graders.sandbox.results import CaseResult
@@ -190,6 +190,16 @@ def test_it_accepts_the_reference_with_full_counts(runner: LocalRunner) -> None:
     ]
     assert verdict["device"] == "cpu" and verdict["drill"] == "reverse-1d"
     json.dumps(verdict, allow_nan=False)
+
+
+def test_a_twin_failing_beside_a_failing_example_says_only_that(runner: LocalRunner) -> None:
+    """Each fact once: the example's row holds the mismatch; the twin pair adds no second and third table."""
+    code = "import torch\ndef solution(x):\n    return x + 1\n"
+    verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
+    twins = [t for t in verdict["tests"] if "-twin-" in t["name"]]
+    assert len(twins) == 2 and not any(t["passed"] for t in twins)
+    assert all(t["message"] == SAME_AS_EXAMPLES and "mismatch" not in t for t in twins)
+    assert [t for t in verdict["tests"] if "mismatch" in t][0]["name"] == "three-floats"
 
 
 def test_it_explains_a_visible_wrong_answer(runner: LocalRunner) -> None:

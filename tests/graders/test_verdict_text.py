@@ -19,7 +19,7 @@ from graders.drills.advice import advise
 from graders.drills.compare import compare
 from graders.drills.constraints import check_constraints
 from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
-from graders.drills.grading import HIDDEN_FAILED, STALE
+from graders.drills.grading import HIDDEN_FAILED, SAME_AS_EXAMPLES, STALE
 from graders.drills.schema import CompareRule, Constraints, Contract
 from graders.drills.teacher import HINTS, LEAF_CHANGED, NONFINITE, UNDERFLOW
 from graders.web.verdict_text import CATALOGUE, SHAPES, mismatch_title, translate
@@ -140,7 +140,8 @@ def messages_that_fit_the_drill() -> list[str]:
         judge(plain, {}, {"alias": [0]}, names, 2, may_clone=False),
         judge(plain, {}, {"changed": [0]}, names, 2, may_clone=False),
     ]
-    return [message for message in judged if message] + [f"random-twin-b: {STALE % {'test': 'random-twin-a'}}"]
+    stale = f"random-twin-b: {STALE % {'test': 'random-twin-a'}}"
+    return [message for message in judged if message] + [stale, f"random-twin-a: {SAME_AS_EXAMPLES}"]
 
 
 MESSAGES = (
