@@ -461,6 +461,7 @@ def run_once(
     background: bool = False,
     measure_cpu: bool = False,
     count_steps: bool = False,
+    called_once: int = 0,
 ) -> RunResult:
     """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
@@ -477,4 +478,5 @@ def run_once(
             background=background,
             measure_cpu=measure_cpu,
             count_steps=count_steps,
+            called_once=called_once,
         )

@@ -333,6 +333,15 @@ def test_it_runs_once_in_a_cold_process() -> None:
     assert torch.equal(result.cases[0].value, torch.full((2,), 2.0))
 
 
+def test_run_once_takes_every_option_a_pool_run_takes() -> None:
+    """A cold run stands in for the pool (bench/grading.py's baseline grades through it): an option added to one
+    and not the other broke that bench (``called_once``)."""
+    import inspect
+
+    pool_options = set(inspect.signature(SandboxPool.run).parameters) - {"self"}
+    assert pool_options <= set(inspect.signature(run_once).parameters)
+
+
 def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() -> None:
     # On a loaded machine a job can wait seconds for a warm child; that wait must not count
     # against the time the child is given to answer (it once turned a right answer into
