@@ -178,15 +178,22 @@ class Subject:
 
 def fitted_before(subject: Subject) -> int | None:
     """The first day (a day number) the subject's FSRS parameters were not trained on: the split day of the
-    learner's latest kept fit. A fit kept before split days were recorded may have trained on every review
-    before it finished, so its finishing day stands in; None when there is no fit to ask about."""
+    latest kept fit that produced exactly these parameters. A fit kept before split days were recorded may have
+    trained on every review before it finished, so its finishing day stands in. None (so the parameters are
+    scored on no review) when no kept fit produced them: parameters set any other way, or a later fit's
+    record kept beside older parameters, have an unknown training window, and any review may be in it."""
     if subject.kind != "learner" or not subject.parameters:
         return None
-    kept = (
-        Optimisation.objects.filter(user_id=subject.id, kept=True)
-        .order_by("-finished_at")
-        .values_list("split_day", "finished_at")
-        .first()
+    wanted = [float(w) for w in subject.parameters]
+    kept = next(
+        (
+            (split_day, finished_at)
+            for split_day, finished_at, parameters in Optimisation.objects.filter(user_id=subject.id, kept=True)
+            .order_by("-finished_at")
+            .values_list("split_day", "finished_at", "parameters")
+            if parameters is not None and [float(w) for w in parameters] == wanted
+        ),
+        None,
     )
     if kept is None:
         return None

@@ -30,6 +30,10 @@ How a log is scored (srs-benchmark's rules):
 6. Log loss with ``p`` clipped to [1e-15, 1 - 1e-15]; AUC with tied predictions counted half;
    RMSE(bins): the count-weighted root mean square of (mean y - mean p) over the bins that
    :func:`bin_key` puts each point in.
+7. ``--parameters`` scores FSRS with other parameters (a learner's fit), beside the defaults on the same
+   points; ``--from-day`` scores only the reviews on or after a day (a fit's split day, so the figures are
+   out of sample). Every earlier review still shapes each prediction: the replay and the baselines read the
+   whole log.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from fsrs import Card as FSRSCard
 from fsrs import Rating as FSRSRating
@@ -101,6 +105,11 @@ class Report(TypedDict):
     fsrs: Scores
     avg: Scores
     moving_avg: Scores
+    # With ``--parameters`` or ``--from-day`` (step 7): which FSRS parameters ``fsrs`` ran with ("default" or
+    # "given"), the first day scored (None: every day), and the defaults on the same points beside given ones.
+    parameters: NotRequired[str]
+    from_day: NotRequired[int | None]
+    fsrs_default: NotRequired[Scores]
 
 
 def read_revlog(lines: Iterable[str]) -> list[Review]:
@@ -296,12 +305,36 @@ def evaluate(reviews: Iterable[Review], scheduler: FSRSScheduler | None = None) 
     return report(points, baselines(reviews, points))
 
 
+def evaluate_from(reviews: Iterable[Review], parameters: Sequence[float] | None, from_day: int | None) -> Report:
+    """Step 7: FSRS with ``parameters`` (None: the defaults), every predictor scored on the points from
+    ``from_day`` on; given parameters come with the defaults' scores on the same points."""
+    reviews = list(reviews)
+    points = test_points(reviews, fsrs_scheduler(parameters or DEFAULT_PARAMETERS))
+    chosen = [p for p in points if from_day is None or p.day >= from_day]
+    result = report(chosen, baselines(reviews, chosen))
+    result["parameters"] = "given" if parameters else "default"
+    result["from_day"] = from_day
+    if parameters:
+        defaults = [p for p in test_points(reviews) if from_day is None or p.day >= from_day]
+        result["fsrs_default"] = scores(defaults, [p.p_fsrs for p in defaults])
+    return result
+
+
+def parse_parameters(text: str) -> list[float]:
+    """``--parameters``: FSRS-6's 21 numbers, comma-separated (a JSON list's brackets allowed)."""
+    values = [float(part) for part in text.strip().strip("[]").split(",") if part.strip()]
+    if len(values) != len(DEFAULT_PARAMETERS):
+        raise ValueError(f"FSRS-6 takes {len(DEFAULT_PARAMETERS)} parameters, not {len(values)}")
+    return values
+
+
 def format_table(result: Report) -> str:
     def cell(value: float | None) -> str:
         return "-" if value is None else f"{value:.4f}"
 
     lines = [f"{result['n']} test points", f"{'':11}{'log loss':>10}{'RMSE(bins)':>12}{'AUC':>8}"]
-    for name in ("sm2", "fsrs", *BASELINES):
+    names = ("sm2", "fsrs", "fsrs_default", *BASELINES) if "fsrs_default" in result else ("sm2", "fsrs", *BASELINES)
+    for name in names:
         s: Scores = result[name]  # type: ignore[literal-required]
         lines.append(f"{name:11}{cell(s['log_loss']):>10}{cell(s['rmse_bins']):>12}{cell(s['auc']):>8}")
     return "\n".join(lines) + "\n"
@@ -314,14 +347,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("revlog", help="a CSV with columns card_id,day,rating (rating 1-4: Again, Hard, Good, Easy)")
     parser.add_argument("--json", action="store_true", help="print one JSON line instead of a table")
+    parser.add_argument(
+        "--parameters", help="score FSRS with these 21 comma-separated parameters (a fit) beside the defaults"
+    )
+    parser.add_argument(
+        "--from-day", type=int, help="score only the reviews on or after this day (a fit's split day: out of sample)"
+    )
     args = parser.parse_args(argv)
+    try:
+        parameters = parse_parameters(args.parameters) if args.parameters else None
+    except ValueError as error:
+        sys.stderr.write(f"{parser.prog}: --parameters: {error}\n")
+        return 2
     try:
         with open(args.revlog, encoding="utf-8", newline="") as handle:
             reviews = read_revlog(handle)
     except (OSError, RevlogError) as error:
         sys.stderr.write(f"{parser.prog}: {args.revlog}: {error}\n")
         return 2
-    result = evaluate(reviews)
+    if parameters is None and args.from_day is None:
+        result = evaluate(reviews)  # the keys the command has always printed, and no others
+    else:
+        result = evaluate_from(reviews, parameters, args.from_day)
     sys.stdout.write(json.dumps(result) + "\n" if args.json else format_table(result))
     return 0
 

@@ -58,22 +58,37 @@ def rating(rng: random.Random, recalled: bool) -> int:
 
 
 def learner_log(
-    truth: Sequence[float], seed: int, days: int = 120, new_per_day: int = 10, desired_retention: float = 0.9
+    truth: Sequence[float],
+    seed: int,
+    days: int = 120,
+    new_per_day: int = 10,
+    desired_retention: float = 0.9,
+    switch: tuple[int, Sequence[float] | None] | None = None,
 ) -> list[evaluate.Review]:
     """``days`` days of one synthetic learner: each day the due cards, then ``new_per_day`` new ones.
 
     The log is in review order (day by day, due cards first), as ``cards.calibrating.reviews_of`` reads one.
+    ``switch``: (day offset, parameters): from that day the cards are scheduled with those parameters (a kept
+    fit), each card's memory replayed from its history (``fsrs6.from_history``) and its due day left as it was.
+    The days before it are the same log as without it.
     """
     rng = random.Random(seed)
     true_fsrs = fsrs6.scheduler(tuple(truth))
     used = fsrs6.scheduler(None, desired_retention)
     true_memory: dict[int, fsrs6.Memory] = {}
     memory: dict[int, fsrs6.Memory] = {}
+    history: dict[int, list[tuple[date, int]]] = {}
     due: dict[int, date] = {}
     log: list[evaluate.Review] = []
     next_new = 0
     for offset in range(days):
         today = START + timedelta(days=offset)
+        if switch is not None and offset == switch[0]:
+            used = fsrs6.scheduler(switch[1], desired_retention)
+            for card, reviews in history.items():
+                found = fsrs6.from_history(used, reviews)
+                if found is not None:
+                    memory[card] = found
         todays = sorted((card for card, day in due.items() if day <= today), key=lambda c: (due[c], c))
         todays += range(next_new, next_new + new_per_day)
         next_new += new_per_day
@@ -85,6 +100,7 @@ def learner_log(
             log.append(evaluate.Review(card_id=str(card), day=(today - fsrs6.EPOCH).days, rating=grade))
             true_memory[card], _ = fsrs6.review(true_fsrs, true_memory.get(card), QUALITY[grade], today)
             memory[card], interval = fsrs6.review(used, memory.get(card), QUALITY[grade], today)
+            history.setdefault(card, []).append((today, QUALITY[grade]))
             due[card] = today + timedelta(days=max(1, interval))
     return log
 

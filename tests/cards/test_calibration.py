@@ -165,7 +165,13 @@ class CalibrationViewTests(TestCase):
         Profile.objects.filter(user=self.user).update(fsrs_parameters=list(FITTED), fsrs_parameters_version=1)
         now = datetime(2026, 3, 1, tzinfo=UTC)
         Optimisation.objects.create(
-            user=self.user, created_at=now, finished_at=now, status="done", kept=True, split_day=split_day
+            user=self.user,
+            created_at=now,
+            finished_at=now,
+            status="done",
+            kept=True,
+            split_day=split_day,
+            parameters=list(FITTED),
         )
         tasks.calibrate_learner(self.user.pk)
         response = self.client.get(reverse("cards:calibration"))
@@ -175,6 +181,34 @@ class CalibrationViewTests(TestCase):
             self.assertContains(response, f'data-scheduler="{key}"')
         self.assertContains(response, "FSRS-6 (your fitted parameters)")
         self.assertContains(response, "data-beats-moving-avg=")
+
+    def test_parameters_no_kept_fit_produced_are_never_scored_in_sample(self) -> None:
+        # The learner's parameters came from somewhere other than the kept fit on record (set by hand, or an
+        # older fit's): their training window is unknown, so the split day of that record must not open a
+        # held-out tail for them; the page scores the folds with the defaults and waits.
+        load(self.user, fixture())
+        days = sorted(p.day for p in evaluate.test_points(fixture()))
+        early = EPOCH + timedelta(days=days[len(days) // 2])  # half the log after it: in sample if used
+        Profile.objects.filter(user=self.user).update(fsrs_parameters=list(FITTED), fsrs_parameters_version=2)
+        now = datetime(2026, 3, 1, tzinfo=UTC)
+        Optimisation.objects.create(
+            user=self.user, created_at=now, finished_at=now, status="done", kept=True, split_day=early,
+            parameters=[w * 1.01 for w in FITTED],
+        )  # fmt: skip
+        profile = Profile.objects.get(user=self.user)
+        subject = calibrating.learner_subject(profile)
+        assert calibrating.fitted_before(subject) is None
+        report = calibrating.compute(subject).contexts[settings.LANGUAGE_CODE]["report"]
+        assert report.scope == "folds" and report.pending == 0 and "fsrs" not in report.scores
+        # The same record with the parameters it produced opens the tail from its split day, and no earlier.
+        Optimisation.objects.filter(user=self.user).update(parameters=list(FITTED))
+        assert calibrating.fitted_before(subject) == (early - EPOCH).days
+        report = calibrating.compute(subject).contexts[settings.LANGUAGE_CODE]["report"]
+        assert report.scope == "held_out" and report.held_out_from == early
+        every = sorted(evaluate.test_points(fixture(), fsrs6.scheduler(FITTED)), key=lambda p: p.day)
+        fitted = [p for p in every if p.day >= (early - EPOCH).days]
+        assert report.test_points == len(fitted)
+        assert report.scores["fsrs"] == evaluate.scores(fitted, [p.p_fsrs for p in fitted])
 
     def test_it_says_not_enough_data_for_a_new_learner(self) -> None:
         tasks.calibrate_learner(self.user.pk)

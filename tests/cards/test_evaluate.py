@@ -151,6 +151,26 @@ def test_it_prints_one_json_line_from_the_command_line() -> None:
     assert payload["n"] == independent_report(FIXTURE)["n"]
 
 
+def test_given_parameters_are_scored_from_a_day_on_as_the_calibration_page_scores_them(capsys) -> None:
+    from cards.scheduling import calibration, synthetic
+
+    fitted = synthetic.distinct_parameters()
+    with open(FIXTURE, encoding="utf-8", newline="") as handle:
+        reviews = evaluate.read_revlog(handle)
+    days = sorted(p.day for p in evaluate.test_points(reviews))
+    split_day = days[len(days) * 7 // 10]
+    given = ",".join(repr(w) for w in fitted)
+    assert evaluate.main([str(FIXTURE), "--json", "--parameters", given, "--from-day", str(split_day)]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"n", "sm2", "fsrs", "avg", "moving_avg", "parameters", "from_day", "fsrs_default"}
+    assert payload["parameters"] == "given" and payload["from_day"] == split_day
+    page = calibration.report(reviews, fitted, split_day)
+    assert page.scope == "held_out" and payload["n"] == page.test_points == len(days) - len(days) * 7 // 10
+    for name in ("fsrs", "fsrs_default", "sm2", "avg", "moving_avg"):
+        assert payload[name] == pytest.approx(page.scores[name]), name
+    assert evaluate.main([str(FIXTURE), "--parameters", "1,2"]) == 2  # not FSRS-6's 21
+
+
 def test_it_prints_a_table_without_json(tmp_path: Path) -> None:
     log = tmp_path / "log.csv"
     log.write_text("card_id,day,rating\na,0,3\na,1,3\na,7,1\nb,0,3\nb,2,3\n")
