@@ -17,6 +17,9 @@ from cards.ingest.markdown import inline_plain_text
 
 _CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 _TF_LINE = re.compile(r"^tf\.\S")
+# The libraries whose names the tables map between: a name under one of them that is the same name under
+# another (``np.where`` | ``torch.where``) is one fact, "PyTorch has it too", not a mapping to recall.
+_LIBRARY = re.compile(r"(?<![\w.])(?:np|numpy|tf|torch)\.")
 
 
 @dataclass(frozen=True)
@@ -117,27 +120,38 @@ def normalized(cell: str) -> str:
     return " ".join(cell.replace("`", "").split())
 
 
+def same_name(left: str, right: str) -> bool:
+    """Whether a row's two sides are one name, spacing, code marks and the library prefixes aside
+    (``x.sum`` | ``x.sum``; ``np.where`` | ``torch.where``; ``tf.logical_and(a, b)`` | ``torch.logical_and(a, b)``;
+    not ``np.floor(x)`` | ``torch.floor(x); x.floor()``, whose method form is something to recall)."""
+    return _LIBRARY.sub("", normalized(left)) == _LIBRARY.sub("", normalized(right))
+
+
 def iter_directions(pairs: list[Pair]) -> Iterator[tuple[str, str, str, str, str, str]]:
     """(identity, asked side, answer, from label, to label, note) for every card the pairs make.
 
     The asked side carries the row's set-up as context ("`x` （其中 `sh = (2,3)`）"), never the answer.
 
     Rows are grouped by their labels and asked side, so a name that appears twice gives one card
-    listing every answer. A row that maps a name to itself (``x.sum`` | ``x.sum``) gives no card: its
-    answer would stand in its question; nor does a side whose answer stands whole in it
+    listing every answer. A row that maps a name to itself (``x.sum`` | ``x.sum``), or to the same name under
+    another library (``np.where`` | ``torch.where``: :func:`same_name`), gives no card of its own: its answer
+    would be its question with the prefix swapped. Where another row asks the same side (``np.argsort`` |
+    ``torch.sort`` beside ``np.sort`` | ``torch.sort``), the same-name row's side is still one of that card's
+    answers, so the card stays whole. Nor does a side whose answer stands whole in it
     (``torch.from_numpy(np.load(path))`` asked for ``np.load(path)``, ``x.reshape; x.view`` for
     ``x.reshape``): that direction is asked the other way only. The identity names the labels and the
     asked side, never the position of the table, so adding text around a table keeps its cards.
     """
     groups: dict[tuple[str, str, str], list[tuple[Pair, str]]] = {}
-    different = [pair for pair in pairs if normalized(pair.left) != normalized(pair.right)]
-    for pair in different:  # every forward card first, so a learner does not meet both sides in a row
+    for pair in pairs:  # every forward card first, so a learner does not meet both sides in a row
         groups.setdefault((pair.left_label, pair.right_label, normalized(pair.left)), []).append((pair, pair.right))
-    for pair in different:
+    for pair in pairs:
         key = (pair.right_label, pair.left_label, normalized(pair.right))
         groups.setdefault(key, []).append((pair, pair.left))
     for (from_label, to_label, asked), members in groups.items():
-        first = members[0][0]
+        if all(same_name(p.left, p.right) for p, _ in members):
+            continue  # only same-name rows ask this; beside another row's answer one is still an answer
+        first = next(p for p, _ in members if not same_name(p.left, p.right))
         shown = first.left if first.left_label == from_label else first.right
         if first.context:
             shown = f"{shown}（其中 {first.context}）"

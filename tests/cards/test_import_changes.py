@@ -33,8 +33,8 @@ torch.ones(2, 3).shape
 
 | NumPy | PyTorch |
 | --- | --- |
-| `np.zeros` | `torch.zeros` |
-| `np.ones` | `torch.ones` |
+| `np.concatenate` | `torch.cat` |
+| `np.clip` | `torch.clamp` |
 
 ## 设备
 
@@ -102,13 +102,13 @@ class RenameTests(TestCase):
         self.assertEqual(Card.objects.filter(active=True).exclude(heading_path__startswith="基本概念 › ").count(), 0)
 
     def test_it_updates_an_edited_card_in_place_and_says_the_text_changed(self) -> None:
-        mapping = Card.objects.get(kind="mapping", front__contains="np.ones")
-        output = self.rewrite(NOTE.replace("| `np.ones` | `torch.ones` |", "| `np.ones` | `torch.ones` (float32) |"))
+        mapping = Card.objects.get(kind="mapping", front__contains="np.clip")
+        output = self.rewrite(NOTE.replace("| `np.clip` | `torch.clamp` |", "| `np.clip` | `torch.clamp` (min, max) |"))
         # Both directions of the row are edited in place: the reverse one is found by its place in the note.
         self.assertIn("0 created, 2 updated, 0 moved, 5 unchanged, 0 retired", output)
         self.assertIn("note text: text edited: '对照'", output)
         mapping.refresh_from_db()
-        self.assertIn("float32", mapping.back)
+        self.assertIn("(min, max)", mapping.back)
         self.assertEqual(set(Card.objects.values_list("pk", flat=True)), set(self.cards))
 
     def test_it_counts_a_card_that_only_moved_apart_from_edits(self) -> None:

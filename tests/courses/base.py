@@ -31,7 +31,7 @@ AUTOGRAD = """\
 | PyTorch | NumPy |
 | --- | --- |
 | `torch.cat` | `np.concatenate` |
-| `torch.stack` | `np.stack` |
+| `x.clamp` | `np.clip` |
 
 ## 输出
 
