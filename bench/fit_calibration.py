@@ -173,8 +173,10 @@ def main() -> None:
         ("C", unseen_page, unseen),
     )
     print("A: before the fit, the page: its five test folds, FSRS-6 at the defaults")
-    print(f"B: after it, the page: {after_page.scope} from {day_text(split_day) if outcome.keep else 'the folds'}, "
-          f"FSRS-6 with the parameters in use ({'the fit' if outcome.keep else 'the defaults'})")  # fmt: skip
+    if outcome.keep:
+        print(f"B: after it, the page: held out from the split day {day_text(split_day)}, FSRS-6 with the kept fit")
+    else:
+        print("B: after it, the page: its five test folds, FSRS-6 at the defaults (the fit was not kept)")
     print(f"C: after it, only the days after the fit ran (from {day_text(fit_day)}; neither its training nor its "
           "keep rule saw them), FSRS-6 with the fit\n")  # fmt: skip
     print(f"{'log loss / RMSE(bins) / AUC':<28}" + "".join(f"{name + f' (n={page.test_points:,})':<23}" for
