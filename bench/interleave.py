@@ -3,13 +3,12 @@ as "must not cost more than 20 % of p50 or throughput" on a machine whose figure
 between runs minutes apart.
 
     .venv/bin/python bench/interleave.py 852b9b9 HEAD                     # three rounds, issue 13's command
-    .venv/bin/python bench/interleave.py 852b9b9 HEAD HEAD:bench/variants/one-phase.patch --rounds 5
-    .venv/bin/python bench/interleave.py HEAD "HEAD:bench/variants/one-phase.patch:notes/drills@852b9b9"
+    .venv/bin/python bench/interleave.py 852b9b9 HEAD "HEAD:notes/drills@852b9b9" --rounds 5
 
-A tree is ``REV`` (``git archive``), ``REV:PATCH`` (that tree with a patch from this checkout applied:
-an experiment, such as a part of a change taken out) and may end in ``:FOLDER@REV`` (that folder taken
-from another revision: the same drills for code that changed them). Each tree is unpacked under a
-temporary folder and uses this checkout's ``.venv``. Every round runs each tree once, the order rotated
+A tree is ``REV`` (``git archive``) and may end in ``:FOLDER@REV`` (that folder taken from another
+revision: the same drills for code that changed them). An experiment (a part of a change taken out) is a
+commit of its own, on a branch, named by its revision. Each tree is unpacked under a temporary folder and
+uses this checkout's ``.venv``. Every round runs each tree once, the order rotated
 from round to round; the table gives each run's one-at-a-time p50, burst verdicts/s and the machine's CPU
 per verdict, then the medians and each tree's ratio to the first.
 """
@@ -36,31 +35,30 @@ FIGURES = {
 
 
 def build(spec: str, root: Path) -> Path:
-    """Unpack ``REV[:PATCH][:FOLDER@REV]`` into a folder of its own under ``root``."""
+    """Unpack ``REV[:FOLDER@REV]...`` into a folder of its own under ``root``."""
     parts = spec.split(":")
     rev, extras = parts[0], parts[1:]
+    for extra in extras:
+        if "@" not in extra:
+            raise SystemExit(f"{spec}: {extra!r} is not FOLDER@REV")
     tree = root / re.sub(r"[^\w.-]", "_", spec)
     tree.mkdir()
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     for extra in extras:
-        if "@" in extra:
-            folder, other = extra.split("@", 1)
-            shutil.rmtree(tree / folder, ignore_errors=True)
-            archive = subprocess.run(
-                ["git", "-C", str(REPO), "archive", other, folder], check=True, capture_output=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-        else:
-            subprocess.run(["git", "apply", str(REPO / extra)], cwd=tree, check=True)
+        folder, other = extra.split("@", 1)
+        shutil.rmtree(tree / folder, ignore_errors=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", other, folder], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     (tree / ".venv").symlink_to(REPO / ".venv")
     return tree
 
 
 def label(spec: str) -> str:
-    """``HEAD:bench/variants/one-phase.patch`` as ``HEAD+one-phase``: the table's name for a tree."""
-    rev, *extras = spec.split(":")
-    return "+".join([rev, *(Path(extra).stem if "@" not in extra else extra for extra in extras)])
+    """``HEAD:notes/drills@852b9b9`` as ``HEAD+notes/drills@852b9b9``: the table's name for a tree."""
+    return "+".join(spec.split(":"))
 
 
 def run(tree: Path) -> dict[str, float]:
@@ -76,7 +74,7 @@ def run(tree: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("trees", nargs="+", help="REV, REV:PATCH, optionally ending in :FOLDER@REV")
+    parser.add_argument("trees", nargs="+", help="REV, optionally followed by :FOLDER@REV")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="bench-interleave-"))

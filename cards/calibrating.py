@@ -2,8 +2,8 @@
 computed by a job on the scoring worker and served from the cache.
 
 The figures are ``cards.scheduling.calibration``'s, which scores with the same code as
-``python -m cards.scheduling.evaluate``. Scoring a team's log costs seconds (3.8-5 s per GET at 140k reviews
-when the page computed it, issue 36), so no request computes one, and a page only reads:
+``python -m cards.scheduling.evaluate``. Scoring a team's log costs seconds of CPU (issue 36 measured it when
+the page computed it), so no request computes one, and a page only reads:
 
 1. A report is cached under a key made of everything it depends on (``Subject.key``): whose reviews (the
    learners' ids), how many and the newest (the ledger's count and largest id: a new review or an undo, which

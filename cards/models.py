@@ -469,7 +469,7 @@ def sibling_cards(card: str = "") -> models.QuerySet[Card]:
 def has_sibling(card: str, where: models.QuerySet[Card]) -> models.Q:
     """True for an outer card of a kind that has siblings and one of them in ``where`` (a ``sibling_cards``
     query). The kind is tested first, outside the subquery, so the database looks for siblings only for
-    mapping cards instead of scanning every card's note (90 ms for 150 due cards, 1 ms with the test)."""
+    mapping cards instead of scanning every card's note for every due card."""
     return models.Q(**{f"{card}kind": Card.Kind.MAPPING}) & models.Q(models.Exists(where))
 
 

@@ -68,7 +68,7 @@ def learner_reviews(user_id: int) -> list[evaluate.Review]:
 def scored_count(user_id: int) -> int:
     """``len(fitting.scored_days(learner_reviews(user_id)))`` in two queries: a card's scored reviews are its
     review days after the first, so the count is the (card, day) pairs less the cards. The settings page
-    shows it on every load: 0.13 s instead of 0.83 s for a log of 100,000 reviews."""
+    shows it on every load, and counting in SQL spares it building every scored day of a long log in Python."""
     logs = ReviewLog.objects.filter(user_id=user_id)
     return logs.values("card_id", "review_day").distinct().count() - logs.values("card_id").distinct().count()
 

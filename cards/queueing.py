@@ -2,7 +2,7 @@
 
 Why it is built here and not in one SQL statement: the queue buries siblings (the two directions of a
 mapping row never come on one day) and orders new cards by the learning order, and as correlated SQL
-subqueries that cost ~50 ms of Python to compile and ~10 ms of PostgreSQL to run on every rating
+subqueries that Django compiled and PostgreSQL ran at great cost on every rating
 (docs/performance.md, "Review queue"). What only changes when the deck is imported or a team reorders
 its stages (the order of the new cards, which cards are siblings) is computed once per process and
 kept (``Deck``), checked on each request against one cheap stamp query; what changes with every rating
@@ -274,7 +274,7 @@ def _stage_index(stages: list[Stage], note: int, heading_path: str) -> int:
 
 def build_deck(stamp: tuple[Any, ...]) -> Deck:
     """Read the whole deck once: every card's (pk, note, kind, position, active, headings), plus the
-    mapping cards' text for their siblings. ~0.1 s per 100k cards, once per process per change."""
+    mapping cards' text for their siblings: too slow for every request, so once per process per change."""
     stages = _load_stages()
     by_note: dict[int, list[tuple[int, int, str]]] = {}  # note -> [(position, pk, heading path)], active only
     mapping: dict[int, tuple[int, bool]] = {}

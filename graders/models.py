@@ -75,7 +75,7 @@ def grading_drill(pk: int) -> Drill:
     and building the row, and says whether the kept row is still the stored one; drill rows are never
     deleted (their card and submissions protect them; ``import_drills`` retires a drill instead).
     Measured on 2026-11-28 (bench/grading.py, interleaved x3, docs/performance.md "Under the ORM"): reading
-    the row with ``Drill.objects.get`` instead made each verdict's claimed-to-final 0.6-0.8 ms longer.
+    the row with ``Drill.objects.get`` instead made each verdict's claimed-to-final longer.
     """
     version = _DRILL_VERSION.first(pk=pk)
     if version is None:

@@ -1,7 +1,7 @@
 """The verdict path's SQL, built once: the one place where this project goes under the ORM.
 
-Django compiles a queryset into SQL every time it runs it: ~0.35 ms of Python per query on a 2-core
-machine, eight times what SQLite takes to answer an indexed lookup. A submission's path runs the same
+Django compiles a queryset into SQL every time it runs it, in Python that costs several times what SQLite
+takes to answer an indexed lookup (docs/performance.md, "Under the ORM"). A submission's path runs the same
 few statements with new values each time:
 
 - reads (the rate-limit window, the card's state, the open review, the drill's version): ``Prepared``
@@ -17,10 +17,10 @@ few statements with new values each time:
   read).
 
 Why this exists, measured (bench/grading.py, the issue-13 command, four trees interleaved three times on
-2026-11-28; docs/performance.md, "Under the ORM"): with ``Prepared`` replaced by the querysets, a
-verdict's claimed-to-final time grew 0.6-0.7 ms and the web side's CPU 0.7-1.5 ms per verdict; with the
-claim and finish through the ORM (an update and a get; ``QuerySet.update``), claimed-to-final grew
-1.0-1.3 ms. Both are over the 0.2 ms per verdict below which a trick is not worth its reading.
+2026-11-28; docs/performance.md, "Under the ORM", has the figures): with ``Prepared`` replaced by the
+querysets, a verdict's claimed-to-final time and the web side's CPU per verdict grew; with the claim and
+finish through the ORM (an update and a get; ``QuerySet.update``), claimed-to-final grew. Both by more
+than the 0.2 ms per verdict below which a trick is not worth its reading.
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ except ValueError as exc:
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets the web process read while the worker writes. synchronous=NORMAL skips the fsync
     # per commit (WAL stays consistent; a power cut may lose the last commits): a submission
-    # commits three times, and a full fsync each (2.5 ms here) was a third of its latency.
+    # commits three times, and a full fsync each was a third of its latency (docs/performance.md).
     # IMMEDIATE: every transaction takes the write lock when it begins, so one that reads and then writes (a
     # rating checks today's new cards, then inserts) waits its turn instead of failing at once with "database is
     # locked" when another process committed in between (SQLite cannot upgrade a stale read snapshot to a write).
@@ -281,8 +281,8 @@ REDIS_URL = os.getenv("REDIS_URL", "")
 CELERY_BROKER_URL = celery_broker_url(REDIS_URL) or "filesystem://"
 # The database is the one ledger of work, so kombu's emulation of acknowledgements on Redis (a hash and
 # a sorted set written on every delivery and every ack, swept for messages to restore after a visibility
-# timeout) is off: it cost each verdict ~0.7 ms of the worker's CPU and ~1 ms of latency
-# (docs/performance.md). What a killed worker held is sent again from its row by the reaper
+# timeout) is off: it cost each verdict worker CPU and latency on every delivery and ack
+# (docs/performance.md, "Standing A/Bs"). What a killed worker held is sent again from its row by the reaper
 # (graders.tasks.reap: at every worker start, and on beat's schedule); a teams refresh it held is
 # repaired by the next refresh of that learner-day or the nightly rebuild_boards.
 REDIS_TRANSPORT_OPTIONS = {"ack_emulation": False}
@@ -316,7 +316,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 # Jobs run in threads of the worker process (what `celery worker` runs when no --pool is given). For the
 # worker a job is waiting: on the sandbox's runner, the database, Redis. Prefork passed every message on
-# to a second process and back, ~1.5 ms of CPU and of latency per verdict (docs/performance.md). Celery
+# to a second process and back, CPU and latency on every verdict (docs/performance.md). Celery
 # enforces task time limits only under prefork, so no grading task has one: every wait in a job has its own
 # deadline (the sandbox's wall limit), and a claim older than GRADER_STALE_AFTER is taken over. The scoring
 # worker runs prefork (CELERY_WORKER_POOL=prefork in its environment: `--pool prefork` on the command line
@@ -372,8 +372,8 @@ CELERY_BEAT_SCHEDULE = {
 GRADER_QUEUE_CPU = "grade_cpu"
 GRADER_QUEUE_GPU = "grade_gpu"
 # A counterexample search (graders.kinds.counterexamples) keeps sandbox runners busy for up to
-# GRADER_COUNTEREXAMPLE_MS; on the grading worker it delayed other learners' verdicts (bench/counterexample_queue.py:
-# p95 89 -> 152 ms, max 320 -> 1651 ms), so a CPU drill's search has a queue of its own, which make run consumes
+# GRADER_COUNTEREXAMPLE_MS; on the grading worker it delayed other learners' verdicts (bench/counterexample_queue.py,
+# docs/performance.md), so a CPU drill's search has a queue of its own, which make run consumes
 # in a niced worker of its own (scripts/supervisord.conf). A cuda drill's stays on grade_gpu, with the GPU.
 GRADER_QUEUE_COUNTEREXAMPLE = "counterexample"
 GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
@@ -524,8 +524,8 @@ if LOG_FORMAT not in ("plain", "json"):
 # Celery replaces the root logger's handlers with its own plain ones unless told not to.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-# Celery logs every task twice at INFO ("received", "succeeded in ...": 200 lines a second at 100 verdicts/s),
-# which cost each verdict ~1 ms of latency and ~1 ms of CPU between the worker and whoever reads its output
+# Celery logs every task twice at INFO ("received", "succeeded in ...": two lines per verdict), which cost
+# each verdict latency and CPU between the worker and whoever reads its output
 # (docs/performance.md); each submission's worker, timings and verdict are in its row anyway. Failures and
 # rejections still log as errors and warnings; TASK_LOG_LEVEL=INFO brings back receipts, successes, retries.
 TASK_LOG_LEVEL = os.getenv("TASK_LOG_LEVEL", "WARNING").upper()

@@ -33,7 +33,8 @@ from .models import BoardPreference, DailyActivity, Membership, Team, new_invite
 
 INVITE_SALT = "teams.invite"
 INVITE_MAX_AGE = timedelta(days=7)
-# Days one run recomputes at most (~10 ms each): a backlog drains over the next runs, a second apart.
+# Days one run recomputes at most, so no run holds a worker thread long: a backlog drains over the next runs,
+# a second apart.
 TOUCHED_PER_RUN = 200
 
 logger = logging.getLogger(__name__)

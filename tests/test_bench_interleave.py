@@ -1,7 +1,7 @@
 """bench/interleave.py: the trees it builds and the figures it reads from bench/grading.py's output.
 
 The benchmark itself takes minutes a run; what can break without anyone running it is checked here: a
-tree built from a revision, a patch and another revision's folder, and the three figures read from lines
+tree built from a revision and another revision's folder, and the three figures read from lines
 printed by grading.py's own ``row`` (so a change of that table's format turns this red, not a budget check
 ten minutes into a run).
 """
@@ -41,20 +41,18 @@ def test_it_reads_p50_throughput_and_cpu_from_the_grading_benchmarks_output() ->
     assert figures(output.replace("warm: burst", "cold: burst")).keys() == {"p50", "cpu"}
 
 
-def test_a_tree_is_a_revision_with_patches_and_other_revisions_folders(tmp_path: Path) -> None:
+def test_a_tree_is_a_revision_with_other_revisions_folders(tmp_path: Path) -> None:
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode != 0:
         pytest.skip("not a git checkout")
     committed = subprocess.run(["git", "-C", str(REPO), "show", "HEAD:README.md"], capture_output=True, text=True)
-    first, second = committed.stdout.splitlines()[:2]
-    patch = tmp_path / "marker.patch"
-    hunk = f"--- a/README.md\n+++ b/README.md\n@@ -1,2 +1,3 @@\n {first}\n+an experiment's marker\n {second}\n"
-    patch.write_text("An experiment: one line added to the README.\n\n" + hunk)
     root = tmp_path / "trees"
     root.mkdir()
-    tree = build(f"HEAD:{patch}:notes/drills@HEAD", root)
-    assert (tree / "README.md").read_text().splitlines()[:3] == [first, "an experiment's marker", second]
+    tree = build("HEAD:notes/drills@HEAD", root)
+    assert (tree / "README.md").read_text() == committed.stdout
     assert (tree / "notes/drills").is_dir() and (tree / ".venv").resolve() == (REPO / ".venv").resolve()
-    assert label(f"HEAD:{patch}:notes/drills@HEAD") == "HEAD+marker+notes/drills@HEAD"
+    assert label("HEAD:notes/drills@HEAD") == "HEAD+notes/drills@HEAD"
+    with pytest.raises(SystemExit, match="not FOLDER@REV"):
+        build("HEAD:some.patch", root)
     with pytest.raises(subprocess.CalledProcessError):
         build("no-such-revision", root)

@@ -174,8 +174,8 @@ class SeedReservoir:
     def take(self, drill: Drill, runner: Runner) -> tuple[int, Expected]:
         """A fresh seed and its hidden cases with their references; the next batch is made in the background
         while a quarter of this one is left, so no verdict waits for it (only the very first of a drill version):
-        a batch takes well under the time it takes to hand out a quarter of the last one (64 seeds: ~0.35 s on
-        2 cores, against 16 attempts of one drill), and a later trigger wastes less when attempts stop."""
+        a batch of 64 seeds takes well under the time it takes to hand out a quarter of the last one (16 attempts
+        of one drill), and a later trigger wastes less when attempts stop."""
         key = _reservoir_key(drill, runner)
         with self._lock:
             ready = self._ready.setdefault(key, collections.deque())

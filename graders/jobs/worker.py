@@ -173,7 +173,7 @@ def start_grading(node: str = "") -> None:
     """In the process that will run jobs: the heartbeat (first: "starting" is alive), the warm pool, imports.
 
     The pool starts its fork server in the background before this process imports torch, so the two
-    start-ups overlap: a restarted worker has its first runner ready ~1.3 s sooner (4.8 -> 3.5 s here).
+    start-ups overlap and a restarted worker has its first runner ready sooner (docs/performance.md, "Soak").
     """
     global _heartbeat
     _heartbeat = Heartbeat(settings.GRADER_HEARTBEAT_SECONDS, node)

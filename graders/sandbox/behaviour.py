@@ -166,7 +166,7 @@ GLOBAL_STATE: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
 
 
 def global_state() -> dict[str, Any]:
-    """torch's global settings now (``GLOBAL_STATE``): ~1 us."""
+    """torch's global settings now (``GLOBAL_STATE``): cheap enough to read around every call."""
     return {name: read() for name, (read, _write) in GLOBAL_STATE.items()}
 
 
@@ -331,10 +331,10 @@ class StepCounter:
     """How many lines of one file ran while active (``steps``), and which line ran most (``busiest``).
 
     The measure of a Python loop that does not depend on the machine: a loop over 40,000 elements runs its
-    lines 40,000 times however fast or loaded the host is, where its CPU time (13-15 ms in a sandbox
-    runner) sits under any floor a loaded machine's noise allows. ``sys.settrace`` sees every new frame and
+    lines 40,000 times however fast or loaded the host is, where its CPU time in a sandbox runner sits
+    under any floor a loaded machine's noise allows. ``sys.settrace`` sees every new frame and
     traces only the learner's (its file name), so torch's and the grader's own Python cost a check each; a
-    traced line costs ~1 us under the guards (0.3 us unguarded), paid only by drills with a time budget. Counted
+    traced line costs more under the guards than unguarded, paid only by drills with a time budget. Counted
     in the runner: its word.
     """
 
@@ -375,8 +375,8 @@ class MemoryCounter:
     a graph's saved activations). The arguments' own memory and views of it count nothing.
 
     A dispatch mode sees every ATen operation, backward's too, on any device; a storage's Python object
-    lives as long as the storage does, so a weak reference to it says when the memory goes. About 15-25 us
-    per operation (most of it torch's own way into Python), paid only by drills with a graph or memory budget.
+    lives as long as the storage does, so a weak reference to it says when the memory goes. Its cost per
+    operation (most of it torch's own way into Python) is paid only by drills with a graph or memory budget.
     """
 
     def __init__(self) -> None:

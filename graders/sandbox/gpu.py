@@ -4,11 +4,11 @@ The parent never asks torch about CUDA (a CUDA call there costs a driver context
 and registers torch's fork handler): a GPU host is one with the NVIDIA driver's control device, and the
 runners report the rest (device name, memory) once they have a context of their own.
 
-Why the pool is sized as it is: a runner is used once, and each one pays for its own CUDA context (about
-1 s on an H100, measured). Sustained throughput is therefore runners created at once / creation time, not
-the job's few milliseconds, so the pool keeps ``size`` runners ready or in creation and creates up to
-``concurrency`` of them in parallel; each idle runner holds a context (``CONTEXT_MB``) and may allocate
-up to its cap (``memory_mb``), so the GPU's memory bounds ``size``.
+Why the pool is sized as it is: a runner is used once, and each one pays for its own CUDA context (far
+longer than a job: docs/performance.md, "GPU drills"). Sustained throughput is therefore runners created
+at once / creation time, not the job's few milliseconds, so the pool keeps ``size`` runners ready or in
+creation and creates up to ``concurrency`` of them in parallel; each idle runner holds a context
+(``CONTEXT_MB``) and may allocate up to its cap (``memory_mb``), so the GPU's memory bounds ``size``.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class SandboxPool:
 
         limits = limits or self.limits
         started = time.monotonic()
-        try:  # layer 1 here, where Python is warm: in a fresh child it cost 8x as much (1.7 ms)
+        try:  # layer 1 here, where Python is warm: in a fresh child it cost several times as much
             compile_code = policy.compile_plain if self.unguarded else policy.compile_submission
             compiled = marshal.dumps(compile_code(code, limits.max_source_bytes))
         except policy.Rejected as exc:

@@ -9,7 +9,7 @@ inside the blob) before copying the bytes into a fresh tensor.  Decoding builds 
 
 Raw bytes rather than safetensors: both are data only, but every child is a fresh fork that pays a
 copy-on-write fault for each page it first touches, and safetensors' Python path (numpy, ctypes)
-cost a child about 2.5 ms per job against well under 1 ms for one ``tobytes``/``frombuffer`` per tensor.
+cost a child several times what one ``tobytes``/``frombuffer`` per tensor does.
 
 torch is imported lazily, so the web process can import graders.sandbox without it.
 """
@@ -31,7 +31,7 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 # (an output-capped stdout, messages and 200,000 value nodes take a few), at most this many arrays and
 # objects (every ``[`` and ``{``, those inside strings included, so the count only errs on the safe side)
 # and this many items (every ``,``). A 64 MiB header of empty lists once made the parent build 22 million
-# of them (1.6 GB, 9 s); now it is refused by three ``bytes.count`` calls.
+# of them (1.6 GB); now it is refused by three ``bytes.count`` calls.
 MAX_HEADER_BYTES = 16 * 1024 * 1024
 MAX_CONTAINERS = 2 * MAX_NODES + 100_000
 MAX_ITEMS = 4 * MAX_NODES

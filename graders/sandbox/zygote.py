@@ -564,7 +564,7 @@ def _bare_fork() -> int:
 
     In a single-threaded fork server those handlers have nothing to do (they re-create the locks and the
     bookkeeping of other threads, and re-seed ``random``, which submissions cannot import), yet they touch
-    shared pages: measured, ~90-200 copy-on-write faults and 0.5-0.8 ms of CPU in every runner. libc's
+    shared pages: copy-on-write faults and CPU in every runner (docs/performance.md). libc's
     own handlers (malloc's locks, torch's thread pool) still run. The zygote uses it only while it has a
     single thread (``_single_threaded``), and ``os.fork`` otherwise.
     """
@@ -721,8 +721,8 @@ def _rehearse() -> str:
 
     Why: a runner's first pass over that path writes to pages it shares with the zygote (reference
     counts, caches), and each write is a copy-on-write fault. Taken here, while the runner waits in the
-    pool, ~1.3 ms of them leave the learner's clock (the grade's median 3.7 -> 2.4 ms, measured
-    interleaved), for ~0.5 ms more CPU per runner. It leaves nothing a submission can see: its globals,
+    pool, they leave the learner's clock, for a little more CPU per runner (measured interleaved:
+    docs/performance.md). It leaves nothing a submission can see: its globals,
     values and output are its own and dropped, and the random generators are seeded again.
     """
     import torch
