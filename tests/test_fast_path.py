@@ -2,9 +2,10 @@
 
 Everywhere else in the app code, this fails on a database cursor (``cursor(``), ``.raw(``, ``RawSQL`` or
 ``.extra(``, the SQL compiler (``get_compiler``, ``sql_with_params``), a compiled statement (``Prepared(``),
-a raw SQL string, and a module-level cache: a ``functools.cache``/``lru_cache`` function, or a module-level
+a raw SQL string, and a module-level cache: a ``functools.cache``/``lru_cache`` function, a module-level
 dict filled at run time by anything but a ``register*`` function (a registry, filled as the apps load, is
-not a cache). What is left elsewhere is named below with the reason it is not the fast path's.
+not a cache), or a module global a function sets (``global _kept``). What is left elsewhere is named below
+with the reason it is not the fast path's.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ KEPT_ELSEWHERE = {
     "_dtypes": "torch's dtypes by name, looked up once",
     "_MODULES": "modules a jailed child imported (the sandbox's guest side)",
     "_RANDOM_STATES": "the seeded ``random`` states of a jailed child (the sandbox's guest side)",
+    # Process state set once by a function (``global``): the worker's own machinery, no data read.
+    "_FILTER": "the sandbox's seccomp filter object, built once per process",
+    "_heartbeat": "the grading process's heartbeat thread",
+    "_pool": "the grading process's warm sandbox pool",
+    "_pool_pid": "the process that built the warm pool (a fork builds its own)",
     # Reference outputs, computed by running the drill's reference: the references service (issue 40 item 3).
     "DEFAULT_CACHE": "the references' outputs, from sandbox runs, not from the database",
 }
@@ -98,6 +104,19 @@ def _written_names(function: ast.AST) -> set[str]:
     return written
 
 
+def _set_globals(function: ast.AST) -> set[str]:
+    """The module globals a function declares ``global`` and assigns."""
+    declared = {name for node in ast.walk(function) if isinstance(node, ast.Global) for name in node.names}
+    assigned = {
+        target.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    return declared & assigned
+
+
 def module_caches(source: str) -> list[str]:
     """The module-level caches in ``source``, by name."""
     tree = ast.parse(source)
@@ -118,6 +137,7 @@ def module_caches(source: str) -> list[str]:
     for function in functions:
         if not function.name.lstrip("_").startswith("register"):
             found += sorted(mappings & _written_names(function))
+            found += sorted(_set_globals(function))
     return sorted(set(found))
 
 
@@ -157,6 +177,7 @@ def test_every_exception_is_still_there() -> None:
         ("_seen: dict[str, int] = {}\ndef f(k):\n    _seen.setdefault(k, 1)\n", ["_seen"]),
         ("from collections import OrderedDict\n_rows = OrderedDict()\ndef f():\n    _rows.popitem()\n", ["_rows"]),
         ("KEPT = Cache()\n", ["KEPT"]),
+        ("_kept = None\ndef f():\n    global _kept\n    _kept = 1\n", ["_kept"]),
         ("_PARTS = {}\ndef register_part(n):\n    _PARTS[n] = 1\n", []),  # a registry
         ("TABLE = {'a': 1}\ndef f(): return TABLE['a']\n", []),  # a constant
         ("def f():\n    seen = {}\n    seen[1] = 2\n", []),  # a local
