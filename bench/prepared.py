@@ -1,5 +1,5 @@
 """The verdict path's reads: each through Django's queryset (the baseline) and compiled once
-(``quizsite.prepared.Prepared``, what the path runs), interleaved in one process.
+(``fastpath.prepared.Prepared``, what the path runs), interleaved in one process.
 
     .venv/bin/python bench/prepared.py              # SQLite in a temporary folder, 2,000 calls of each
     .venv/bin/python bench/prepared.py --database-url postgres://postgres@127.0.0.1:5432/quizsite_bench
@@ -71,11 +71,14 @@ def main() -> None:
     from django.utils import timezone
 
     from cards.models import CardState
+    from fastpath import card_states, drill_reviews
+    from fastpath.grading_drills import grading_drill
+    from fastpath.submission_window import limit_th_newest
     from graders.jobs import lifecycle as jobs
     from graders.jobs.warm_pool import close_pool, get_pool
-    from graders.models import Drill, DrillReview, Submission, grading_drill
+    from graders.models import Drill, DrillReview, Submission
     from graders.rating import reviews
-    from graders.web.submissions import _limit_th_newest, submit
+    from graders.web.submissions import submit
 
     call_command("migrate", verbosity=0)
     learner = User.objects.create_user(f"bench-prepared-{os.getpid()}")
@@ -110,24 +113,24 @@ def main() -> None:
                     ),
                     None,
                 ),
-                lambda: _limit_th_newest(limit).first(user_id=learner.pk, since=since),
+                lambda: limit_th_newest(Submission, limit).first(user_id=learner.pk, since=since),
             ),
             (
                 "the card's state",
                 lambda: CardState.objects.filter(user_id=learner.pk, card_id=drill.card_id).first(),
-                lambda: reviews._CARD_STATE.first(user_id=learner.pk, card_id=drill.card_id),
+                lambda: card_states.OF_CARD.first(user_id=learner.pk, card_id=drill.card_id),
             ),
             (
                 "the latest review",
                 lambda: DrillReview.objects.filter(user_id=learner.pk, drill_id=drill.pk).first(),
-                lambda: reviews._LATEST_REVIEW.first(user_id=learner.pk, drill_id=drill.pk),
+                lambda: drill_reviews.LATEST.first(user_id=learner.pk, drill_id=drill.pk),
             ),
             (
                 "the open review (accepted attempt)",
                 lambda: DrillReview.objects.filter(
                     user_id=learner.pk, drill_id=drill.pk, seed=review.seed, finished_at=None
                 ).first(),
-                lambda: reviews._OPEN_REVIEW.first(user_id=learner.pk, drill_id=drill.pk, seed=review.seed),
+                lambda: drill_reviews.OPEN.first(user_id=learner.pk, drill_id=drill.pk, seed=review.seed),
             ),
             (
                 "the drill's version (worker)",

@@ -7,7 +7,7 @@ subqueries that Django compiled and PostgreSQL ran at great cost on every rating
 its stages (the order of the new cards, which cards are siblings) is computed once per process and
 kept (``Deck``), checked on each request against one cheap stamp query; what changes with every rating
 (the learner's due and repeat states, what blocks a new card, today's reviews) is read fresh each time by
-one statement (``_day_sql``), and the queue is walked in Python. Nothing a learner
+one statement (``fastpath.review_day``), and the queue is walked in Python. Nothing a learner
 does is cached, so no rating, undo, suspension or settings change can leave a stale queue behind.
 
 The rules are those of the SQL it replaced (kept in ``tests/cards/queue_reference.py``, which the
@@ -25,7 +25,6 @@ tests compare against after every step):
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,21 +32,21 @@ from datetime import date
 from typing import Any
 
 from django.apps import apps
-from django.db import connections, router
+from django.db import router
 
 from cards import extensions
 from cards.ingest import concepts as conceptual
 from cards.models import (
     Card,
-    CardState,
     Course,
     LearningStage,
     Note,
     Profile,
-    ReviewLog,
     concept_map,
     private_courses_of,
 )
+from fastpath import review_day
+from fastpath.deck import kept, read_stamp
 
 HEADING_SEPARATOR = " › "  # how the importer joins the headings of a card's path
 _PLACE = tuple[int, int, int, int, int]  # (default stage index, turn in its stage, note, place in note, pk)
@@ -349,90 +348,18 @@ def _anchor(position: int, pk: int, siblings: dict[int, tuple[int, ...]], mappin
     return min([position, *found])
 
 
-_decks: dict[str, Deck] = {}  # database alias -> the deck as last read in this process
-_deck_lock = threading.Lock()
-
-
 def deck_for(stamp: tuple[Any, ...], alias: str) -> Deck:
-    """The deck as of ``stamp``, rebuilt when the stamp moved: the newest card change
-    (``CardQuerySet.update`` and ``auto_now`` keep ``updated_at`` moving), the newest card, and the
-    stages' count and newest change. The stamp is read before the deck, so a change committed in
-    between costs one more rebuild, never a stale deck."""
-    deck = _decks.get(alias)
-    if deck is None or deck.stamp != stamp:
-        deck = build_deck(stamp)
-        with _deck_lock:
-            _decks[alias] = deck
-    return deck
+    """The deck as of ``stamp``: kept per process while the stamp holds (``fastpath.deck``)."""
+    return kept(stamp, alias, build_deck)
 
 
 def current_deck() -> Deck:
     """The deck, for pages that show it (the queue reads the stamp with the learner's day instead)."""
     alias = router.db_for_read(Card)
-    with connections[alias].cursor() as cursor:
-        cursor.execute(f"SELECT {_stamp_columns()}")
-        return deck_for(tuple(cursor.fetchone()), alias)
-
-
-def _stamp_columns() -> str:
-    """The deck stamp: the newest card change, the newest card, the stages' count and newest change."""
-    card, stage = Card._meta.db_table, LearningStage._meta.db_table
-    return (  # the table names are the models' own
-        f"(SELECT MAX(updated_at) FROM {card}), (SELECT MAX(id) FROM {card}), "
-        f"(SELECT COUNT(*) FROM {stage}), (SELECT MAX(updated_at) FROM {stage})"
-    )
+    return deck_for(read_stamp(alias), alias)
 
 
 # --- The learner: read fresh on every request ---------------------------------------------------------
-
-
-def _day_sql(vendor: str) -> str:
-    """The one statement a queue costs, four parts told apart by the first column:
-    0. one row: the deck stamp (4 columns), the learner's stage order (``Profile.learning_order``; no
-       profile yet: NULL, the default) and today's review counts (all, new first answers, review first answers);
-    1. a row per review today: the card (what buries its siblings);
-    2. a row per state in today's due queue or repeat queue (seen and available: due / rated below Good
-       today), with which and its rank in each order;
-    3. one row: every card a state blocks from the new queue (seen, suspended or buried), as one
-       comma-separated text. A learner's seen cards are most of their states and the new queue only asks
-       whether a card is among them: one text per request instead of a typed row per state keeps the
-       cost of a learner with thousands of cards near that of a beginner (docs/performance.md).
-    Dates are compared in SQL, so each backend's own date storage never reaches Python."""
-    log, state, profile = ReviewLog._meta.db_table, CardState._meta.db_table, Profile._meta.db_table
-    # The live entries only, as ``ReviewLog.objects`` reads them: an undone entry and its reversal count as nothing.
-    live = f"{log}.reverses_id IS NULL AND NOT EXISTS (SELECT 1 FROM {log} r WHERE r.reverses_id = {log}.id)"
-    logs = f"FROM {log} WHERE {log}.user_id = %(user)s AND {log}.review_day = %(today)s AND {live}"
-    available = "NOT s.suspended AND (s.buried_until IS NULL OR s.buried_until <= %(today)s)"
-    due = f"s.last_reviewed_at IS NOT NULL AND s.due <= %(today)s AND {available}"
-    repeat = f"s.needs_repeat AND s.last_review_day = %(today)s AND {available}"
-    blocking = "(s.last_reviewed_at IS NOT NULL OR s.suspended OR s.buried_until > %(today)s)"
-    ids = "string_agg(CAST(s.card_id AS TEXT), ',')" if vendor == "postgresql" else "group_concat(s.card_id, ',')"
-    return (  # noqa: S608 (the table names are the models' own)
-        f"SELECT 0, {_stamp_columns()}, "
-        f"CAST((SELECT learning_order FROM {profile} WHERE user_id = %(user)s) AS TEXT), "
-        f"(SELECT COUNT(*) {logs}), "
-        f"(SELECT COUNT(*) {logs} AND was_new AND NOT is_same_day_repeat), "
-        f"(SELECT COUNT(*) {logs} AND NOT was_new AND NOT is_same_day_repeat), "
-        f"{', '.join(['CAST(NULL AS BIGINT)'] * 7)} "  # typed: PostgreSQL types a union by its first part
-        f"UNION ALL SELECT 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, card_id, "
-        f"NULL, NULL, NULL, NULL, NULL, NULL {logs} "
-        "UNION ALL SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, s.id, s.card_id, "
-        f"CASE WHEN {due} THEN 1 ELSE 0 END, CASE WHEN {repeat} THEN 1 ELSE 0 END, "
-        "ROW_NUMBER() OVER (ORDER BY s.due, s.last_reviewed_at, s.id), "
-        "ROW_NUMBER() OVER (ORDER BY s.last_reviewed_at, s.id) "
-        f"FROM {state} s WHERE s.user_id = %(user)s AND (({due}) OR ({repeat})) "
-        f"UNION ALL SELECT 3, NULL, NULL, NULL, NULL, {ids}, NULL, NULL, NULL, NULL, "
-        f"NULL, NULL, NULL, NULL, NULL, NULL FROM {state} s WHERE s.user_id = %(user)s AND {blocking}"
-    )
-
-
-_DAY_SQL: dict[str, tuple[str, list[str]]] = {}  # alias -> (SQL with %s, the name bound at each %s)
-
-
-def _positional(sql: str) -> tuple[str, list[str]]:
-    """Named placeholders to %s (both backends take %s; SQLite's wrapper has no named style)."""
-    names = re.findall(r"%\((\w+)\)s", sql)
-    return re.sub(r"%\((\w+)\)s", "%s", sql), names
 
 
 def stage_slugs(stages: Any) -> tuple[str, ...]:
@@ -461,46 +388,33 @@ class _Day:
 
 def _read_day(user_id: int, today: date) -> _Day:
     alias = router.db_for_read(Card)
-    connection = connections[alias]
-    if alias not in _DAY_SQL:
-        _DAY_SQL[alias] = _positional(_day_sql(connection.vendor))
-    sql, names = _DAY_SQL[alias]
-    values = {"user": user_id, "today": connection.ops.adapt_datefield_value(today)}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [values[name] for name in names])
-        rows = cursor.fetchall()
-    header = next(row for row in rows if row[0] == 0)
-    deck = deck_for(tuple(header[1:5]), alias)
+    rows = review_day.read(alias, user_id, today)
+    deck = deck_for(rows.stamp, alias)
     courses = readable_courses(user_id) if deck.courses else frozenset()
     due, repeats = [], []
     private = bool(deck.owners or deck.courses)  # no private card in the deck: every card reaches everyone
-    for row in rows:
+    for pk, card, is_due, is_repeat, due_rank, repeat_rank in rows.queued:
         # an inactive card's state is in no queue, nor one of a course the learner no longer reads
-        if row[0] == 2 and row[11] in deck.active and (not private or deck.reaches(row[11], user_id, courses)):
-            if row[12]:
-                due.append((row[14], row[10], row[11]))
-            if row[13]:
-                repeats.append((row[15], row[10]))
+        if card in deck.active and (not private or deck.reaches(card, user_id, courses)):
+            if is_due:
+                due.append((due_rank, pk, card))
+            if is_repeat:
+                repeats.append((repeat_rank, pk))
     due.sort()
     repeats.sort()
     return _Day(
         deck=deck,
         user_id=user_id,
-        stage_order=stage_slugs(header[5]),
+        stage_order=stage_slugs(rows.learning_order),
         due=[(pk, card) for _, pk, card in due],
         repeats=[pk for _, pk in repeats],
-        blocked=_card_ids(next((row[5] for row in rows if row[0] == 3), None)),
-        answered={row[9] for row in rows if row[0] == 1},
+        blocked=rows.blocked,
+        answered=rows.answered,
         courses=courses,
-        new_done=header[7] or 0,
-        reviews_done=header[8] or 0,
-        reviewed_today=header[6] or 0,
+        new_done=rows.new_done,
+        reviews_done=rows.reviews_done,
+        reviewed_today=rows.reviewed_today,
     )
-
-
-def _card_ids(text: str | None) -> set[int]:
-    """The blocked cards' comma-separated ids (NULL when the learner has no state) as a set."""
-    return set(map(int, text.split(","))) if text else set()
 
 
 def readable_courses(user_id: int) -> frozenset[int]:

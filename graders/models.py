@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 import uuid
-from collections import OrderedDict
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +26,6 @@ from graders.drills.solution_key import KEY_LENGTH
 from graders.jobs.labels import translated_choices
 from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status
 from graders.jobs.tables import GraderHeartbeat, Job, job_constraints  # noqa: F401 (Django finds models here)
-from quizsite.prepared import Prepared
 
 
 class Device(models.TextChoices):
@@ -59,44 +56,9 @@ class DrillQuerySet(models.QuerySet["Drill"]):
 
 @functools.lru_cache(maxsize=256)
 def _parsed_definition(definition: str, source_path: str) -> DrillSpec:
-    """Frozen and equal across calls, so the grading module's reference cache hits for every submission."""
+    """Frozen and equal across calls, so the grading module's reference cache hits for every submission (the
+    worker keeps the drill rows themselves: ``fastpath.grading_drills.grading_drill``)."""
     return parse_drill(definition, source_path)
-
-
-_GRADING_DRILLS: OrderedDict[tuple[int, str], Drill] = OrderedDict()
-_GRADING_DRILLS_LOCK = threading.Lock()
-_DRILL_VERSION: Prepared[str] = Prepared(lambda pk: Drill.objects.filter(pk=pk).values_list("version", flat=True))
-
-
-def grading_drill(pk: int) -> Drill:
-    """The stored drill a worker grades with, kept per process while its version is current.
-
-    Reading the drill's one ``version`` column (the hash of its whole file) costs far less than reading
-    and building the row, and says whether the kept row is still the stored one; drill rows are never
-    deleted (their card and submissions protect them; ``import_drills`` retires a drill instead).
-    Measured on 2026-11-28 (bench/grading.py, interleaved x3, docs/performance.md "Under the ORM"): reading
-    the row with ``Drill.objects.get`` instead made each verdict's claimed-to-final longer.
-    """
-    version = _DRILL_VERSION.first(pk=pk)
-    if version is None:
-        raise Drill.DoesNotExist(f"no drill {pk}")
-    with _GRADING_DRILLS_LOCK:
-        drill = _GRADING_DRILLS.get((pk, version))
-        if drill is not None:
-            _GRADING_DRILLS.move_to_end((pk, version))
-            return drill
-    drill = Drill.objects.get(pk=pk)
-    with _GRADING_DRILLS_LOCK:
-        _GRADING_DRILLS[(pk, drill.version)] = drill
-        while len(_GRADING_DRILLS) > 256:
-            _GRADING_DRILLS.popitem(last=False)
-    return drill
-
-
-def forget_grading_drills() -> None:
-    """Empty the cache (tests: a rolled-back database reuses ids, so an id and version can name another row)."""
-    with _GRADING_DRILLS_LOCK:
-        _GRADING_DRILLS.clear()
 
 
 class Drill(models.Model):

@@ -28,10 +28,11 @@ from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
-from django.db import connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from fastpath import database
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +64,7 @@ def timeout() -> float:
 
 
 def check_database() -> CheckResult:
-    with connections["default"].cursor() as cursor:
-        cursor.execute("SELECT 1")
-        cursor.fetchone()
+    database.ping("default")
     return {"ok": True, "ms": 0.0}
 
 

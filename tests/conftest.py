@@ -62,9 +62,9 @@ def _fresh_producer_pool() -> None:
 @pytest.fixture(autouse=True)
 def _no_drills_kept_between_tests() -> None:
     """Workers keep drill rows by (id, version); a rolled-back test database reuses ids."""
-    from graders.models import forget_grading_drills
+    from fastpath import grading_drills
 
-    forget_grading_drills()
+    grading_drills.forget()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("quizsite", "cards", "graders", "outputs", "teams", "courses", "api")
+PACKAGES = ("quizsite", "fastpath", "cards", "graders", "outputs", "teams", "courses", "api")
 # The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
 PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
 PURE += ("graders.authoring.document", "graders.authoring.statement", "graders.authoring.checking")
@@ -170,15 +170,59 @@ def test_reaches_follows_imports_through_other_modules() -> None:
     assert reaches(graph, ["outputs.a"]) == {"graders.jobs.x", "graders.web.views"}
 
 
+# Every top-level package that is an app (or a library an app builds on: the sandbox, the jobs), found on disk
+# so that a package moved to the top level is covered the day it lands.
+APPS = tuple(
+    sorted(
+        p.name
+        for p in REPO.iterdir()
+        if (p / "__init__.py").exists() and p.name not in ("quizsite", "fastpath", "tests")
+    )
+)
+# Where Django is told what the apps are: the settings (INSTALLED_APPS, the beat schedule) and the root URLconf.
+COMPOSITION_ROOTS = ("quizsite/settings.py", "quizsite/urls.py")
+
+
 def test_it_keeps_the_project_package_below_every_app() -> None:
-    """quizsite/ (settings, urls, health, celery, the prepared statements) names no app in an import: apps
-    register what they add to it (health checks: ``quizsite.health.register_check``)."""
-    apps = ("cards", "graders", "outputs", "teams", "courses", "api")
+    """quizsite/ (settings, urls, health, celery) imports no app, not even through another module (the fast
+    path's modules it uses read no app's table): apps register what they add to it (health checks:
+    ``quizsite.health.register_check``)."""
+    graph = import_graph()
     offenders = sorted(
         f"{module} -> {target}"
-        for module, targets in import_graph().items()
+        for module in graph
         if module.split(".")[0] == "quizsite"
-        for target in targets
-        if target.split(".")[0] in apps
+        for target in reaches(graph, [module])
+        if target.split(".")[0] in APPS
     )
     assert offenders == []
+
+
+def test_it_keeps_the_project_package_from_naming_an_app_but_where_django_wires_them() -> None:
+    """No ``importlib`` string, ``get_model`` or dotted path of an app in quizsite/ beyond the settings and the
+    root URLconf (a string import is an arrow up that the import graph cannot see)."""
+    pattern = re.compile(
+        rf"(?:\b(?:from|import)\s+|[\"'])(?:{'|'.join(APPS)})[.:/]|get_model\(\s*[\"'](?:{'|'.join(APPS)})[\"']"
+    )
+    offenders = [
+        f"{path.relative_to(REPO)}: {match.group(0)!r}"
+        for path in sorted((REPO / "quizsite").rglob("*.py"))
+        if path.relative_to(REPO).as_posix() not in COMPOSITION_ROOTS
+        for match in pattern.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+
+
+def test_the_fast_path_builds_on_the_models_only() -> None:
+    """fastpath/ reads tables: of the apps it imports their models and nothing else (no views, no services),
+    so every app may use it and it stays the floor it is."""
+    graph = import_graph()
+    offenders = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        if module.split(".")[0] == "fastpath"
+        for target in targets
+        if target.split(".")[0] in APPS and target.split(".")[1:] != ["models"]
+    )
+    assert offenders == []
+    assert graph["fastpath.prepared"] == set()  # the engine reads no app at all: quizsite may use it

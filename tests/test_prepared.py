@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from cards.models import CardState
-from quizsite.prepared import Prepared, returns_from_update, update_returning, update_where
+from fastpath.prepared import Prepared, returns_from_update, update_returning, update_where
 from tests.cards.factories import make_card, make_user
 from tests.cards.stats_factories import make_state
 

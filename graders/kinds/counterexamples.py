@@ -16,11 +16,12 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 
+from fastpath.grading_drills import grading_drill
 from graders.jobs import tasks
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import Status
 from graders.kinds.examples import format_value
-from graders.models import Counterexample, Submission, grading_drill
+from graders.models import Counterexample, Submission
 
 
 def wanted(verdict: dict[str, Any] | None) -> bool:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar, TypedDict
 
+from fastpath.grading_drills import grading_drill
 from graders.jobs import tasks
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import Status
-from graders.models import Drill, DrillExamples, grading_drill
+from graders.models import Drill, DrillExamples
 
 OUTPUT_CHARS = 800
 

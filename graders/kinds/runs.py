@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
+from fastpath.grading_drills import grading_drill
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import Status
 from graders.kinds.examples import format_value
-from graders.models import DrillRun, grading_drill
+from graders.models import DrillRun
 
 
 class RunKind:

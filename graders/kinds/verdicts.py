@@ -15,13 +15,14 @@ from typing import Any, ClassVar
 from cards.models import Profile
 from cards.review import Outcome, learner_today
 from cards.touched import touch
+from fastpath import profiles
+from fastpath.grading_drills import grading_drill
 from graders.drills.solution_key import solution_key
 from graders.jobs.lifecycle import Finished, Infrastructure, register
 from graders.jobs.status import VERDICTS, Status
 from graders.kinds import counterexamples
-from graders.models import Submission, grading_drill
+from graders.models import Submission
 from graders.rating import reviews
-from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)
 
@@ -91,12 +92,9 @@ class SubmissionKind:
             counterexamples.queue_for(job, finished.fields.get("verdict") or {})
 
 
-_PROFILE: Prepared[Profile] = Prepared(lambda user_id: Profile.objects.filter(user_id=user_id)[:1])
-
-
 def _touch_drill_day(user_id: int, finished_at: datetime) -> None:
     """The learner day the drill XP lands on (``teams.activity``'s clock: the site's defaults without a profile)."""
-    profile = _PROFILE.first(user_id=user_id) or Profile(user_id=user_id)
+    profile = profiles.BY_USER.first(user_id=user_id) or Profile(user_id=user_id)
     touch(user_id, learner_today(profile, finished_at))
 
 

@@ -29,10 +29,10 @@ from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
 from cards.review import Outcome, get_profile, learner_today, record_graded
+from fastpath import card_states, drill_reviews
 from graders.jobs.status import Status
 from graders.models import Drill, DrillReview, Submission
 from graders.rating.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
-from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)
 REFERENCE_AFTER_FAILURES = 3
@@ -57,20 +57,6 @@ def came_due_at(state: CardState | None, profile: Profile, now: datetime) -> dat
     return start if start <= now else None
 
 
-# Read on every submission and every accepted verdict: compiled once (quizsite.prepared).
-_CARD_STATE: Prepared[CardState] = Prepared(
-    lambda user_id, card_id: CardState.objects.filter(user_id=user_id, card_id=card_id)
-)
-_LATEST_REVIEW: Prepared[DrillReview] = Prepared(
-    lambda user_id, drill_id: DrillReview.objects.filter(user_id=user_id, drill_id=drill_id).order_by("-started_at")[:1]
-)
-_OPEN_REVIEW: Prepared[DrillReview] = Prepared(
-    lambda user_id, drill_id, seed: DrillReview.objects.filter(
-        user_id=user_id, drill_id=drill_id, seed=seed, finished_at=None
-    ).order_by("-started_at")[:1]
-)
-
-
 @dataclass(frozen=True)
 class DrillSession:
     review: DrillReview
@@ -87,8 +73,8 @@ def current_review(user: AbstractBaseUser, drill: Drill, now: datetime | None = 
 
 def _current(user: AbstractBaseUser, drill: Drill, now: datetime) -> tuple[DrillReview | None, CardState | None]:
     """The review still current (None when the next submission opens a new one), and the card's state. Reads."""
-    state = _CARD_STATE.first(user_id=user.pk, card_id=drill.card_id)
-    latest = _LATEST_REVIEW.first(user_id=user.pk, drill_id=drill.pk)
+    state = card_states.OF_CARD.first(user_id=user.pk, card_id=drill.card_id)
+    latest = drill_reviews.LATEST.first(user_id=user.pk, drill_id=drill.pk)
     due_since = came_due_at(state, get_profile(user), now)
     if latest is not None and (due_since is None or latest.started_at >= due_since):
         return latest, state
@@ -270,7 +256,7 @@ def rate_accepted(sub: Submission, now: datetime) -> Outcome | None:
     (one indexed query): a drill practised outside the review queue, or accepted again after its
     review ended, costs nothing more.
     """
-    review = _OPEN_REVIEW.first(user_id=sub.user_id, drill_id=sub.drill_id, seed=sub.seed)
+    review = drill_reviews.OPEN.first(user_id=sub.user_id, drill_id=sub.drill_id, seed=sub.seed)
     if review is None:
         return None
     attempts = review_attempts(review).filter(pk__lte=sub.pk).count()

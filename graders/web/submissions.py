@@ -14,7 +14,6 @@ costs a worker's time.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -26,12 +25,12 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from fastpath.submission_window import limit_th_newest
 from graders.jobs import notify, tasks
 from graders.jobs.heartbeat import grader_status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillRun, Submission
 from graders.rating import reviews
-from quizsite.prepared import Prepared
 
 
 @dataclass(frozen=True)
@@ -70,23 +69,11 @@ def check_rate(
     if rule.limit <= 0:
         return RateDecision(False, rule.window_seconds)
     since = now - timedelta(seconds=rule.window_seconds)
-    oldest = _limit_th_newest(model, rule.limit).first(user_id=user_id, since=since)
+    oldest = limit_th_newest(model, rule.limit).first(user_id=user_id, since=since)
     if oldest is None:
         return RateDecision(True, 0)
     wait = (oldest + timedelta(seconds=rule.window_seconds) - now).total_seconds()
     return RateDecision(False, max(1, int(wait) + 1))
-
-
-@functools.cache
-def _limit_th_newest(model: type[Submission | DrillRun], limit: int) -> Prepared[datetime]:
-    """When the ``limit``-th newest row since ``since`` was queued (on every submit: built once)."""
-    return Prepared(
-        lambda user_id, since: (
-            model.objects.filter(user_id=user_id, queued_at__gt=since)
-            .order_by("-queued_at")
-            .values_list("queued_at", flat=True)[limit - 1 : limit]
-        )
-    )
 
 
 def code_limit(drill: Drill) -> int:
