@@ -108,7 +108,7 @@ def baseline_tree(rev: str, into: Path) -> Path:
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
     if "graders.status" in (tree / "graders" / "sandbox" / "results.py").read_text():
         # A sandbox from before graders/ was split by role reads the statuses from their old module.
-        (tree / "graders" / "status.py").write_text("from graders.jobs.status import *  # noqa: F403\n")
+        (tree / "graders" / "status.py").write_text("from jobs.status import *  # noqa: F403\n")
     return tree
 
 

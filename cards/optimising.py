@@ -19,9 +19,9 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    day on), and records a final status only while its claim still holds.
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
    hold the one-active constraint for good. ``expire_lost`` marks a running fit failed as the job
-   lifecycle's reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its
+   lifecycle's reaper judges a grading job lost (``jobs.lifecycle.lost``): at once when its
    claimant is provably dead (same host, process gone), else once it has run longer than
-   ``FSRS_FIT_STALE_AFTER``; on the grading reaper's schedule (``graders.tasks.reap``) and when a scoring
+   ``FSRS_FIT_STALE_AFTER``; on the grading reaper's schedule (``jobs.tasks.reap``) and when a scoring
    worker starts. ``expire_stale`` adds fits queued longer than that (a lost message), before a new fit
    is queued and in beat's daily job. A lost fit is given up, not retried: the learner's next fit
    (theirs, or beat's daily one) runs on the reviews they have then.

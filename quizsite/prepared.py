@@ -11,7 +11,7 @@ few statements with new values each time:
   parameter can change between calls: ints, strings, dates and datetimes. A value that changes the
   statement's shape (``None`` becomes ``IS NULL``, a list's length, a slice) belongs in the query's
   definition, not in its values;
-- writes (a job's claim and finish, ``graders.jobs.lifecycle``): ``update_where`` is
+- writes (a job's claim and finish, ``jobs.lifecycle``): ``update_where`` is
   ``filter(pk=..., **where).update(**values)`` without building a query, and ``update_returning`` the
   claim's conditional update that returns the row it claimed (one statement instead of an update and a
   read).

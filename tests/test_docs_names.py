@@ -15,7 +15,7 @@ DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/*.md")])
 PACKAGES = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
 RUNTIME = {"var", "static", "node_modules"}  # made by `make run` and the build, named by the docs as places
 FOLDERS = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")} - RUNTIME
-# Celery's registered names (``@shared_task(name="graders.tasks.reap")``) are names the docs may give too.
+# Celery's registered names (``@shared_task(name="jobs.tasks.reap")``) are names the docs may give too.
 TASKS = {
     match
     for package in PACKAGES

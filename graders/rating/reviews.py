@@ -29,9 +29,9 @@ from django.utils import timezone
 
 from cards.models import Card, CardState, Profile
 from cards.review import Outcome, get_profile, learner_today, record_graded
-from graders.jobs.status import Status
 from graders.models import Drill, DrillReview, Submission
 from graders.rating.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
+from jobs.status import Status
 from quizsite.prepared import Prepared
 
 logger = logging.getLogger(__name__)
