@@ -350,9 +350,14 @@ def lost(kind: JobKind, now: datetime, queued_for: float | None = None) -> list[
     waiting = Q(status=Status.QUEUED, queued_at__lte=now - timedelta(seconds=queued_for)) | Q(status=Status.RUNNING)
     rows = kind.model.objects.filter(waiting, status__in=PENDING).select_related(*kind.related)
     return [
-        row
-        for row in rows
-        if row.status == Status.QUEUED
-        or claimant_is_dead(row.claim_token)
-        or (row.claimed_at is not None and row.claimed_at < stale_before)
+        row for row in rows if row.status == Status.QUEUED or is_lost(row.claim_token, row.claimed_at, stale_before)
     ]
+
+
+def is_lost(claim_token: str, claimed_at: datetime | None, stale_before: datetime) -> bool:
+    """Is a running row's worker gone? Its claimant is provably dead (same host, process gone:
+    ``quizsite.claims``), or it claimed the row before ``stale_before`` (past any time limit). The one
+    judgment for every background row that can be lost: the job kinds' rows here, an FSRS fit
+    (``cards.optimising.expire_lost``). A row that names no claimant is judged by its age alone."""
+    dead = bool(claim_token) and claimant_is_dead(claim_token)
+    return dead or (claimed_at is not None and claimed_at < stale_before)
