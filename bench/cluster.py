@@ -503,7 +503,7 @@ class Cluster:
         self.wait_graders(count)
 
     def wait_graders(self, count: int, queue: str = "grade_cpu", timeout: float = 60) -> None:
-        from graders.jobs.heartbeat import grader_status
+        from jobs.heartbeat import grader_status
 
         deadline = time.monotonic() + timeout
         while grader_status(queue).online < count:

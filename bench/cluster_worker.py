@@ -58,9 +58,9 @@ def held(run: Any) -> Any:
 @task_prerun.connect
 def hold_device_in_every_kind(task: Any = None, **kwargs: Any) -> None:
     """Before the first job runs (the apps have registered their kinds by then), once."""
-    if task is None or task.name != "graders.tasks.run_job":
+    if task is None or task.name != "jobs.tasks.run_job":
         return
-    from graders.jobs import lifecycle as jobs
+    from jobs import lifecycle as jobs
 
     with _installed:
         for kind in jobs.kinds():

@@ -102,13 +102,20 @@ def baseline_tree(rev: str, into: Path) -> Path:
     """A copy of this checkout whose graders/sandbox is ``rev``'s (nothing else differs)."""
     tree = into / "baseline"
     shutil.copytree(REPO / "graders", tree / "graders", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "jobs", tree / "jobs", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "notes", tree / "notes")
     shutil.rmtree(tree / "graders" / "sandbox")
     archive = subprocess.run(["git", "archive", rev, "graders/sandbox"], cwd=REPO, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    if "graders.status" in (tree / "graders" / "sandbox" / "results.py").read_text():
+    results = (tree / "graders" / "sandbox" / "results.py").read_text()
+    if "graders.status" in results:
         # A sandbox from before graders/ was split by role reads the statuses from their old module.
-        (tree / "graders" / "status.py").write_text("from graders.jobs.status import *  # noqa: F403\n")
+        (tree / "graders" / "status.py").write_text("from jobs.status import *  # noqa: F403\n")
+    elif "graders.jobs.status" in results:
+        # One from before the jobs app (issue 40) reads them from graders/jobs/.
+        (tree / "graders" / "jobs").mkdir()
+        (tree / "graders" / "jobs" / "__init__.py").write_text("")
+        (tree / "graders" / "jobs" / "status.py").write_text("from jobs.status import *  # noqa: F403\n")
     return tree
 
 

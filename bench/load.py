@@ -554,7 +554,7 @@ print("TIMES" + json.dumps({{
 
 
 def submission_times(env: dict[str, str], since: str) -> dict[str, Timing]:
-    """The verdict's server side, from the submissions' own timestamps (graders.jobs.tables.Job)."""
+    """The verdict's server side, from the submissions' own timestamps (jobs.models.Job)."""
     return timings(manage_shell(env, SUBMISSION_TIMES.format(since=since), "TIMES"))
 
 

@@ -18,10 +18,11 @@ grading worker consumes), the only place torch is imported, through ``cards.sche
    records the split day (the calibration page scores the kept parameters only on reviews from that
    day on), and records a final status only while its claim still holds.
 4. A fit that can no longer finish (its worker was killed, or it ran past the task's time limit) would
-   hold the one-active constraint for good. ``expire_lost`` marks a running fit failed as the job
-   lifecycle's reaper judges a grading job lost (``graders.jobs.lifecycle.lost``): at once when its
+   hold the one-active constraint for good. ``expire_lost`` marks a running fit failed by the job
+   lifecycle's own judgment of a lost row (``jobs.lifecycle.is_lost``): at once when its
    claimant is provably dead (same host, process gone), else once it has run longer than
-   ``FSRS_FIT_STALE_AFTER``; on the grading reaper's schedule (``graders.tasks.reap``) and when a scoring
+   ``FSRS_FIT_STALE_AFTER``; on the job reaper's schedule (``jobs.tasks.reap``: ``CardsConfig.ready``
+   registers it with ``jobs.lifecycle.register_sweep``) and when a scoring
    worker starts. ``expire_stale`` adds fits queued longer than that (a lost message), before a new fit
    is queued and in beat's daily job. A lost fit is given up, not retried: the learner's next fit
    (theirs, or beat's daily one) runs on the reviews they have then.
@@ -47,7 +48,8 @@ from cards.models import Optimisation, Profile, ReviewLog
 from cards.review import get_profile
 from cards.scheduling import evaluate, fitting
 from cards.scheduling.fsrs6 import EPOCH
-from quizsite.claims import claimant_is_dead, new_claim_token, release_claim
+from jobs import lifecycle
+from quizsite.claims import new_claim_token, release_claim
 
 logger = logging.getLogger(__name__)
 REFIT_AFTER = timedelta(days=30)
@@ -94,9 +96,9 @@ def expire_lost(now: datetime, user_id: int | None = None) -> int:
     """
     bound = now - timedelta(seconds=settings.FSRS_FIT_STALE_AFTER)
     running = _active(user_id).filter(status=Optimisation.Status.RUNNING)
-    expired = _give_up(running.filter(started_at__lt=bound), now)
-    for pk, token in running.exclude(claim_token="").values_list("pk", "claim_token"):
-        if claimant_is_dead(token):
+    expired = 0
+    for pk, token, started in running.values_list("pk", "claim_token", "started_at"):
+        if lifecycle.is_lost(token, started, bound):  # the job reaper's judgment of a lost row
             expired += _give_up(running.filter(pk=pk, claim_token=token), now)
     if expired:
         logger.warning("gave up %s FSRS fit(s) whose worker died or that ran since before %s", expired, bound)

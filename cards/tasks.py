@@ -41,7 +41,7 @@ def request_fit_now(user: AbstractBaseUser, now: datetime) -> Optimisation | opt
 
 # Under the scoring worker's prefork pool the soft limit raises inside the fit (recorded as failed), and the
 # hard one kills a fit stuck where the soft one cannot reach; optimising.expire_lost frees its row then (its
-# claimant is dead: on the grading reaper's next run, graders.tasks.reap).
+# claimant is dead: on the grading reaper's next run, jobs.tasks.reap).
 @shared_task(
     name="cards.tasks.optimise_parameters",
     soft_time_limit=settings.FSRS_FIT_TIME_LIMIT,

@@ -31,8 +31,8 @@ from graders.authoring.document import Unfit, in_form_layout, read_document, wri
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError
-from graders.jobs.heartbeat import grader_status
 from graders.models import Drill, DrillCheck, DrillDraft, DrillRevision
+from jobs.heartbeat import grader_status
 from teams.models import Membership, Team
 
 from . import services

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 
 from cards.models import Card, Course, Note
-from graders.jobs.status import PENDING, Status
 from graders.models import Drill, Submission
 from graders.web.hub import title_html
+from jobs.status import PENDING, Status
 from teams.models import Membership, Team
 
 

@@ -10,26 +10,24 @@ class GradersConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The job kinds (graders.jobs.lifecycle runs them by name), the Celery tasks (autodiscovery looks
-        # for a graders.tasks module; the tasks keep that name but live in graders.jobs.tasks) and the
-        # worker-process hooks (they fire only in Celery workers: a warm sandbox pool and a heartbeat in
-        # each process that runs jobs).
+        # The job kinds (jobs.lifecycle runs them by name), this process's sandbox pool for them (the job
+        # task asks jobs.pools) and the worker-process hooks (they fire only in Celery workers: a warm
+        # sandbox pool and a heartbeat in each process that runs jobs).
         from cards import extensions
-        from quizsite import health as site_health
+        from jobs import pools
 
+        from . import warm_pool, worker  # noqa: F401
         from .difficulty import task  # noqa: F401  (the nightly difficulty refit)
-        from .jobs import health, tasks, worker  # noqa: F401
         from .kinds import checks, counterexamples, examples, runs, verdicts  # noqa: F401
         from .web import stats
+
+        pools.provide(warm_pool.get_pool)
 
         # Drill cards on the review page, and the drills' section of the stats page.
         extensions.register_review_part("drill", "graders/snippets/review_drill.html", replaces_answer=True)
         extensions.register_stats_section("drills", "graders/snippets/stats_drills.html", stats.drill_section)
         # A deck's "Coding drill" filter lists the note's drills in the hub (status, difficulty, best verdict).
         extensions.register_kind_listing("drill", hub_for_note)
-        # /healthz: the Celery workers answer, and every grading queue has a live grader.
-        site_health.register_check("celery", health.check_celery)
-        site_health.register_check("graders", health.check_graders)
         # manage.py audit_cards: a bundled drill whose statement promises what its contract does not check.
         extensions.register_audit_check("drill statements that contradict their contract", drill_statement_problems)
         # An Anki export's drill card: the reference once the learner may see it, else a link to the drill.

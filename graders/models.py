@@ -1,10 +1,10 @@
 """Drills, the work graded against them (submissions, example outputs) and the graders' heartbeats; a course's
 drills as its editors write them (drafts, their checks, the published revisions).
 
-Sandbox work shares one lifecycle (``Job``, driven by ``graders.jobs.lifecycle``): every move is a conditional
+Sandbox work shares one lifecycle (``Job``, driven by ``jobs.lifecycle``): every move is a conditional
 ``update()`` that must change exactly one row, so two workers that both received the same message
-can never both record a result. The job system's own tables (``Job``, ``GraderHeartbeat``) are defined in
-``graders.jobs.tables`` and imported here, where Django looks for the app's models.
+can never both record a result. The abstract ``Job`` and the grading processes' heartbeats live in the
+``jobs`` app (``jobs.models``), below this one.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from cards.models import Card, Course, Note
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import parse_drill
 from graders.drills.solution_key import KEY_LENGTH
-from graders.jobs.labels import translated_choices
-from graders.jobs.status import JOB_DONE, PENDING, VERDICTS, Status
-from graders.jobs.tables import GraderHeartbeat, Job, job_constraints  # noqa: F401 (Django finds models here)
+from jobs.labels import translated_choices
+from jobs.models import Job, job_constraints
+from jobs.status import JOB_DONE, PENDING, VERDICTS, Status
 
 
 class Device(models.TextChoices):

@@ -10,7 +10,7 @@ class OutputsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The snippet run job kind (graders.jobs.lifecycle runs it by name), and the answer box on output cards.
+        # The snippet run job kind (jobs.lifecycle runs it by name), and the answer box on output cards.
         from cards import extensions
         from cards.importing import register_verifier
         from cards.models import Card

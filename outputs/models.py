@@ -1,4 +1,4 @@
-"""One sandbox run of an output card's snippet: a job (``graders.jobs.lifecycle``), cached by what ran."""
+"""One sandbox run of an output card's snippet: a job (``jobs.lifecycle``), cached by what ran."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.db import models
 from django.utils.translation import pgettext_lazy
 
 from cards.models import Card
-from graders.jobs.status import JOB_DONE, PENDING, choices
-from graders.jobs.tables import Job, job_constraints
+from jobs.models import Job, job_constraints
+from jobs.status import JOB_DONE, PENDING, choices
 from outputs.snippets import GRADABLE_KINDS, RunKind
 
 OUTCOMES = get_args(RunKind)

@@ -1,7 +1,7 @@
 """Snippet runs of ``output`` cards: find or request the cached run (web side), and the job kind that runs one.
 
 The web process only reads ``SnippetRun`` rows and asks for missing ones (a queued row, sent to a worker
-after commit); the run itself is a job like any other sandbox work (``graders.jobs.lifecycle``): a worker claims the
+after commit); the run itself is a job like any other sandbox work (``jobs.lifecycle``): a worker claims the
 row, runs the snippet in its warm sandbox pool and records one final result. The notes check runs the
 same jobs in its own pool.
 """
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from django.db.models import Q
 
 from cards.models import Card
-from graders.jobs.lifecycle import Finished, register
-from graders.jobs.status import Status
+from jobs.lifecycle import Finished, register
+from jobs.status import Status
 from outputs import snippets
 from outputs.models import OutputCheck, SnippetRun
 from outputs.verify import after_run, snippet_for

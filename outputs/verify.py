@@ -27,7 +27,7 @@ from django.utils import timezone
 from cards.ingest import CardSpec
 from cards.models import Card
 from cards.rendering import render_markdown
-from graders.jobs import tasks
+from jobs import tasks
 from outputs import snippets
 from outputs.models import OutputCheck, SnippetRun
 

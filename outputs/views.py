@@ -24,8 +24,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from cards import review as reviewing
 from cards.models import Card, ReviewLog
-from graders.jobs.heartbeat import grader_status
-from graders.jobs.status import PENDING
+from jobs.heartbeat import grader_status
+from jobs.status import PENDING
 from outputs import runs, snippets, verify
 from outputs.models import SnippetRun
 

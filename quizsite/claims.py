@@ -1,6 +1,6 @@
 """Claim tokens: who holds a row of background work, and whether that process is provably gone.
 
-A worker that takes a row (a grading job, ``graders.jobs.lifecycle``; an FSRS fit, ``cards.optimising``)
+A worker that takes a row (a grading job, ``jobs.lifecycle``; an FSRS fit, ``cards.optimising``)
 writes a token naming its process (``host:pid:start-time:nonce``) into the row. Whoever later finds the row
 still running asks ``claimant_is_dead``: on this host a process that is gone (or a pid reused by another
 process) is proof, and the row can be taken over or given up at once; on another host nothing is proven,

@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "jobs",
     "cards",
     "graders",
     "outputs",
@@ -283,7 +284,7 @@ CELERY_BROKER_URL = celery_broker_url(REDIS_URL) or "filesystem://"
 # a sorted set written on every delivery and every ack, swept for messages to restore after a visibility
 # timeout) is off: it cost each verdict worker CPU and latency on every delivery and ack
 # (docs/performance.md, "Standing A/Bs"). What a killed worker held is sent again from its row by the reaper
-# (graders.tasks.reap: at every worker start, and on beat's schedule); a teams refresh it held is
+# (jobs.tasks.reap: at every worker start, and on beat's schedule); a teams refresh it held is
 # repaired by the next refresh of that learner-day or the nightly rebuild_boards.
 REDIS_TRANSPORT_OPTIONS = {"ack_emulation": False}
 if not REDIS_URL:
@@ -361,11 +362,11 @@ CELERY_BEAT_SCHEDULE = {
     # Every drill's difficulty refitted from all first attempts (graders.difficulty.refit): one fit, seconds.
     "graders-refit-difficulty": {"task": "graders.tasks.refit_difficulty", "schedule": crontab(minute=50, hour=3)},
     # Re-send submissions whose message was lost (stale claims, long-queued rows); duplicates are harmless.
-    "graders-reap": {"task": "graders.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
+    "graders-reap": {"task": "jobs.tasks.reap", "schedule": float(GRADER_REAP_INTERVAL)},
 }
 
 # Grading. Submissions go to one queue per device. A worker consumes the GPU queue only when its sandbox
-# pool has a working GPU (graders.jobs.routing): without one a cuda submission waits, and the pages and /healthz
+# pool has a working GPU (jobs.routing): without one a cuda submission waits, and the pages and /healthz
 # say "no GPU grader online". GRADER_CPU_FALLBACK=1 lets a worker without a GPU grade cuda drills on its CPU
 # (the verdict says cpu): for one host only (`make run` and the default docker compose set it), never on a
 # site with GPU workers elsewhere.
@@ -382,8 +383,8 @@ GRADER_CPU_FALLBACK = envbool("GRADER_CPU_FALLBACK", "false")
 # docker-compose.yml, deploy/k8s), so no learner's fit or report ever waits in front of a verdict.
 SCORING_QUEUE = "scoring"
 CELERY_TASK_ROUTES = {
-    "graders.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
-    "graders.tasks.reap": {"queue": GRADER_QUEUE_CPU},
+    "jobs.tasks.run_job": {"queue": GRADER_QUEUE_CPU},
+    "jobs.tasks.reap": {"queue": GRADER_QUEUE_CPU},
     "cards.tasks.optimise_parameters": {"queue": SCORING_QUEUE},
     "cards.tasks.optimise_due": {"queue": SCORING_QUEUE},
     "cards.tasks.expire_lost_fits": {"queue": SCORING_QUEUE},
@@ -439,7 +440,7 @@ GRADER_RUN_RATE_WINDOW = envint("GRADER_RUN_RATE_WINDOW", "60")
 # wall time per failed submission, off the verdict's clock; 0 looks for none.
 GRADER_COUNTEREXAMPLE_MS = envint("GRADER_COUNTEREXAMPLE_MS", "2000")
 # The submit request waits this long for the verdict and renders it in its own response (polling only
-# after that), with at most GRADER_SUBMIT_WAITERS requests of a web process waiting at once (graders.jobs.notify).
+# after that), with at most GRADER_SUBMIT_WAITERS requests of a web process waiting at once (jobs.notify).
 GRADER_SUBMIT_WAIT_MS = envint("GRADER_SUBMIT_WAIT_MS", "1500")
 GRADER_SUBMIT_WAITERS = envint("GRADER_SUBMIT_WAITERS", "2")
 GRADER_NOTIFY_PREFIX = os.getenv("CELERY_KEY_PREFIX", "") + "quizsite:done:"

@@ -95,7 +95,7 @@ fi
 manage migrate --noinput
 # Output cards are imported out of review and enter it only once the sandbox has run their code: the runs
 # are queued here (cached ones apply at once) and the worker runs the rest as soon as it starts (it sends
-# every queued job when it starts: graders.tasks.reap). An unverified output card is never in review.
+# every queued job when it starts: jobs.tasks.reap). An unverified output card is never in review.
 # The bundled content is a course like a team's (courses.folders): notes, curated cards, drills, learning order.
 manage import_course notes/
 if has_command check_notes; then manage check_notes --queue -v 0; fi

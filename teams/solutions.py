@@ -25,9 +25,9 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, QuerySet
 
 from graders.drills.solution_key import solution_key
-from graders.jobs.status import Status
 from graders.models import Drill, Submission
 from graders.rating.reviews import solutions_unlocked
+from jobs.status import Status
 
 from .models import COMMENT_MAX_CHARS, Membership, SolutionComment, Team
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.template import Context, Template
 from django.utils import translation
 
-APPS = ("cards", "graders", "teams", "courses", "outputs", "api", "templates")
+APPS = ("jobs", "cards", "graders", "teams", "courses", "outputs", "api", "templates")
 # A |date filter with a literal format that has a year in it: a date written out in full, by hand.
 FIXED = re.compile(r"""\|date:(["'])(?P<format>[^"']*[Yy][^"']*)\1""")
 

@@ -92,14 +92,14 @@ def test_it_writes_one_json_object_per_line_when_asked() -> None:
         "import logging\n"
         "try:\n    1 / 0\n"
         "except ZeroDivisionError:\n"
-        "    logging.getLogger('graders.jobs.tasks').exception('grading %s failed', 7, extra={'submission': 7})\n"
+        "    logging.getLogger('jobs.tasks').exception('grading %s failed', 7, extra={'submission': 7})\n"
     )
     result = manage("shell", "-c", code, **PRODUCTION_ENV, LOG_FORMAT="json")
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("{")]
     assert len(lines) == 1
     record = json.loads(lines[0])
-    assert record["level"] == "ERROR" and record["logger"] == "graders.jobs.tasks"
+    assert record["level"] == "ERROR" and record["logger"] == "jobs.tasks"
     assert record["message"] == "grading 7 failed" and record["submission"] == 7
     assert record["exc_info"].endswith("ZeroDivisionError: division by zero")
 

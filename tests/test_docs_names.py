@@ -16,9 +16,9 @@ DOCS = sorted([ROOT / "README.md", *ROOT.glob("docs/*.md")])
 PACKAGES = {p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()}
 RUNTIME = {"var", "static", "node_modules"}  # made by `make run` and the build, named by the docs as places
 FOLDERS = {p.name for p in ROOT.iterdir() if p.is_dir() and not p.name.startswith(".")} - RUNTIME
-# Celery's registered names (``@shared_task(name="graders.tasks.reap")``) are names the docs may give too: as
+# Celery's registered names (``@shared_task(name="jobs.tasks.reap")``) are names the docs may give too: as
 # they are where the name's module exists (``teams.tasks.rebuild_boards``), else called a task in the text
-# (``graders.tasks.reap`` names no module, and a reader would look for one).
+# (a name whose module does not exist, said plainly to be a task, is not a module a reader would look for).
 TASKS = {
     match
     for package in PACKAGES
@@ -112,7 +112,8 @@ def test_it_sees_a_name_that_is_gone() -> None:
     assert exists("graders.drills.grading.grade") and exists("cards.ReviewLog") and exists("graders/sandbox")
     assert not exists("graders.drills.grading.no_such_function")
     assert not exists("graders/drills/hints.py") and not exists("cards.NoSuchModel")
-    assert exists("graders.tasks.reap", "the reaper (task ") and not exists("graders.tasks.reap", "re-sent by ")
+    assert exists("graders.tasks.refit_difficulty", "the refit (task ")
+    assert not exists("graders.tasks.refit_difficulty", "refitted by ")
 
 
 def test_it_reads_names_in_backticks_and_in_diagrams() -> None:

@@ -52,6 +52,7 @@ KEPT_ELSEWHERE = {
     "_heartbeat": "the grading process's heartbeat thread",
     "_pool": "the grading process's warm sandbox pool",
     "_pool_pid": "the process that built the warm pool (a fork builds its own)",
+    "_source": "how this process gets its sandbox pool, registered once by the graders app (jobs.pools)",
     # Reference outputs, computed by running the drill's reference: the references service (issue 40 item 3).
     "DEFAULT_CACHE": "the references' outputs, from sandbox runs, not from the database",
 }

@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from graders.jobs import health as graders_health
-from graders.models import GraderHeartbeat
+from jobs import health as graders_health
+from jobs.models import GraderHeartbeat
 from quizsite import health
 from tests.conftest import Workers
 
@@ -145,13 +145,13 @@ def test_it_reports_a_gpu_pool_without_cuda_as_degraded(client: Client) -> None:
 
 def _beat_twice(pool: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, level: int) -> Any:
     """Two heartbeats of a worker whose process holds ``pool``, logs at ``level`` and up captured."""
-    from graders.jobs import warm_pool as worker_pool
-    from graders.jobs.worker import Heartbeat
+    from graders import warm_pool as worker_pool
+    from graders.worker import Heartbeat
 
     monkeypatch.setattr(worker_pool, "_pool", pool)
     monkeypatch.setattr(worker_pool, "_pool_pid", os.getpid())
     heartbeat = Heartbeat(60)
-    with caplog.at_level(level, logger="graders.jobs.worker"):
+    with caplog.at_level(level, logger="graders.worker"):
         heartbeat.beat()
         heartbeat.beat()
     return heartbeat
@@ -196,8 +196,8 @@ def test_a_fork_server_without_huge_pages_grades_and_the_worker_says_what_it_cos
     across exec): grading still works, the heartbeat carries ``huge_pages_mb`` 0 and the worker warns once."""
     import torch
 
-    from graders.jobs.worker import NO_HUGE_PAGES
     from graders.sandbox import SandboxPool, jail
+    from graders.worker import NO_HUGE_PAGES
 
     try:
         jail._prctl(jail.PR_SET_THP_DISABLE, 1)

@@ -156,7 +156,7 @@ def test_it_ships_the_compiled_catalogue_of_the_po_file() -> None:
     assert compiled_catalog == expected, "django.mo is out of date: run scripts/messages.sh"
 
 
-SOURCES = ("api", "cards", "courses", "graders", "outputs", "quizsite", "teams", "templates")
+SOURCES = ("api", "cards", "courses", "graders", "jobs", "outputs", "quizsite", "teams", "templates")
 
 
 @pytest.mark.skipif(shutil.which("xgettext") is None, reason="makemessages needs GNU gettext's xgettext")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("quizsite", "fastpath", "cards", "graders", "outputs", "teams", "courses", "api")
+PACKAGES = ("quizsite", "fastpath", "jobs", "cards", "graders", "outputs", "teams", "courses", "api")
 # The pure cores import nothing from Django or Celery (DESIGN.md: "the pure modules").
-PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "graders.jobs.status", "graders.drills.schema")
+PURE = ("cards.scheduling", "cards.ingest", "graders.sandbox", "jobs.status", "graders.drills.schema")
 PURE += ("graders.authoring.document", "graders.authoring.statement", "graders.authoring.checking")
 PURE += ("graders.difficulty.rasch",)
 PURE += ("graders.drills.solution_key",)
@@ -104,11 +104,12 @@ def test_it_keeps_the_pure_modules_free_of_django_and_celery(pure: str) -> None:
 
 # Apps and the apps they are built on: an app may use those below it, never those above.
 BUILT_ON = {
-    "cards": (),
-    "graders": ("cards",),
-    "outputs": ("cards", "graders"),
-    "teams": ("cards", "graders"),
-    "courses": ("cards", "graders", "teams", "outputs"),
+    "jobs": (),
+    "cards": ("jobs",),
+    "graders": ("jobs", "cards"),
+    "outputs": ("jobs", "cards", "graders"),
+    "teams": ("jobs", "cards", "graders"),
+    "courses": ("jobs", "cards", "graders", "teams", "outputs"),
 }
 
 
@@ -151,23 +152,22 @@ def reaches(graph: dict[str, set[str]], roots: list[str]) -> set[str]:
     return seen
 
 
-def test_outputs_builds_on_the_job_package_not_on_graders_as_a_whole() -> None:
-    """Issue 23: an app with a job kind of its own needs ``graders.jobs`` (and the pure sandbox), never the
-    drill pages, the drills' kinds, the rating or the drill files, even through another module."""
+def test_outputs_builds_on_the_jobs_app_not_on_graders() -> None:
+    """Issue 40: an app with a job kind of its own builds on the ``jobs`` app at the base (and the pure
+    sandbox), never on a package inside another app: not the drill pages, the kinds, the rating or the drill
+    files, nor the graders' worker or pool, even through another module."""
     graph = import_graph()
     reached = reaches(graph, [name for name in graph if name.split(".")[0] == "outputs"])
     beyond = sorted(
-        name
-        for name in reached
-        if name.split(".")[0] == "graders" and not name.startswith(("graders.jobs.", "graders.sandbox."))
+        name for name in reached if name.split(".")[0] == "graders" and not name.startswith("graders.sandbox.")
     )
     assert beyond == []
-    assert "graders.jobs.lifecycle" in reached  # it does build on the job package
+    assert "jobs.lifecycle" in reached  # it does build on the jobs app
 
 
 def test_reaches_follows_imports_through_other_modules() -> None:
-    graph = {"outputs.a": {"graders.jobs.x"}, "graders.jobs.x": {"graders.web.views"}, "graders.web.views": set()}
-    assert reaches(graph, ["outputs.a"]) == {"graders.jobs.x", "graders.web.views"}
+    graph = {"outputs.a": {"jobs.x"}, "jobs.x": {"graders.web.views"}, "graders.web.views": set()}
+    assert reaches(graph, ["outputs.a"]) == {"jobs.x", "graders.web.views"}
 
 
 # Every top-level package that is an app (or a library an app builds on: the sandbox, the jobs), found on disk

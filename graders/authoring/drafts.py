@@ -32,11 +32,11 @@ from cards.models import Card, Course, Note
 from graders.authoring.statement import drill_contradictions
 from graders.drills.schema import Drill as DrillSpec
 from graders.drills.schema import DrillError, DrillLimits, parse_drill
-from graders.jobs import tasks
-from graders.jobs.status import PENDING, Status
 from graders.kinds import examples
 from graders.management.commands.import_drills import CARD_POSITION_BASE, card_fields, card_key, drill_fields
 from graders.models import Drill, DrillCheck, DrillDraft, DrillExamples, DrillRevision
+from jobs import tasks
+from jobs.status import PENDING, Status
 
 DRAFT_PATH = "drill.toml"  # the name messages give a draft's text
 # The most an authored drill may ask of a sandbox runner (the bundled drills ask at most 4 s, 5 s, 1 GiB).

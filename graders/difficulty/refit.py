@@ -21,8 +21,8 @@ from django.conf import settings
 from django.db import transaction
 
 from graders.difficulty import rasch
-from graders.jobs.status import PENDING, Status
 from graders.models import Difficulty, Drill, DrillDifficulty, LearnerSkill, Submission
+from jobs.status import PENDING, Status
 
 LABEL_BANDS = {Difficulty.EASY: 0, Difficulty.MEDIUM: 1, Difficulty.HARD: 2}
 BAND_LABELS = {band: label for label, band in LABEL_BANDS.items()}

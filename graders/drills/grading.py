@@ -26,8 +26,8 @@ from graders.drills.constraints import check_constraints
 from graders.drills.contract import budget_advice, judge, judge_run_time, judge_type
 from graders.drills.schema import Drill, DrillError, DrillLimits
 from graders.drills.teacher import hint_for
-from graders.jobs.status import VERDICTS
 from graders.sandbox.results import RunResult
+from jobs.status import VERDICTS
 
 MESSAGE_CHARS = 4000
 

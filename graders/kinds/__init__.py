@@ -6,5 +6,5 @@ the web and the import command (a row sent after commit), computed by a worker f
 ``checks``: "Check" of a course's drill draft (the reference, the known-wrong solutions, the alternatives),
 its report written onto the draft. ``runs``: "Run on your own input", the learner's code and the reference on
 arguments the learner typed, both outputs and their diff stored on the row (never graded, never rated).
-The lifecycle around them all is ``graders.jobs``'; each kind registers itself by name (``GradersConfig.ready``).
+The lifecycle around them all is ``jobs``'; each kind registers itself by name (``GradersConfig.ready``).
 """

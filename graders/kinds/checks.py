@@ -5,7 +5,7 @@ sandbox pool (``graders.authoring.checking.run_check``: the reference for two se
 solutions, the alternatives) and, in the transaction that finishes the row, writes the report and the text it
 ran on onto the draft, unless a later check of that draft finished first. The author's code failing in any
 way is a report, never a retry: only our own failures (the pool, the database) raise. The lifecycle around it
-is ``graders.jobs.lifecycle``'.
+is ``jobs.lifecycle``'.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from django.conf import settings
 from django.db.models import Q
 
 from graders.authoring.checking import failed_report, fresh_seeds, run_check
-from graders.jobs.lifecycle import Finished, register
-from graders.jobs.status import Status
 from graders.kinds.examples import format_value
 from graders.models import DrillCheck, DrillDraft
+from jobs.lifecycle import Finished, register
+from jobs.status import Status
 
 CHECK_PATH = "drill.toml"  # the name a check's messages give the drill file
 

@@ -6,7 +6,7 @@ commits, behind the verdict's own announcement, so the verdict never waits for i
 (a cuda drill's: the GPU queue), so other learners' verdicts never wait for it either. A worker runs it here
 (``graders.drills.counterexample.find``, bounded by ``GRADER_COUNTEREXAMPLE_MS``): fresh seeds, never the
 submission's hidden one, whose inputs are made only to be left out. Finishing records nothing else: no
-verdict changes, no rating. The lifecycle is ``graders.jobs.lifecycle``'.
+verdict changes, no rating. The lifecycle is ``jobs.lifecycle``'.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 from django.conf import settings
 
 from fastpath.grading_drills import grading_drill
-from graders.jobs import tasks
-from graders.jobs.lifecycle import Finished, Infrastructure, register
-from graders.jobs.status import Status
 from graders.kinds.examples import format_value
 from graders.models import Counterexample, Submission
+from jobs import tasks
+from jobs.lifecycle import Finished, Infrastructure, register
+from jobs.status import Status
 
 
 def wanted(verdict: dict[str, Any] | None) -> bool:

@@ -4,7 +4,7 @@ Why a worker computes them: the outputs are whatever the drill's reference solut
 workers import torch and run code (in the sandbox, like any submission). They are asked for once per
 drill version (a ``DrillExamples`` row, unique per version, so two requests enqueue one computation):
 by ``import_drills`` for every drill it imports, or by the drill page's POST when a drill has none yet.
-A GET only reads the row (``stored_outputs``); the job lifecycle is ``graders.jobs.lifecycle``'.
+A GET only reads the row (``stored_outputs``); the job lifecycle is ``jobs.lifecycle``'.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any, ClassVar, TypedDict
 
 from fastpath.grading_drills import grading_drill
-from graders.jobs import tasks
-from graders.jobs.lifecycle import Finished, Infrastructure, register
-from graders.jobs.status import Status
 from graders.models import Drill, DrillExamples
+from jobs import tasks
+from jobs.lifecycle import Finished, Infrastructure, register
+from jobs.status import Status
 
 OUTPUT_CHARS = 800
 

@@ -3,7 +3,7 @@
 A learner's "Run" stores a ``DrillRun`` row with the code and the argument expressions (checked by the web
 against the case language, never evaluated there); a worker runs it here on its sandbox pool
 (``graders.drills.own_input.run_on_input``) and stores both outputs and their diff on the row. Finishing it
-records nothing else: no verdict, no rating, no hidden case, no seed. The lifecycle is ``graders.jobs.lifecycle``'.
+records nothing else: no verdict, no rating, no hidden case, no seed. The lifecycle is ``jobs.lifecycle``'.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from fastpath.grading_drills import grading_drill
-from graders.jobs.lifecycle import Finished, Infrastructure, register
-from graders.jobs.status import Status
 from graders.kinds.examples import format_value
 from graders.models import DrillRun
+from jobs.lifecycle import Finished, Infrastructure, register
+from jobs.status import Status
 
 
 class RunKind:

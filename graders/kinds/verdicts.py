@@ -1,6 +1,6 @@
 """Grading a submission as a job (the worker side): run it, record the verdict, rate the drill card.
 
-The lifecycle is ``graders.jobs.lifecycle``'; this kind supplies only how a submission runs and what recording
+The lifecycle is ``jobs.lifecycle``'; this kind supplies only how a submission runs and what recording
 its verdict means: in the transaction that records an accepted attempt, the drill card is rated
 (``graders.rating.reviews.rate_accepted``) and the learner day it lands on is marked for the teams rollup
 (``cards.touched``), so neither a page nor a board can see the verdict without the other.
@@ -18,11 +18,11 @@ from cards.touched import touch
 from fastpath import profiles
 from fastpath.grading_drills import grading_drill
 from graders.drills.solution_key import solution_key
-from graders.jobs.lifecycle import Finished, Infrastructure, register
-from graders.jobs.status import VERDICTS, Status
 from graders.kinds import counterexamples
 from graders.models import Submission
 from graders.rating import reviews
+from jobs.lifecycle import Finished, Infrastructure, register
+from jobs.status import VERDICTS, Status
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import graders.jobs.status
+import jobs.status
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -77,7 +77,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='drillcheck',
-            index=models.Index(condition=models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='drillcheck_pending_idx'),
+            index=models.Index(condition=models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='drillcheck_pending_idx'),
         ),
         migrations.AddIndex(
             model_name='drillcheck',
@@ -89,15 +89,15 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='drillcheck',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', graders.jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='graders_drillcheck_running_is_claimed'),
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='graders_drillcheck_running_is_claimed'),
         ),
         migrations.AddConstraint(
             model_name='drillcheck',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='graders_drillcheck_final_is_finished'),
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='graders_drillcheck_final_is_finished'),
         ),
         migrations.AddConstraint(
             model_name='drillcheck',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', [graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'], graders.jobs.status.Status['DONE'], graders.jobs.status.Status['INTERNAL_ERROR']])), name='drillcheck_status_valid'),
+            constraint=models.CheckConstraint(condition=models.Q(('status__in', [jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'], jobs.status.Status['DONE'], jobs.status.Status['INTERNAL_ERROR']])), name='drillcheck_status_valid'),
         ),
         migrations.AddIndex(
             model_name='drillrevision',

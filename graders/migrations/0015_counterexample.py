@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import graders.jobs.status
+import jobs.status
 from django.db import migrations, models
 
 
@@ -28,8 +28,8 @@ class Migration(migrations.Migration):
                 ('submission', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='counterexample', to='graders.submission')),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='counterexample_pending_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('status', graders.jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='graders_counterexample_running_is_claimed'), models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='graders_counterexample_final_is_finished'), models.CheckConstraint(condition=models.Q(('status__in', [graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'], graders.jobs.status.Status['DONE'], graders.jobs.status.Status['INTERNAL_ERROR']])), name='counterexample_status_valid')],
+                'indexes': [models.Index(condition=models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='counterexample_pending_idx')],
+                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('status', jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='graders_counterexample_running_is_claimed'), models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='graders_counterexample_final_is_finished'), models.CheckConstraint(condition=models.Q(('status__in', [jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'], jobs.status.Status['DONE'], jobs.status.Status['INTERNAL_ERROR']])), name='counterexample_status_valid')],
             },
         ),
     ]

@@ -16,8 +16,8 @@ from django.db.models import Count, Max, Min, Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from cards.models import CardState
-from graders.jobs.status import VERDICTS, Status
 from graders.models import DrillReview, Submission
+from jobs.status import VERDICTS, Status
 
 
 class DrillStatus(StrEnum):

@@ -30,9 +30,9 @@ from django.utils import timezone
 from cards.models import Card, CardState, Profile
 from cards.review import Outcome, get_profile, learner_today, record_graded
 from fastpath import card_states, drill_reviews
-from graders.jobs.status import Status
 from graders.models import Drill, DrillReview, Submission
 from graders.rating.quality import GAVE_UP, DrillResult, accepted_quality, drill_quality
+from jobs.status import Status
 
 logger = logging.getLogger(__name__)
 REFERENCE_AFTER_FAILURES = 3

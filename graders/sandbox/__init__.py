@@ -6,7 +6,7 @@ names is data in ``graders/sandbox/allowlist.py``.  This package never imports D
 only when a run needs it (the zygote and the result decoder).
 
 Runs in the grading worker's processes (and in the notes check, the ``graders.drills.run`` command line and
-the benchmarks). A job's pool is built in one place, ``graders.jobs.warm_pool``, sized by ``GRADER_POOL_SIZE``.
+the benchmarks). A job's pool is built in one place, ``graders.warm_pool``, sized by ``GRADER_POOL_SIZE``.
 """
 
 from __future__ import annotations

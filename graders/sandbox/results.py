@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from graders.jobs.status import RUN_STATUSES
+from jobs.status import RUN_STATUSES
 
-STATUSES = tuple(status.value for status in RUN_STATUSES)  # what a run ends in (graders.jobs.status)
+STATUSES = tuple(status.value for status in RUN_STATUSES)  # what a run ends in (jobs.status)
 
 
 @dataclass(frozen=True)

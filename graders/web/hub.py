@@ -20,9 +20,9 @@ from django.utils.html import strip_tags
 
 from cards import extensions
 from cards.rendering import render_markdown
-from graders.jobs.labels import STATUS_LABELS
 from graders.models import Difficulty, Drill, DrillDifficulty, LearnerSkill
 from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
+from jobs.labels import STATUS_LABELS
 
 _PARAGRAPH = re.compile(r"^\s*<p>(.*)</p>\s*$", re.DOTALL)
 QUERY_CHARS = 200

@@ -6,8 +6,8 @@ from typing import Any, TypedDict
 
 from django.db.models import Count, F, Q
 
-from graders.jobs.status import PENDING, Status
 from graders.models import Submission
+from jobs.status import PENDING, Status
 
 
 class NotePassRate(TypedDict):

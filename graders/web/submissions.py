@@ -26,11 +26,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from fastpath.submission_window import limit_th_newest
-from graders.jobs import notify, tasks
-from graders.jobs.heartbeat import grader_status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillRun, Submission
 from graders.rating import reviews
+from jobs import notify, tasks
+from jobs.heartbeat import grader_status
 
 
 @dataclass(frozen=True)

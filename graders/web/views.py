@@ -31,9 +31,6 @@ from cards.review import get_profile, learner_today
 from graders import extensions
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
-from graders.jobs.heartbeat import grader_status
-from graders.jobs.labels import STATUS_LABELS
-from graders.jobs.status import Status
 from graders.kinds import examples
 from graders.kinds.counterexamples import COUNTEREXAMPLES
 from graders.models import Counterexample, Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
@@ -43,6 +40,9 @@ from graders.rating.quality import hint_cap
 from graders.web import hub as drill_hub
 from graders.web import run_requests, submissions
 from graders.web.forms import RunForm, SubmissionForm
+from jobs.heartbeat import grader_status
+from jobs.labels import STATUS_LABELS
+from jobs.status import Status
 
 POLL_MS = 300
 # While no grader is alive the pending fragment polls this slowly: nothing changes until one is back.

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import graders.jobs.status
+import jobs.status
 from django.db import migrations, models
 
 
@@ -37,8 +37,8 @@ class Migration(migrations.Migration):
                 ('card', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snippet_runs', to='cards.card')),
             ],
             options={
-                'indexes': [models.Index(condition=models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='snippetrun_pending_idx')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('status', graders.jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='outputs_snippetrun_running_is_claimed'), models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='outputs_snippetrun_final_is_finished'), models.CheckConstraint(condition=models.Q(('status__in', [graders.jobs.status.Status['QUEUED'], graders.jobs.status.Status['RUNNING'], graders.jobs.status.Status['DONE'], graders.jobs.status.Status['INTERNAL_ERROR']])), name='snippetrun_status_valid'), models.UniqueConstraint(fields=('card', 'content_hash'), name='snippetrun_card_hash_unique'), models.CheckConstraint(condition=models.Q(('outcome__in', ['', 'ok', 'raised', 'random', 'needs_context', 'unsupported', 'failed'])), name='snippetrun_outcome_valid')],
+                'indexes': [models.Index(condition=models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), fields=['status', 'claimed_at'], name='snippetrun_pending_idx')],
+                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('status', jobs.status.Status['RUNNING']), _negated=True), models.Q(('claimed_at__isnull', False), models.Q(('claim_token', ''), _negated=True)), _connector='OR'), name='outputs_snippetrun_running_is_claimed'), models.CheckConstraint(condition=models.Q(models.Q(('finished_at__isnull', True), ('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING']))), models.Q(models.Q(('status__in', (jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'])), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='outputs_snippetrun_final_is_finished'), models.CheckConstraint(condition=models.Q(('status__in', [jobs.status.Status['QUEUED'], jobs.status.Status['RUNNING'], jobs.status.Status['DONE'], jobs.status.Status['INTERNAL_ERROR']])), name='snippetrun_status_valid'), models.UniqueConstraint(fields=('card', 'content_hash'), name='snippetrun_card_hash_unique'), models.CheckConstraint(condition=models.Q(('outcome__in', ['', 'ok', 'raised', 'random', 'needs_context', 'unsupported', 'failed'])), name='snippetrun_outcome_valid')],
             },
         ),
     ]

@@ -13,13 +13,13 @@ from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
 from graders.drills.local import LocalRunner
-from graders.jobs import lifecycle as jobs
-from graders.jobs import tasks
-from graders.jobs.status import Status
 from graders.kinds.runs import RUNS
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
 from graders.web import submissions
+from jobs import lifecycle as jobs
+from jobs import tasks
+from jobs.status import Status
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
 RIGHT = "def solution(x):\n    return x + 1\n"

@@ -535,8 +535,8 @@ class ImportViewTests(TestCase):
     def test_a_learners_export_shows_a_drills_reference_only_once_the_drill_page_would(self) -> None:
         """The drill page holds the reference back (a look is a failed recall): an export must not hand it out.
         Before the learner solved the drill the back links to it; after an accepted attempt it is the reference."""
-        from graders.jobs.status import Status
         from graders.models import Drill, Submission
+        from jobs.status import Status
 
         note = make_note(title="Drills")
         card = make_card(note=note, kind=Card.Kind.DRILL, front="**Add one**", back="editor", back_html="editor")
@@ -569,8 +569,8 @@ class ImportViewTests(TestCase):
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
-        from graders.jobs.status import Status
         from graders.models import Drill, Submission
+        from jobs.status import Status
 
         def drills(note: Note, n: int) -> None:
             for i in range(n):

@@ -16,7 +16,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from cards import optimising, tasks, views
 from cards.models import Optimisation, Profile, ReviewLog
 from cards.scheduling import evaluate, fitting
-from graders.jobs.tasks import reap
+from jobs.tasks import reap
 from quizsite import claims
 from tests.cards.factories import make_card, make_user
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from cards import optimising, tasks
 from cards.models import Optimisation
-from graders.models import GraderHeartbeat
+from jobs.models import GraderHeartbeat
 from tests.cards.factories import make_user
 from tests.cards.test_optimising import log_reviews
 from tests.conftest import Workers

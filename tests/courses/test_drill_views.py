@@ -16,9 +16,9 @@ from courses.drill_views import team_course
 from graders.authoring import drafts
 from graders.authoring.document import read_document, write_drill
 from graders.drills.local import LocalRunner
-from graders.jobs import lifecycle
 from graders.kinds.checks import CHECKS
 from graders.models import DrillCheck, DrillDraft
+from jobs import lifecycle
 from teams import services
 from teams.models import Membership
 from tests.cards.factories import make_note, make_user

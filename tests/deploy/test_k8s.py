@@ -277,7 +277,7 @@ def test_it_sets_only_variables_the_settings_read() -> None:
     read = set(
         re.findall(r"""(?:os\.getenv|os\.environ\.get|envint|envbool|envlist|envrate)\(\s*["']([A-Z0-9_]+)""", source)
     )
-    read |= {"WEB_CONCURRENCY", "GRADER_DEVICE"}  # gunicorn's, and graders.jobs.warm_pool's
+    read |= {"WEB_CONCURRENCY", "GRADER_DEVICE"}  # gunicorn's, and graders.warm_pool's
     env_names = set(config())
     for name in ("web", "worker-gpu"):
         env_names |= {item["name"] for item in container(name).get("env", [])}

@@ -16,7 +16,8 @@ from django.test import Client
 from cards.models import Card, Note
 from graders.drills.schema import parse_drill
 from graders.management.commands.import_drills import card_fields, card_key, drill_fields
-from graders.models import Drill, GraderHeartbeat, Submission
+from graders.models import Drill, Submission
+from jobs.models import GraderHeartbeat
 from tests.conftest import Workers
 
 __all__ = ["Workers", "RIGHT", "WRONG", "HIDDEN_WRONG", "CRASH", "drill_text", "graded_submission"]

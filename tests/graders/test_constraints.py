@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from graders.drills.advice import advise
 from graders.drills.constraints import MAX_NESTING, Violation, check_constraints, nesting, parse
 from graders.drills.schema import Constraints, parse_drill
-from graders.jobs.status import VERDICTS
+from jobs.status import VERDICTS
 from tests.graders.conftest import drill_text
 
 LIMIT = Constraints().max_source_bytes

@@ -19,13 +19,14 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from graders.drills.local import LocalRunner
-from graders.jobs import lifecycle as jobs
-from graders.jobs import notify, tasks
-from graders.jobs.status import Status
 from graders.kinds.counterexamples import COUNTEREXAMPLES, wanted
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Counterexample, Drill, GraderHeartbeat, Submission
+from graders.models import Counterexample, Drill, Submission
 from graders.web import submissions
+from jobs import lifecycle as jobs
+from jobs import notify, tasks
+from jobs.models import GraderHeartbeat
+from jobs.status import Status
 from tests.graders.conftest import HIDDEN_WRONG, RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +59,7 @@ def test_it_queues_one_after_a_hidden_failure_announced_first_and_none_otherwise
     order: list[str] = []
     with (
         mock.patch.object(notify, "_announce", side_effect=lambda kind, pk: order.append(f"announce {kind}")),
-        mock.patch("graders.jobs.tasks.enqueue", side_effect=lambda job: order.append(f"send {type(job).__name__}")),
+        mock.patch("jobs.tasks.enqueue", side_effect=lambda job: order.append(f"send {type(job).__name__}")),
         django_capture_on_commit_callbacks(execute=True),
     ):
         sub = submissions.submit(learner, drill, HIDDEN_WRONG)
@@ -79,7 +80,7 @@ def test_a_cpu_drills_search_goes_to_its_own_queue_and_a_cuda_drills_stays_with_
     """Off the verdicts' queue (bench/counterexample_queue.py: on it they delayed other learners' verdicts)."""
     sub = graded(learner, drill, HIDDEN_WRONG)
     cex = Counterexample.objects.get(submission=sub)
-    with mock.patch("graders.jobs.tasks.run_job.apply_async") as send:
+    with mock.patch("jobs.tasks.run_job.apply_async") as send:
         tasks.enqueue(cex)
     assert send.call_args.kwargs["queue"] == settings.GRADER_QUEUE_COUNTEREXAMPLE == "counterexample"
     cex.submission.drill.device = "cuda"

@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import Course
-from graders.jobs.status import Status
 from graders.models import Drill, DrillDifficulty, LearnerSkill
+from jobs.status import Status
 from teams.models import Membership, Team
 from tests.graders.conftest import drill_text, graded_submission
 

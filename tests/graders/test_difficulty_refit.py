@@ -12,8 +12,8 @@ from django.test import override_settings
 from django.utils import timezone
 
 from graders.difficulty import refit, task
-from graders.jobs.status import Status
 from graders.models import Drill, DrillDifficulty, LearnerSkill, Submission
+from jobs.status import Status
 from tests.graders.conftest import drill_text, graded_submission
 
 pytestmark = pytest.mark.django_db

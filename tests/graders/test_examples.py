@@ -12,10 +12,10 @@ from django.test import Client
 from django.urls import reverse
 
 from graders.drills.local import LocalRunner
-from graders.jobs import lifecycle as jobs
-from graders.jobs.status import Status
 from graders.kinds.examples import EXAMPLES, OUTPUT_CHARS, example_outputs, format_value
 from graders.models import Drill, DrillExamples
+from jobs import lifecycle as jobs
+from jobs.status import Status
 from tests.graders.conftest import drill_text
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +91,7 @@ def test_it_records_why_a_broken_reference_has_no_outputs(
     row names (a reference's error holds lines of the reference, which a learner must not read)."""
     broken = make_drill(drill_text().replace("return x + 1", "return x + undefined_name"))
     row = example_outputs(broken)
-    with caplog.at_level("ERROR", logger="graders.jobs.lifecycle"):
+    with caplog.at_level("ERROR", logger="jobs.lifecycle"):
         assert [run(row) for _ in range(2)] == ["retry", Status.INTERNAL_ERROR]
     row.refresh_from_db()
     reference = row.error.split("(reference ")[1][:8]

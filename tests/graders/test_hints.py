@@ -15,8 +15,8 @@ from django.urls import reverse
 from cards.models import ReviewLog
 from graders.drills import DRILLS_DIR, DrillError, load_drills, parse_drill
 from graders.drills.schema import MAX_HINTS
-from graders.jobs.status import Status
 from graders.models import Drill, DrillReview
+from jobs.status import Status
 from tests.graders.conftest import RIGHT, WRONG, drill_text
 from tests.graders.test_views import HTMX, submit_and_settle
 

@@ -11,9 +11,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from graders.jobs.status import Status
 from graders.models import Drill, Submission
 from graders.web.hub import title_html
+from jobs.status import Status
 from tests.graders.conftest import drill_text, graded_submission
 
 pytestmark = pytest.mark.django_db

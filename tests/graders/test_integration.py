@@ -14,10 +14,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.test import override_settings
 
-from graders.jobs import tasks
-from graders.jobs.status import Status
 from graders.models import Counterexample, Drill, DrillRun, Submission
 from graders.web import run_requests, submissions
+from jobs import tasks
+from jobs.status import Status
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG, Workers
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.xdist_group("celery-redis")]
@@ -135,7 +135,7 @@ def test_it_grades_a_gpu_drill_on_a_cpu_worker_and_says_so(
 def test_it_says_offline_when_the_worker_dies_and_grades_what_waited_once_it_is_back(
     ready: Workers, learner: User, drill: Drill
 ) -> None:
-    from graders.jobs.heartbeat import grader_status
+    from jobs.heartbeat import grader_status
 
     wait_for(lambda: not grader_status(drill.queue).offline, 30, "a heartbeat")
     ready.current.kill()

@@ -3,7 +3,7 @@
 Grading runs in this process through ``graders.drills.local.LocalRunner`` (trusted test code
 only); the real sandbox pool and a real worker are exercised in test_integration.py. Submissions
 are the kind under test; tests/graders/test_examples.py and tests/outputs run the other kinds
-through the same ``graders.jobs.lifecycle.process``.
+through the same ``jobs.lifecycle.process``.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from rest_framework.test import APIClient
 
 from cards.models import TouchedDay
 from graders.drills.local import LocalRunner
-from graders.jobs import lifecycle as jobs
-from graders.jobs.lifecycle import Outcome
-from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating import reviews
 from graders.web import submissions
+from jobs import lifecycle as jobs
+from jobs.lifecycle import Outcome
+from jobs.status import Status
 from quizsite import claims
 from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG
@@ -117,7 +117,7 @@ def test_it_enqueues_on_commit_on_the_drills_queue(
         assert sent == []
         for callback in callbacks:
             callback()
-    assert sent == [Published("graders.tasks.run_job", ["submission", sub.pk], {}, "grade_cpu")]
+    assert sent == [Published("jobs.tasks.run_job", ["submission", sub.pk], {}, "grade_cpu")]
     sub.refresh_from_db()
     assert (sub.status, sub.drill_version, sub.attempts) == (Status.QUEUED, drill.version, 0)
 
@@ -128,7 +128,7 @@ def test_it_sends_cuda_drills_to_the_gpu_queue(
     drill = make_drill(device="cuda")
     with published_tasks() as sent, django_capture_on_commit_callbacks(execute=True):
         sub = queued(learner, drill)
-    assert sent == [Published("graders.tasks.run_job", ["submission", sub.pk], {}, "grade_gpu")]
+    assert sent == [Published("jobs.tasks.run_job", ["submission", sub.pk], {}, "grade_gpu")]
 
 
 def test_it_keeps_a_submission_queued_when_the_broker_is_down(
@@ -139,7 +139,7 @@ def test_it_keeps_a_submission_queued_when_the_broker_is_down(
     with (
         celery_broker("redis://127.0.0.1:1/0"),
         published_tasks() as sent,
-        caplog.at_level(logging.ERROR, logger="graders.jobs.tasks"),
+        caplog.at_level(logging.ERROR, logger="jobs.tasks"),
     ):
         callbacks[0]()  # returns: the learner's submit is not turned into a server error
     assert sent == []
@@ -258,7 +258,7 @@ def test_it_retries_errors_of_ours_that_differ_then_records_internal_error(
     learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
 ) -> None:
     sub, runner = queued(learner, drill, kind=Submission.Kind.EXAMPLES), FlakyRunner()  # one run per claim
-    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+    with caplog.at_level(logging.ERROR, logger="jobs.lifecycle"):
         first = grade(sub, runner)
         assert first.status == "retry" and first.retry_in is not None
         sub.refresh_from_db()
@@ -279,7 +279,7 @@ def test_a_job_that_fails_the_same_way_twice_is_the_learners_internal_error_with
     """Never a retry loop, never a traceback on the learner's page: the traceback is in the log, under the
     reference the verdict names."""
     sub, runner = queued(learner, drill, PARENT_CRASH), CrashingRunner()
-    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+    with caplog.at_level(logging.ERROR, logger="jobs.lifecycle"):
         assert grade(sub, runner).status == "retry"
         assert grade(sub, runner) == Outcome(Status.INTERNAL_ERROR)
     sub.refresh_from_db()
@@ -296,11 +296,11 @@ def test_a_job_that_fails_the_same_way_twice_is_the_learners_internal_error_with
 
 def test_the_task_ends_a_job_that_fails_the_same_way_twice_without_a_retry_loop(learner: User, drill: Drill) -> None:
     """Through the Celery task (eager: a retry runs at once): two runs, then the verdict."""
-    from graders.jobs.tasks import run_job
+    from jobs.tasks import run_job
 
     sub, runner = queued(learner, drill, PARENT_CRASH), CrashingRunner()
     with (
-        mock.patch("graders.jobs.tasks.get_pool", return_value=runner),
+        mock.patch("jobs.tasks.get_pool", return_value=runner),
         mock.patch.object(runner, "parse", wraps=runner.parse) as parse,
     ):
         result = run_job.apply(args=["submission", sub.pk])
@@ -333,7 +333,7 @@ def test_it_records_a_failed_task_as_internal_error(
     learner: User, drill: Drill, caplog: pytest.LogCaptureFixture
 ) -> None:
     sub = queued(learner, drill)
-    with caplog.at_level(logging.ERROR, logger="graders.jobs.lifecycle"):
+    with caplog.at_level(logging.ERROR, logger="jobs.lifecycle"):
         assert jobs.fail(SUBMISSIONS, sub.pk, "the task failed: TimeLimitExceeded: hard time limit")
         assert not jobs.fail(SUBMISSIONS, sub.pk, "again")
     sub.refresh_from_db()
@@ -343,7 +343,7 @@ def test_it_records_a_failed_task_as_internal_error(
 
 
 def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
-    from graders.jobs.tasks import reap
+    from jobs.tasks import reap
 
     old = timezone.now() - timedelta(hours=1)
     lost_message = queued(learner, drill)
@@ -354,14 +354,14 @@ def test_it_resends_only_stuck_submissions(learner: User, drill: Drill) -> None:
     with published_tasks() as sent:
         assert reap.apply().get() == 2
     assert sorted(sent, key=str) == sorted(
-        (Published("graders.tasks.run_job", ["submission", s.pk], {}, "grade_cpu") for s in (lost_message, dead_claim)),
+        (Published("jobs.tasks.run_job", ["submission", s.pk], {}, "grade_cpu") for s in (lost_message, dead_claim)),
         key=str,
     )
 
 
 def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner: User, drill: Drill) -> None:
     """A fresh queued row (its message may have died with the worker) and a fresh claim of a dead process."""
-    from graders.jobs.tasks import reap
+    from jobs.tasks import reap
 
     host = claims._process_identity(0).split(":")[0]
     just_queued = queued(learner, drill)
@@ -382,10 +382,10 @@ def test_it_resends_what_a_killed_worker_took_as_soon_as_a_worker_starts(learner
 
 
 def test_it_grades_through_the_task_wrapper(learner: User, drill: Drill) -> None:
-    from graders.jobs.tasks import run_job
+    from jobs.tasks import run_job
 
     sub = queued(learner, drill, WRONG)
-    with mock.patch("graders.jobs.tasks.get_pool", return_value=LocalRunner()):
+    with mock.patch("jobs.tasks.get_pool", return_value=LocalRunner()):
         result = run_job.apply(args=["submission", sub.pk])
     assert result.get() == Status.WRONG_ANSWER
     sub.refresh_from_db()
@@ -413,7 +413,7 @@ def test_it_takes_over_its_own_claim_after_a_database_error(learner: User, drill
 
     sub = queued(learner, drill)
     with (
-        mock.patch("graders.jobs.lifecycle._finish", side_effect=OperationalError("database is locked")),
+        mock.patch("jobs.lifecycle._finish", side_effect=OperationalError("database is locked")),
         pytest.raises(OperationalError),
     ):
         grade(sub)  # the task's autoretry would send it again
@@ -522,7 +522,7 @@ def test_each_attempt_gets_hidden_cases_of_its_own_seed_and_keeps_it(learner: Us
 
 
 def test_one_process_has_one_pool_and_refuses_a_second_device() -> None:
-    from graders.jobs import warm_pool
+    from graders import warm_pool
 
     class FakePool:  # the real one forks a fork server; this test is about the module's bookkeeping
         def __init__(self, size: int | None, device: str) -> None:

@@ -84,8 +84,8 @@ def test_it_lists_a_learners_history_newest_first(learner: User, drill: Drill) -
 
 @pytest.mark.django_db
 def test_it_finds_stale_running_rows(learner: User, drill: Drill) -> None:
-    from graders.jobs import lifecycle as jobs
     from graders.kinds.verdicts import SUBMISSIONS
+    from jobs import lifecycle as jobs
 
     stale = make_submission(learner, drill, status=Status.RUNNING, claim_token="h:1:1:x", claimed_at=NOW)
     make_submission(learner, drill, status=Status.RUNNING, claim_token="h:1:1:y", claimed_at=NOW + timedelta(hours=1))
@@ -103,7 +103,7 @@ def test_it_has_no_missing_migrations() -> None:
     [(0, "0 seconds"), (1, "1 second"), (12, "12 seconds"), (60, "1 minute"), (150, "2 minutes"), (7300, "2 hours")],
 )
 def test_it_says_how_long_the_graders_have_been_silent(seconds: int, words: str) -> None:
-    from graders.jobs.heartbeat import GraderStatus
+    from jobs.heartbeat import GraderStatus
 
     status = GraderStatus("grade_cpu", 0, NOW - timedelta(seconds=seconds), [])
     assert status.silent_for(NOW) == words

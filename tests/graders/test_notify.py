@@ -16,9 +16,9 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 import tests.conftest
-from graders.jobs import notify
-from graders.jobs.status import Status
 from graders.models import Drill, Submission
+from jobs import notify
+from jobs.status import Status
 from tests.graders.conftest import RIGHT, WRONG, Workers
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cards.models import CardState
-from graders.jobs.status import VERDICTS, Status
 from graders.models import Drill, DrillReview, Submission
 from graders.rating.progress import DrillFacts, DrillStatus, drill_status, learner_facts
+from jobs.status import VERDICTS, Status
 from tests.graders.conftest import graded_submission
 
 TODAY = date(2026, 11, 25)

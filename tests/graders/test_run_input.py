@@ -15,11 +15,11 @@ from django.utils.html import escape
 from cards.models import CardState, ReviewLog
 from graders.drills.local import LocalRunner
 from graders.drills.own_input import RUN_SEED
-from graders.jobs import lifecycle as jobs
-from graders.jobs.status import Status
 from graders.kinds.runs import RUNS
 from graders.models import Drill, DrillReview, DrillRun, Submission
 from graders.sandbox.results import RunResult
+from jobs import lifecycle as jobs
+from jobs.status import Status
 from tests.graders.conftest import CRASH, RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db

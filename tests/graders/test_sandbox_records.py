@@ -21,9 +21,9 @@ torch = pytest.importorskip("torch")
 
 from graders.drills.grading import ReferenceCache, grade  # noqa: E402
 from graders.drills.schema import parse_drill  # noqa: E402
-from graders.jobs.status import VERDICTS  # noqa: E402
 from graders.sandbox import SandboxPool  # noqa: E402
 from graders.sandbox.results import RECORD_RANGES, checked_record  # noqa: E402
+from jobs.status import VERDICTS  # noqa: E402
 from tests.graders.conftest import drill_text  # noqa: E402
 
 pytestmark = pytest.mark.sandbox

@@ -18,10 +18,11 @@ from django.utils import timezone
 from django.utils.formats import date_format
 
 from cards.models import CardState, ReviewLog
-from graders.jobs import lifecycle as jobs
-from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
-from graders.models import Drill, DrillReview, GraderHeartbeat, Submission
+from graders.models import Drill, DrillReview, Submission
+from jobs import lifecycle as jobs
+from jobs.models import GraderHeartbeat
+from jobs.status import Status
 from tests.graders.conftest import RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db

@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from cards.importing import NoteSource, import_notes
 from cards.models import Card, Note
-from graders.jobs import lifecycle as jobs
-from graders.jobs.lifecycle import Finished
-from graders.jobs.status import Status
+from jobs import lifecycle as jobs
+from jobs.lifecycle import Finished
+from jobs.status import Status
 from outputs import runs, verify
 from outputs.models import OutputCheck, SnippetRun
 
@@ -44,7 +44,7 @@ def import_note(text: str = NOTE) -> Card:
 
 
 def finish(run: SnippetRun, outcome: str, output: str, error: str = "") -> None:
-    """A worker's claim and finish (``graders.jobs.lifecycle``), with a result given here instead of the sandbox's."""
+    """A worker's claim and finish (``jobs.lifecycle``), with a result given here instead of the sandbox's."""
     claimed = jobs.claim(runs.SNIPPETS, run.pk, timezone.now())
     assert claimed.job is not None
     fields = {"outcome": outcome, "output": output, "error": error}

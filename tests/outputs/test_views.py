@@ -11,9 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import Card, CardState, Note, ReviewLog, TouchedDay
-from graders.jobs import lifecycle as jobs
-from graders.jobs.status import Status
-from graders.models import GraderHeartbeat
+from jobs import lifecycle as jobs
+from jobs.models import GraderHeartbeat
+from jobs.status import Status
 from outputs import runs
 from outputs.models import SnippetRun
 
@@ -239,7 +239,7 @@ def test_it_grades_through_a_real_worker(workers: object, transactional_db: None
     workers.current  # noqa: B018 - starts one when none is running
     from django.conf import settings
 
-    from graders.jobs.heartbeat import grader_status
+    from jobs.heartbeat import grader_status
 
     deadline = time.monotonic() + 30
     # The worker beats once it has started; on a loaded machine a beat can come late, so wait until

@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from cards.models import Profile, ReviewLog, TouchedDay
 from cards.touched import touch
-from graders.jobs import lifecycle as jobs
-from graders.jobs import notify
-from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
+from jobs import lifecycle as jobs
+from jobs import notify
+from jobs.status import Status
 from teams import boards, services
 from teams.activity import clock_for, rebuild_user
 from teams.models import DailyActivity
@@ -171,7 +171,7 @@ class DrillRollupTests(TeamTestCase):
         with self.captureOnCommitCallbacks() as callbacks:
             assert jobs.finish(SUBMISSIONS, claim.job, claim.token, finished)
         # Nothing of the fact waits for the commit: the mark is a row of the same transaction. The one callback is
-        # the wake-up for a submit request waiting on the verdict (graders.jobs.notify), which carries no fact.
+        # the wake-up for a submit request waiting on the verdict (jobs.notify), which carries no fact.
         assert [callback.func for callback in callbacks] == [notify._announce]
         sub.refresh_from_db()
         clock = clock_for(self.member.pk)

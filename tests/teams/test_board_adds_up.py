@@ -10,11 +10,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from cards.models import ReviewLog
-from graders.jobs import lifecycle as jobs
-from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating.progress import learner_facts
+from jobs import lifecycle as jobs
+from jobs.status import Status
 from teams import boards
 from teams.activity import rebuild_user, refresh_day
 from teams.models import DailyActivity

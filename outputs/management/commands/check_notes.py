@@ -19,9 +19,10 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from graders.jobs import lifecycle as jobs
-from graders.jobs import tasks
-from graders.jobs.status import Status
+from jobs import lifecycle as jobs
+from jobs import tasks
+from jobs.pools import get_pool
+from jobs.status import Status
 from outputs import runs, verify
 from outputs.models import SnippetRun
 
@@ -76,16 +77,12 @@ class Command(BaseCommand):
                     ids.append(run.pk)
                 continue
             if rerun or not run.is_final:
-                SnippetRun.objects.filter(pk=run.pk).update(
-                    status=Status.QUEUED, claim_token="", claimed_at=None, finished_at=None, attempts=0
-                )
+                jobs.rerun(runs.SNIPPETS, run.pk)
                 ids.append(run.pk)
         return ids
 
     def _run(self, ids: list[int], verbosity: int) -> None:
         """In this process's CPU sandbox pool (GRADER_POOL_SIZE children), closed when the process exits."""
-        from graders.jobs.warm_pool import get_pool
-
         pool = get_pool("cpu")
         pool.warm()
         for number, run_id in enumerate(ids, start=1):

@@ -1,6 +1,6 @@
 """The status vocabulary's labels in the learner's language (docs/i18n.md).
 
-``graders.jobs.status`` stays pure (the sandbox and the grading core read it), so its ``LABELS`` are the
+``jobs.status`` stays pure (the sandbox and the grading core read it), so its ``LABELS`` are the
 English source; pages, model choices and the hub read these lazy translations instead, and makemessages
 finds each label here.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
-from graders.jobs.status import Status
+from jobs.status import Status
 
 STATUS_LABELS: dict[Status, Any] = {
     Status.QUEUED: _("Queued"),

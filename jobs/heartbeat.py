@@ -1,4 +1,4 @@
-"""Is a grader alive for this queue? Read from the heartbeats the workers write (``graders.jobs.worker``).
+"""Is a grader alive for this queue? Read from the heartbeats the workers write (``graders.worker``).
 
 The drill and output-card pages ask while a job waits, so a learner reads "the grader is offline
 (for 3 minutes)", or for a cuda drill "no GPU grader online", instead of an endless spinner; ``/healthz``
@@ -14,8 +14,8 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import ngettext
 
-from graders.jobs.routing import NO_GPU_GRADER
-from graders.jobs.tables import GraderHeartbeat
+from jobs.models import GraderHeartbeat
+from jobs.routing import NO_GPU_GRADER
 
 RECENT_ROWS = 50  # heartbeats read per question: more processes than this beat within seconds of each other
 

@@ -1,8 +1,8 @@
 """One lifecycle for all background sandbox work: claim, run, finish, requeue, and what the reaper re-sends.
 
 Every kind of job (a drill submission, a drill's example outputs, an output card's snippet run) is a row
-of a model derived from ``graders.jobs.tables.Job`` plus a ``JobKind`` that says how to run it. The database
-side of a worker is here; the Celery task (``graders.tasks.run_job``) only calls ``process``.
+of a model derived from ``jobs.models.Job`` plus a ``JobKind`` that says how to run it. The database
+side of a worker is here; the Celery task (``jobs.tasks.run_job``) only calls ``process``.
 
 One delivery of a job, in ``process``:
 
@@ -26,6 +26,7 @@ import hashlib
 import logging
 import os
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Protocol
@@ -35,10 +36,10 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from graders.jobs import notify
-from graders.jobs.status import PENDING, Status
-from graders.jobs.tables import Job
-from quizsite import prepared
+from fastpath import prepared
+from jobs import notify
+from jobs.models import Job
+from jobs.status import PENDING, Status
 from quizsite.claims import claimant_is_dead, new_claim_token, release_claim
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,29 @@ def kind_of(job: Job) -> JobKind:
 
 def kinds() -> list[JobKind]:
     return list(_KINDS.values())
+
+
+_SWEEPS: dict[str, Callable[[datetime], int]] = {}
+
+
+def register_sweep(name: str, sweep: Callable[[datetime], int]) -> None:
+    """Background work that is given up, not sent again, once lost: ``sweep(now)`` ends every row whose worker
+    is gone (the rule of ``lost``: a provably dead claimant, or a claim past its bound) and returns how many.
+    An FSRS fit is one (``cards`` registers ``cards.optimising.expire_lost``): a fit that killed its worker
+    (out of memory) would kill the next one too, and the learner's next fit runs on the reviews they have then.
+    The reaper runs every sweep (``jobs.tasks.reap``)."""
+    _SWEEPS[name] = sweep
+
+
+def sweep_lost(now: datetime) -> int:
+    """Run every registered sweep; one that fails is logged and leaves the others to run."""
+    swept = 0
+    for name, sweep in _SWEEPS.items():
+        try:
+            swept += sweep(now)
+        except Exception:
+            logger.exception("the %s sweep of lost work failed; the reaper's next run tries again", name)
+    return swept
 
 
 # ---------------------------------------------------------------------------------------------- claim
@@ -197,6 +221,22 @@ def requeue(kind: JobKind, job: Job, token: str, failure: str = "") -> bool:
         status=Status.QUEUED, claim_token="", claimed_at=None, failure=failure
     )
     release_claim(token)
+    return changed == 1
+
+
+def rerun(kind: JobKind, pk: int) -> bool:
+    """Back to ``queued`` with its claims counted afresh, whatever state it is in: a run asked for again by
+    hand (the notes check's ``--rerun``, or a row it finds unfinished). A claim it held is released, so a
+    worker still running it can no longer record a result (``finish`` is conditional on the claim); the
+    kind's result fields stay until the next run overwrites them."""
+    current = kind.model.objects.filter(pk=pk).only("claim_token").first()
+    if current is None:
+        return False
+    changed = kind.model.objects.filter(pk=pk, claim_token=current.claim_token).update(
+        status=Status.QUEUED, claim_token="", claimed_at=None, finished_at=None, attempts=0, failure=""
+    )
+    if current.claim_token:
+        release_claim(current.claim_token)
     return changed == 1
 
 
@@ -310,9 +350,14 @@ def lost(kind: JobKind, now: datetime, queued_for: float | None = None) -> list[
     waiting = Q(status=Status.QUEUED, queued_at__lte=now - timedelta(seconds=queued_for)) | Q(status=Status.RUNNING)
     rows = kind.model.objects.filter(waiting, status__in=PENDING).select_related(*kind.related)
     return [
-        row
-        for row in rows
-        if row.status == Status.QUEUED
-        or claimant_is_dead(row.claim_token)
-        or (row.claimed_at is not None and row.claimed_at < stale_before)
+        row for row in rows if row.status == Status.QUEUED or is_lost(row.claim_token, row.claimed_at, stale_before)
     ]
+
+
+def is_lost(claim_token: str, claimed_at: datetime | None, stale_before: datetime) -> bool:
+    """Is a running row's worker gone? Its claimant is provably dead (same host, process gone:
+    ``quizsite.claims``), or it claimed the row before ``stale_before`` (past any time limit). The one
+    judgment for every background row that can be lost: the job kinds' rows here, an FSRS fit
+    (``cards.optimising.expire_lost``). A row that names no claimant is judged by its age alone."""
+    dead = bool(claim_token) and claimant_is_dead(claim_token)
+    return dead or (claimed_at is not None and claimed_at < stale_before)

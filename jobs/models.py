@@ -1,8 +1,9 @@
-"""The job system's tables: the abstract ``Job`` every kind's table derives from, and the graders' heartbeats.
+"""The job system's tables: the abstract ``Job`` every kind's table derives from, and the grading processes'
+heartbeats.
 
-They live with the lifecycle that drives them (``graders.jobs.lifecycle``) so that an app with a job kind of
-its own (``outputs``) builds on this package alone; ``graders.models`` imports them, which is where Django
-finds the app's models (the app label stays ``graders``).
+They live with the lifecycle that drives them (``jobs.lifecycle``), in the app at the base, so that every app
+with a job kind of its own (``graders``, ``outputs``) builds on this app alone. The heartbeats' table keeps
+the name it had in ``graders`` (``graders_graderheartbeat``): moving the model moved no data.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from typing import ClassVar
 from django.db import models
 from django.utils import timezone
 
-from graders.jobs.status import JOB_DONE, PENDING, Status
+from jobs.status import JOB_DONE, PENDING, Status
 
 
 class Job(models.Model):
-    """Background sandbox work with one lifecycle: ``queued -> running -> final`` (``graders.jobs.lifecycle``).
+    """Background sandbox work with one lifecycle: ``queued -> running -> final`` (``jobs.lifecycle``).
 
     Every move is a conditional ``update()`` that must change exactly one row: a worker claims a
     queued row with a fresh ``claim_token`` (or takes over a running one whose claimant died) and
@@ -71,7 +72,7 @@ def job_constraints(model: str, finals: tuple[Status, ...]) -> list[models.BaseC
 
 
 class GraderHeartbeat(models.Model):
-    """One live grading process: written at start and every few seconds (``graders.jobs.worker``).
+    """One live grading process: written at start and every few seconds (``graders.worker``).
 
     The pages and ``/healthz`` read it to tell "waiting for a grader" from "the grader is offline".
     """
@@ -84,6 +85,7 @@ class GraderHeartbeat(models.Model):
     seen_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        db_table = "graders_graderheartbeat"  # its name from before the move (jobs/migrations/0001_initial.py)
         indexes = [
             # Is any grader alive? WHERE seen_at > now - OFFLINE_AFTER ORDER BY seen_at DESC.
             models.Index(fields=["-seen_at"], name="graderheartbeat_seen_idx"),

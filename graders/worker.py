@@ -2,13 +2,13 @@
 threads (``CELERY_WORKER_POOL``), started once the worker is ready.
 
 The heartbeat (a ``GraderHeartbeat`` row written every ``GRADER_HEARTBEAT_SECONDS``) is what lets the
-pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``graders.jobs.heartbeat``
+pages and ``/healthz`` say "the grader is offline" instead of waiting forever (``jobs.heartbeat``
 reads it). It carries the sandbox pool's own health (``SandboxPool.health``), so a GPU queue whose runners
 cannot get CUDA, or a fork server that cannot start, shows as degraded; the heartbeat also logs each
 change of that state, so the worker's log says at start what its pool got. On start the worker also asks
 the reaper to re-send jobs whose messages were lost.
 
-Routing by device (``graders.jobs.routing``): once ``-Q`` is applied, a worker whose pool has no GPU drops the
+Routing by device (``jobs.routing``): once ``-Q`` is applied, a worker whose pool has no GPU drops the
 GPU queue (unless ``GRADER_CPU_FALLBACK``), so it never takes a cuda job; a GPU worker whose runners lose
 CUDA stops consuming it at the next heartbeat and starts again once they have it back.
 """
@@ -30,10 +30,10 @@ from django.db import DatabaseError, close_old_connections
 from django.utils import timezone
 
 from cards.tasks import expire_lost_fits
-from graders.jobs import routing, tasks
-from graders.jobs.tables import GraderHeartbeat
-from graders.jobs.warm_pool import close_pool, current_pool, get_pool, worker_device
 from graders.sandbox.gpu import host_has_gpu
+from graders.warm_pool import close_pool, current_pool, get_pool, worker_device
+from jobs import routing, tasks
+from jobs.models import GraderHeartbeat
 
 logger = logging.getLogger(__name__)
 FORGET_AFTER = timedelta(days=1)  # heartbeat rows of processes gone this long are deleted

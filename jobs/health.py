@@ -12,8 +12,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.utils import timezone
 
-from graders.jobs.heartbeat import grader_statuses, offline_after
-from graders.jobs.tables import GraderHeartbeat
+from jobs.heartbeat import grader_statuses, offline_after
+from jobs.models import GraderHeartbeat
 from quizsite.health import CheckResult, QueueReport, timeout
 
 QUICK_PING_S = 0.25

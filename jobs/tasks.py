@@ -2,12 +2,14 @@
 
 Delivery guarantees come from the broker settings (acks_late, prefetch 1): a
 message is acknowledged only after the task returns, so a worker killed mid-job leaves its message to be
-delivered again. Exactly-once *results* come from the database claim in ``graders.jobs.lifecycle``, not from the
+delivered again. Exactly-once *results* come from the database claim in ``jobs.lifecycle``, not from the
 broker. Work is sent with ``enqueue_on_commit``: after the row is committed, and never as a server
 error when the broker is away (the row stays queued and the reaper sends it again).
 
-The tasks keep the names they had when this module was ``graders.tasks``: the settings' routes and beat
-schedule, and messages already on the queues, name them.
+The tasks are named for this module (until issue 40 they were ``graders.tasks.run_job`` and
+``graders.tasks.reap``). A message sent under an old name before an upgrade is refused by a new worker
+("unregistered task") and lost, but never its job: the row stays ``queued``, and the reaper every new
+worker runs at start (``startup``: every queued row, whatever its age) sends it again under the new name.
 """
 
 from __future__ import annotations
@@ -22,13 +24,12 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
-from cards import optimising
-from graders.jobs import lifecycle as jobs
-from graders.jobs import routing
-from graders.jobs.heartbeat import offline_queues
-from graders.jobs.status import Status
-from graders.jobs.tables import Job
-from graders.jobs.warm_pool import get_pool
+from jobs import lifecycle as jobs
+from jobs import routing
+from jobs.heartbeat import offline_queues
+from jobs.models import Job
+from jobs.pools import get_pool
+from jobs.status import Status
 
 logger = logging.getLogger(__name__)
 J = TypeVar("J", bound=Job)
@@ -83,7 +84,7 @@ class JobTask(Task):
 @shared_task(
     bind=True,
     base=JobTask,
-    name="graders.tasks.run_job",
+    name="jobs.tasks.run_job",
     acks_late=True,
     autoretry_for=INFRASTRUCTURE_ERRORS,
     retry_backoff=True,
@@ -113,13 +114,13 @@ def run_job(self: Task, kind_name: str, pk: int) -> str:
 
 def takes_from(pool: Any, queue: str | None) -> bool:
     """May this worker run a job that came from ``queue``? Not a GPU job without a working GPU (the
-    consumer rules in ``graders.jobs.worker`` keep such jobs away; this holds even if one slips through)."""
+    consumer rules in ``graders.worker`` keep such jobs away; this holds even if one slips through)."""
     if queue != settings.GRADER_QUEUE_GPU or settings.GRADER_CPU_FALLBACK:
         return True
     return routing.gpu_works(pool.health())
 
 
-@shared_task(name="graders.tasks.reap", ignore_result=True)
+@shared_task(name="jobs.tasks.reap", ignore_result=True)
 def reap(startup: bool = False) -> int:
     """Re-send every job whose message may be lost: on a schedule, and when a worker starts (``startup``:
     every queued row, whatever its age, so a killed worker's jobs are graded at once).
@@ -129,9 +130,9 @@ def reap(startup: bool = False) -> int:
     first GPU worker to start re-sends every queued row anyway. (The CPU queue always has a grader when
     this runs: the reaper itself runs on one.)
 
-    FSRS fits are the one background work outside these kinds (``cards`` sits below ``graders`` and runs
-    them on the scoring worker): the reaper gives up the lost ones too (``cards.optimising.expire_lost``),
-    so a fit whose worker was killed no longer holds its learner's one active fit.
+    Work that is given up rather than sent again when lost (an FSRS fit: ``cards`` registers
+    ``cards.optimising.expire_lost``, ``jobs.lifecycle.register_sweep``) is swept here too, so a fit whose
+    worker was killed no longer holds its learner's one active fit.
     """
     now = timezone.now()
     offline = set() if startup else offline_queues([settings.GRADER_QUEUE_GPU], now)
@@ -144,5 +145,5 @@ def reap(startup: bool = False) -> int:
             count += 1
     if count:
         logger.warning("re-sent %d stuck jobs", count)
-    optimising.expire_lost(now)
+    jobs.sweep_lost(now)
     return count

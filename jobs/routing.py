@@ -9,7 +9,7 @@ The one exception is ``GRADER_CPU_FALLBACK``: on one host (``make run``, the def
 only worker also grades cuda drills, on its CPU, and the verdict records ``cpu`` as the device. It is an
 explicit setting, off by default, so a multi-host deployment never grades a cuda drill on a CPU silently.
 
-Pure functions: no Django, no Celery (``graders.jobs.worker`` applies them to the running worker).
+Pure functions: no Django, no Celery (``graders.worker`` applies them to the running worker).
 """
 
 from __future__ import annotations

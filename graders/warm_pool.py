@@ -4,7 +4,7 @@ The one place a pool for jobs is built, and ``GRADER_POOL_SIZE`` the one setting
 sandbox is pure Python and reads no Django settings).
 
 Why per process and built once: starting sandbox children (each imports torch) takes seconds, so it
-happens when a worker process starts (``graders.jobs.worker``), never on a learner's clock; a pool built
+happens when a worker process starts (``graders.worker``), never on a learner's clock; a pool built
 in a parent would share its pipes with every forked child, so a forked process builds its own.
 """
 
