@@ -33,6 +33,11 @@ from django.db import connections
 from kombu.utils.json import dumps, loads
 
 REPO = Path(__file__).resolve().parents[1]
+# The suite makes and logs in thousands of users. Production's hasher (PBKDF2, a million rounds) is slow on
+# purpose; what a test proves does not depend on it (Django's testing docs, "Speeding up the tests").
+# Production keeps Django's default (quizsite/settings.py names none), and make run's stack (bench.runstack,
+# the soak) runs with the real settings.
+settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Every Celery key these fixtures make in the test Redis starts with this (kombu's global_keyprefix).
 CELERY_PREFIX = f"test-celery-{uuid.uuid4().hex[:12]}:"
 
