@@ -71,11 +71,11 @@ def main() -> None:
     from django.utils import timezone
 
     from cards.models import CardState
+    from graders.attempts.submissions import _limit_th_newest, submit
     from graders.jobs import lifecycle as jobs
     from graders.jobs.warm_pool import close_pool, get_pool
     from graders.models import Drill, DrillReview, Submission, grading_drill
     from graders.rating import reviews
-    from graders.web.submissions import _limit_th_newest, submit
 
     call_command("migrate", verbosity=0)
     learner = User.objects.create_user(f"bench-prepared-{os.getpid()}")

@@ -20,7 +20,7 @@ class GradersConfig(AppConfig):
         from .difficulty import task  # noqa: F401  (the nightly difficulty refit)
         from .jobs import health, tasks, worker  # noqa: F401
         from .kinds import checks, counterexamples, examples, runs, verdicts  # noqa: F401
-        from .web import stats
+        from .rating import stats
 
         # Drill cards on the review page, and the drills' section of the stats page.
         extensions.register_review_part("drill", "graders/snippets/review_drill.html", replaces_answer=True)

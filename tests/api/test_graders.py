@@ -1,5 +1,5 @@
 """Drills and submissions through /api/v1/: no reference or hidden case ever leaves; submissions are
-made by graders.web.submissions.submit, the drill page's own use case (enqueued on commit), and only their
+made by graders.attempts.submissions.submit, the drill page's own use case (enqueued on commit), and only their
 owner can read them."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.jobs import lifecycle as jobs
 from graders.jobs import tasks
@@ -19,7 +20,6 @@ from graders.jobs.status import Status
 from graders.kinds.runs import RUNS
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
-from graders.web import submissions
 from tests.api.base import REFERENCE, ApiTestCase, make_drill
 
 RIGHT = "def solution(x):\n    return x + 1\n"

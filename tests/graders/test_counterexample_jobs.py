@@ -18,6 +18,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.jobs import lifecycle as jobs
 from graders.jobs import notify, tasks
@@ -25,7 +26,6 @@ from graders.jobs.status import Status
 from graders.kinds.counterexamples import COUNTEREXAMPLES, wanted
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Counterexample, Drill, GraderHeartbeat, Submission
-from graders.web import submissions
 from tests.graders.conftest import HIDDEN_WRONG, RIGHT, WRONG
 
 pytestmark = pytest.mark.django_db

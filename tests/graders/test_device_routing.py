@@ -18,9 +18,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from graders.attempts import submissions
 from graders.jobs.status import Status
 from graders.models import Drill, GraderHeartbeat, Submission
-from graders.web import submissions
 from quizsite import health
 from tests.graders.conftest import RIGHT, Workers, drill_text
 from tests.graders.test_integration import wait_for

@@ -23,6 +23,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from cards.models import TouchedDay
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.jobs import lifecycle as jobs
 from graders.jobs.lifecycle import Outcome
@@ -30,7 +31,6 @@ from graders.jobs.status import Status
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating import reviews
-from graders.web import submissions
 from quizsite import claims
 from tests.conftest import Published, celery_broker, published_tasks
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG

@@ -15,10 +15,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from graders.attempts import submissions
 from graders.jobs import routing
 from graders.jobs.tasks import reap, takes_from
 from graders.models import Drill, GraderHeartbeat, Submission
-from graders.web import submissions
 from quizsite import health
 from tests.conftest import published_tasks
 from tests.graders.conftest import drill_text
