@@ -42,7 +42,7 @@ from cards import review as reviewing
 from cards import stats as numbers
 from cards.models import Card, CardState, Note, ReviewLog
 from graders.models import LearnerSkill
-from graders.web.stats import drill_pass_rates
+from graders.rating.stats import drill_pass_rates
 
 STATS_DAYS = 90
 FORECAST_DAYS = 30

@@ -1,13 +1,13 @@
 """Drills (read), their hints (open the next one) and your submissions (create, read).
 
 A drill is served without its reference solution, its stored definition or its hidden cases.
-A submission is made by `graders.web.submissions.submit`, the same use case as the drill page: the
+A submission is made by `graders.attempts.submissions.submit`, the same use case as the drill page: the
 code's size, the learner's rate limit (429 with `Retry-After`), the seed of the learner's current
 review of the drill (so a drill solved here rates its card exactly as on the page), then a QUEUED row
 handed to the grading workers once it is committed; poll `GET /api/v1/submissions/<uuid>/` for the
 verdict. Other learners' submissions are 404.
 
-A "Run" (`POST /api/v1/runs/`) is `graders.web.run_requests.request_run`, the drill page's Run button: your
+A "Run" (`POST /api/v1/runs/`) is `graders.attempts.runs.request_run`, the drill page's Run button: your
 code and the reference on arguments you write in the case language (checked here, evaluated only in the
 sandbox), with its own rate limit; never graded. Poll `GET /api/v1/runs/<uuid>/` for both outputs.
 """
@@ -38,10 +38,8 @@ from api.serializers import (
     query_slug,
 )
 from api.throttling import UserThrottle
+from graders.attempts import actions, runs, submissions
 from graders.models import Drill, DrillRun, LearnerSkill, Submission
-from graders.rating import reviews
-from graders.rating.quality import hint_cap
-from graders.web import run_requests, submissions
 
 # Everything a learner may see of a drill; reference_code stays in the database.
 DRILL_FIELDS = (
@@ -112,15 +110,11 @@ class DrillHints(generics.GenericAPIView):
         drill = _drills(request.user).filter(slug=slug).first()
         if drill is None:
             raise NotFound(_("No such drill."))
-        hints = drill.spec.hints
-        review = reviews.current_review(request.user, drill).review
-        reviews.open_hint(review, len(hints))
-        review.refresh_from_db(fields=["hints_opened", "finished_at"])
-        shown = reviews.shown_hints(review, len(hints))
+        hints = actions.open_hint(request.user, drill)
         data = {
-            "hint_count": len(hints),
-            "opened": [{"en": hint.en, "zh": hint.zh} for hint in hints[:shown]],
-            "rating_cap": hint_cap(review.hints_opened),
+            "hint_count": hints.total,
+            "opened": [{"en": hint.en, "zh": hint.zh} for hint in hints.shown],
+            "rating_cap": hints.rating_cap,
         }
         return Response(DrillHintsSerializer(data).data)
 
@@ -165,14 +159,12 @@ class SubmissionList(generics.ListCreateAPIView):
         drill = _drills(request.user).filter(slug=data["drill"]).first()
         if drill is None:
             raise NotFound(_("No such drill."))
-        submission = submissions.submit(request.user, drill, data["code"], data["kind"])
-        if isinstance(submission, submissions.Refused):
-            if submission.status == status.HTTP_429_TOO_MANY_REQUESTS:
-                raise Throttled(wait=submission.retry_after, detail=submission.message)
-            raise ValidationError({"code": [submission.message]})
-        if wait:
-            submission = submissions.wait_for_verdict(submission)
-        return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+        done = actions.submit(request.user, drill, data["code"], data["kind"], wait=wait)
+        if isinstance(done, submissions.Refused):
+            if done.status == status.HTTP_429_TOO_MANY_REQUESTS:
+                raise Throttled(wait=done.retry_after, detail=done.message)
+            raise ValidationError({"code": [done.message]})
+        return Response(SubmissionSerializer(done.submission).data, status=status.HTTP_201_CREATED)
 
 
 class SubmissionDetail(generics.RetrieveAPIView):
@@ -212,13 +204,13 @@ class RunCreate(generics.CreateAPIView):
         drill = _drills(request.user).filter(slug=data["drill"]).first()
         if drill is None:
             raise NotFound(_("No such drill."))
-        run = run_requests.request_run(request.user, drill, data["code"], data["arguments"])
+        run = runs.request_run(request.user, drill, data["code"], data["arguments"])
         if isinstance(run, submissions.Refused):
             if run.status == status.HTTP_429_TOO_MANY_REQUESTS:
                 raise Throttled(wait=run.retry_after, detail=run.message)
             raise ValidationError({run.field: [run.message]})
         if wait:
-            run = run_requests.wait_for_run(run)
+            run = runs.wait_for_run(run)
         return Response(DrillRunSerializer(run).data, status=status.HTTP_201_CREATED)
 
 

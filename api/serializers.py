@@ -16,9 +16,8 @@ from rest_framework.exceptions import AuthenticationFailed
 
 from cards.models import Card, CardState, Note, ReviewLog
 from cards.scheduling.sm2 import Rating
-from graders.drills.schema import DrillError, parse_drill
+from graders.drills.schema import ARGUMENTS_CHARS, DrillError, parse_drill
 from graders.models import Counterexample, Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
-from graders.web.run_requests import ARGUMENTS_CHARS
 
 # DRF refuses NUL in text anyway; the validator also puts the rule in the schema (as a pattern),
 # so clients and schemathesis know it. Slug-shaped query parameters keep NUL away from the database.

@@ -10,7 +10,7 @@ machines, where no single-process test reaches. This builds that shape with Linu
    hostname (a UTS namespace) and running the project's grading worker (bench/cluster_worker.py:
    ``celery worker`` of quizsite with its own warm sandbox pool); ``--latency-ms`` adds ``tc netem``
    delay on both ends of every host's link;
-3. load goes in through the real submit path (``graders.web.submissions.submit``: the row, then the message
+3. load goes in through the real submit path (``graders.attempts.submissions.submit``: the row, then the message
    on commit), one learner per submission so each accepted verdict rates exactly one card;
 4. ``scale``: with the workers of 1, 2, 4 hosts consuming (the others' consumers cancelled), a burst of
    submissions, for real drills (CPU-bound here: every host shares this machine's cores) and for a
@@ -319,8 +319,8 @@ def drills(device: str, count: int) -> list[Any]:
 
 def submit_burst(count: int, device: str = "cpu") -> list[int]:
     """``count`` submissions of reference solutions, through the real submit path, as fast as it goes."""
+    from graders.attempts import submissions
     from graders.models import Submission
-    from graders.web import submissions
 
     mix = drills(device, 6)
     ids = []
@@ -401,7 +401,7 @@ class SteadyLoad(threading.Thread):
     def run(self) -> None:
         from django.db import connection
 
-        from graders.web import submissions
+        from graders.attempts import submissions
 
         mix = drills("cpu", 6)
         started = time.monotonic()

@@ -7,7 +7,7 @@ database, and two phases:
 
 1. **Verdict to counterexample shown.** Each known-wrong solution that fails only hidden cases (chosen as
    ``bench/counterexample.py`` chooses them) is submitted by a learner of its own through
-   ``graders.web.submissions.submit``; once this process sees the verdict it polls the counterexample fragment
+   ``graders.attempts.submissions.submit``; once this process sees the verdict it polls the counterexample fragment
    (``graders:submission_counterexample``, the real view and template, through Django's test client) the way
    the page does: 300 ms after the verdict, then every 300 ms, until it is final. Reported: verdict to
    "shown" (the poll that rendered it), and verdict to the job's own ``finished_at`` (the page's polling

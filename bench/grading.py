@@ -9,7 +9,7 @@ It needs a Redis (``BENCH_REDIS_URL``, default redis://127.0.0.1:6379/13; its ke
 in a temporary folder, then starts the same worker command ``make run`` uses (its three queues: an
 accepted verdict's drill XP and boards are work the worker does too). Submissions go round-robin to
 ``--learners`` learners. Latency is measured by this process: from just before
-``graders.web.submissions.submit`` (the use case the page and the API call: rate limit, review seed, row
+``graders.attempts.submissions.submit`` (the use case the page and the API call: rate limit, review seed, row
 insert, on-commit publish) until it sees the final row.
 """
 
@@ -187,7 +187,7 @@ def pending_between(first: int, last: int) -> int:
 
 
 def create_submission(user: Any, drill: Any, code: str) -> Any:
-    from graders.web.submissions import submit
+    from graders.attempts.submissions import submit
 
     submission = submit(user, drill, code)
     if not hasattr(submission, "pk"):

@@ -74,10 +74,10 @@ def main() -> None:
     from fastpath import card_states, drill_reviews
     from fastpath.grading_drills import grading_drill
     from fastpath.submission_window import limit_th_newest
+    from graders.attempts.submissions import submit
     from graders.models import Drill, DrillReview, Submission
     from graders.rating import reviews
     from graders.warm_pool import close_pool, get_pool
-    from graders.web.submissions import submit
     from jobs import lifecycle as jobs
 
     call_command("migrate", verbosity=0)

@@ -19,7 +19,7 @@ class GradersConfig(AppConfig):
         from . import warm_pool, worker  # noqa: F401
         from .difficulty import task  # noqa: F401  (the nightly difficulty refit)
         from .kinds import checks, counterexamples, examples, runs, verdicts  # noqa: F401
-        from .web import stats
+        from .rating import stats
 
         pools.provide(warm_pool.get_pool)
 

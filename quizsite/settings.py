@@ -433,7 +433,7 @@ NOTE_CORRECTIONS_FILE = Path(os.getenv("NOTE_CORRECTIONS_FILE", BASE_DIR / "note
 GRADER_RATE_LIMIT = envint("GRADER_RATE_LIMIT", "10")
 GRADER_RATE_WINDOW = envint("GRADER_RATE_WINDOW", "60")
 GRADER_MAX_CODE_BYTES = envint("GRADER_MAX_CODE_BYTES", "20000")
-# "Run on your own input" (graders.web.run_requests): its own limit, so trying inputs never costs a submission.
+# "Run on your own input" (graders.attempts.runs): its own limit, so trying inputs never costs a submission.
 GRADER_RUN_RATE_LIMIT = envint("GRADER_RUN_RATE_LIMIT", "10")
 GRADER_RUN_RATE_WINDOW = envint("GRADER_RUN_RATE_WINDOW", "60")
 # A counterexample after a verdict that failed hidden cases only (graders.kinds.counterexamples): the search's

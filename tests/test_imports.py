@@ -226,3 +226,19 @@ def test_the_fast_path_builds_on_the_models_only() -> None:
     )
     assert offenders == []
     assert graph["fastpath.prepared"] == set()  # the engine reads no app at all: quizsite may use it
+
+
+def test_it_keeps_the_api_and_the_drill_pages_apart() -> None:
+    """Issue 40: the API and the drill pages share one use-case layer (``graders.attempts``) and never each
+    other: no module of ``api`` imports the HTML package ``graders.web``, none of ``graders.web`` imports ``api``."""
+    modules = project_modules()
+    offenders = sorted(
+        f"{module} imports {name}"
+        for module, path in modules.items()
+        for name in imported_names(module, path)
+        if (module.split(".")[0] == "api" and (name == "graders.web" or name.startswith("graders.web.")))
+        or (module.startswith("graders.web") and name.split(".")[0] == "api")
+    )
+    assert offenders == []
+    assert "graders.attempts.actions" in imported_names("api.grader_views", modules["api.grader_views"])
+    assert "graders.attempts.actions" in imported_names("graders.web.views", modules["graders.web.views"])

@@ -85,12 +85,13 @@ def _current(user: AbstractBaseUser, drill: Drill, now: datetime) -> tuple[Drill
 class DrillPage:
     """Everything the drill page shows of the learner's review, read once and never written (a GET).
 
-    Where no review is current, ``review`` is the one the first submission will open: unsaved, open, with
-    no attempts. ``latest`` is the review's newest submission (examples runs included); ``last_code`` the
-    learner's newest code for this drill from any review (the editor starts from it).
+    Where no review is current, ``review`` is None: the first submission opens one (a POST), and until then
+    the page shows an open review with no attempts. ``latest`` is the review's newest submission (examples
+    runs included); ``last`` the learner's newest submission of this drill from any review (the editor starts
+    from its code).
     """
 
-    review: DrillReview
+    review: DrillReview | None
     state: CardState | None
     progress: ReviewProgress
     latest: Submission | None
@@ -103,11 +104,7 @@ def read_page(user: AbstractBaseUser, drill: Drill, now: datetime | None = None)
     query gives both the progress and the newest), and the newest code of earlier reviews when this has none."""
     now = now or timezone.now()
     review, state = _current(user, drill, now)
-    if review is None:
-        review = DrillReview(user=user, drill=drill, started_at=now)  # opened by the first submission (a POST)
-        rows: list[Submission] = []
-    else:
-        rows = list(review_submissions(review))
+    rows = list(review_submissions(review)) if review is not None else []
     progress = _progress(rows)
     latest = rows[0] if rows else None
     last = latest or Submission.objects.history(user.pk, drill.pk).only("code", "queued_at").first()
@@ -172,9 +169,9 @@ def _progress(rows: list[Submission]) -> ReviewProgress:
     )
 
 
-def reference_available(review: DrillReview, progress: ReviewProgress) -> bool:
-    """After an accepted submission, or after three failed ones (and once seen, it stays)."""
-    return (
+def reference_available(review: DrillReview | None, progress: ReviewProgress) -> bool:
+    """After an accepted submission, or after three failed ones (and once seen, it stays). No review yet: no."""
+    return review is not None and (
         review.reference_viewed_at is not None
         or progress.accepted
         or progress.failures >= REFERENCE_AFTER_FAILURES

@@ -6,13 +6,13 @@ from typing import Any
 
 from django import forms
 
+from graders.attempts.runs import check_arguments
+from graders.attempts.submissions import code_problem
 from graders.models import Submission
-from graders.web.run_requests import check_arguments
-from graders.web.submissions import code_problem
 
 
 class SubmissionForm(forms.Form):
-    """Refuses code the submit use case would refuse (``graders.web.submissions.code_problem``), with the form."""
+    """Refuses code the submit use case would refuse (``graders.attempts.submissions.code_problem``), with the form."""
 
     code = forms.CharField(strip=False, widget=forms.Textarea(attrs={"rows": 16, "spellcheck": "false"}))
     kind = forms.ChoiceField(choices=Submission.Kind.choices, initial=Submission.Kind.SUBMIT)
@@ -31,7 +31,7 @@ class SubmissionForm(forms.Form):
 
 class RunForm(SubmissionForm):
     """The code and the arguments of a "Run", as the learner would write ``f(<arguments>)``: refused here when
-    outside the case language (``graders.web.run_requests.check_arguments``), before anything is stored."""
+    outside the case language (``graders.attempts.runs.check_arguments``), before anything is stored."""
 
     kind = None  # type: ignore[assignment]  # "Run" is its own button, with its own URL
     arguments = forms.CharField(strip=False, required=False, widget=forms.Textarea(attrs={"rows": 2}))

@@ -1,11 +1,12 @@
 """The drill page, submissions and their live verdicts, history, hints, reference, give up and move on.
 
 Each view: decorators, an access helper (a learner only ever sees their own submissions: 404
-otherwise), a form, one call into ``graders.rating.reviews`` / ``graders.web.submissions``, then a redirect
-or one template. With JavaScript the submit request waits for the verdict (a bounded time,
-``graders.web.submissions.wait_for_verdict``) and answers with it; a verdict not ready by then polls itself
-every 300 ms (htmx). Without JavaScript the submission page refreshes itself until the verdict is final.
-"Run on your own input" (``run_input``) follows the same shape with its own job (``graders.web.run_requests``).
+otherwise), a form, one call into ``graders.attempts.actions`` (the use-case layer the API calls too), then a
+redirect or one template rendered from the read model it answers. With JavaScript the submit request waits for
+the verdict (a bounded time, ``graders.attempts.submissions.wait_for_verdict``) and answers with it; a verdict
+not ready by then polls itself every 300 ms (htmx). Without JavaScript the submission page refreshes itself
+until the verdict is final. "Run on your own input" (``run_input``) follows the same shape with its own job
+(``graders.attempts.runs``).
 """
 
 from __future__ import annotations
@@ -25,20 +26,17 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from cards.models import CardState
 from cards.rendering import render_markdown
 from cards.review import get_profile, learner_today
 from graders import extensions
+from graders.attempts import actions, runs, submissions
 from graders.drills import contract
 from graders.drills.schema import Drill as DrillSpec
 from graders.kinds import examples
 from graders.kinds.counterexamples import COUNTEREXAMPLES
-from graders.models import Counterexample, Difficulty, Drill, DrillExamples, DrillReview, DrillRun, Submission
-from graders.rating import reviews
+from graders.models import Counterexample, Difficulty, Drill, DrillExamples, DrillRun, Submission
 from graders.rating.progress import DrillStatus
-from graders.rating.quality import hint_cap
 from graders.web import hub as drill_hub
-from graders.web import run_requests, submissions
 from graders.web.forms import RunForm, SubmissionForm
 from jobs.heartbeat import grader_status
 from jobs.labels import STATUS_LABELS
@@ -71,15 +69,15 @@ def _get_submission(request: HttpRequest, submission_uuid: UUID) -> Submission:
 
 
 def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | None = None) -> dict[str, Any]:
-    """The drill page's one context builder: the domain is read once (``reviews.read_page``), nothing written."""
+    """The drill page's one context builder: the domain is read once (``actions.page``), nothing written."""
     spec = drill.spec
-    page = reviews.read_page(request.user, drill)
+    page = actions.page(request.user, drill)
     last = page.last
     if form is None:
         # The editor keeps the learner's last code, from this review or any earlier one (the browser adds its draft).
         code = last.code if last is not None else (drill.starter_code or f"def {drill.entry_point}():\n    ...\n")
         form = SubmissionForm(initial={"code": code}, max_bytes=submissions.code_limit(drill))
-    status = _status_context(page.latest, page.review, page.state, page.progress) if page.latest is not None else {}
+    status = _status_context(page.latest) if page.latest is not None else {}
     return {
         "poll_ms": POLL_MS,
         **_examples_context(drill, spec, examples.stored_outputs(drill)),
@@ -88,31 +86,30 @@ def _drill_context(request: HttpRequest, drill: Drill, form: SubmissionForm | No
         "spec": spec,
         "card": drill.card,
         "review": page.review,
-        "state": page.state,
-        "progress": page.progress,
-        "latest": page.latest,
+        "state": page.summary.state,
+        "progress": page.summary.progress,
+        "latest": page.latest.submission if page.latest is not None else None,
         "last_sent_at": last.queued_at if last is not None else None,
         "form": form,
         "prompt_zh": render_markdown(drill.prompt_zh),
         "prompt_en": render_markdown(drill.prompt_en),
         "contract": _contract_sentences(spec),
-        **_hints_context(spec, page.review),
-        "reference_available": page.reference_available,
-        "summary": ReviewSummary(page.review, page.state, page.progress, page.reference_available),
+        **_hints_context(page.hints),
+        "reference_available": page.summary.reference_available,
+        "summary": page.summary,
         "rate_limit": submissions.RateLimit.from_settings(),
-        "run_rate_limit": run_requests.run_rate_limit(),
+        "run_rate_limit": runs.run_rate_limit(),
         "drill_parts": extensions.drill_parts(request.user, drill),
     }
 
 
-def _hints_context(spec: DrillSpec, review: DrillReview | None) -> dict[str, Any]:
-    """The hints the learner sees (``reviews.shown_hints``) and what opening the next one would cost."""
-    opened = reviews.shown_hints(review, len(spec.hints))
+def _hints_context(hints: actions.Hints) -> dict[str, Any]:
+    """The hints the learner sees and what opening the next one would cost."""
     return {
-        "hints_opened": spec.hints[:opened],
-        "hints_total": len(spec.hints),
-        "next_hint": opened + 1 if opened < len(spec.hints) else None,
-        "next_hint_cap": hint_cap(opened + 1),
+        "hints_opened": hints.shown,
+        "hints_total": hints.total,
+        "next_hint": hints.next_hint,
+        "next_hint_cap": hints.next_hint_cap,
     }
 
 
@@ -185,24 +182,24 @@ def drill_for_card(request: HttpRequest, card_uuid: UUID) -> HttpResponse:
 @login_required
 @require_POST
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
-    """Steps: 1. the form  2. ``graders.web.submissions.submit`` (size, rate limit, review seed, store, enqueue)."""
+    """Steps: 1. the form  2. ``actions.submit`` (size, rate limit, review seed, store, enqueue; with htmx the
+    bounded wait for the verdict, and the verdict read back)."""
     drill = _get_drill(request, slug)
     form = SubmissionForm(request.POST, max_bytes=submissions.code_limit(drill))
     if not form.is_valid():
         return _refuse(request, drill, form, form.errors.get("code") or form.errors.as_text(), status=400)
-    sub = submissions.submit(request.user, drill, form.cleaned_data["code"], form.cleaned_data["kind"])
-    if isinstance(sub, submissions.Refused):
-        response = _refuse(request, drill, form, [sub.message], status=sub.status)
-        if sub.retry_after:
-            response["Retry-After"] = str(sub.retry_after)
+    htmx = _is_htmx(request)
+    data = form.cleaned_data
+    done = actions.submit(request.user, drill, data["code"], data["kind"], wait=htmx, read_back=htmx)
+    if isinstance(done, submissions.Refused):
+        response = _refuse(request, drill, form, [done.message], status=done.status)
+        if done.retry_after:
+            response["Retry-After"] = str(done.retry_after)
         return response
-    if _is_htmx(request):
-        sub = submissions.wait_for_verdict(sub)
-        review = reviews.review_for(sub)
-        state = CardState.objects.filter(user=request.user, card_id=drill.card_id).first()
-        context = {**_status_context(sub, review, state), "oob": True}
+    if done.status is not None:
+        context = {**_status_context(done.status), "oob": True}
         return render(request, "graders/snippets/submission_status.html", context)
-    return redirect("graders:submission", submission_uuid=sub.uuid)
+    return redirect("graders:submission", submission_uuid=done.submission.uuid)
 
 
 def _refuse(request: HttpRequest, drill: Drill, form: SubmissionForm, errors: Any, *, status: int) -> HttpResponse:
@@ -224,20 +221,20 @@ def _get_run(request: HttpRequest, run_uuid: UUID) -> DrillRun:
 @require_POST
 def run_input(request: HttpRequest, slug: str) -> HttpResponse:
     """ "Run" on the learner's own arguments. Steps: 1. the form (the arguments checked against the case language,
-    nothing evaluated here)  2. ``graders.web.run_requests.request_run`` (rate limit, store, enqueue)."""
+    nothing evaluated here)  2. ``graders.attempts.runs.request_run`` (rate limit, store, enqueue)."""
     drill = _get_drill(request, slug)
     form = RunForm(request.POST, max_bytes=submissions.code_limit(drill))
     if not form.is_valid():
         errors = [error for field in ("code", "arguments") for error in form.errors.get(field, [])]
         return _refuse_run(request, drill, form, errors, status=400)
-    run = run_requests.request_run(request.user, drill, form.cleaned_data["code"], form.cleaned_data["arguments"])
+    run = runs.request_run(request.user, drill, form.cleaned_data["code"], form.cleaned_data["arguments"])
     if isinstance(run, submissions.Refused):
         response = _refuse_run(request, drill, form, [run.message], status=run.status)
         if run.retry_after:
             response["Retry-After"] = str(run.retry_after)
         return response
     if _is_htmx(request):
-        run = run_requests.wait_for_run(run)
+        run = runs.wait_for_run(run)
         return render(request, "graders/snippets/run_status.html", _run_context(run))
     return redirect("graders:run", run_uuid=run.uuid)
 
@@ -283,26 +280,12 @@ def run_page(request: HttpRequest, run_uuid: UUID) -> HttpResponse:
     return render(request, "graders/run.html", {**_run_context(run), "drill": run.drill})
 
 
-@dataclass(frozen=True)
-class ReviewSummary:
-    review: DrillReview | None
-    state: CardState | None
-    progress: reviews.ReviewProgress | None
-    reference_available: bool
-
-
-def _status_context(
-    sub: Submission, review: DrillReview | None, state: CardState | None, progress: reviews.ReviewProgress | None = None
-) -> dict[str, Any]:
+def _status_context(status: actions.AttemptStatus) -> dict[str, Any]:
     """What the verdict fragment needs; it polls while pending (slowly, saying so, while no grader is alive).
 
     The drill card is rated in the verdict's own transaction, so a final verdict is shown with its rating.
-    ``progress``: the review's, when the caller read it already (the drill page).
     """
-    if review is not None and review.seed != sub.seed:
-        review, progress = reviews.review_for(sub), None
-    if progress is None and review is not None:
-        progress = reviews.review_progress(review)
+    sub = status.submission
     grader = None if sub.is_final else grader_status(sub.drill.queue)
     verdict = sub.verdict or {}
     tests = verdict.get("tests", [])
@@ -316,19 +299,14 @@ def _status_context(
         "mismatch_test": failing[0]["name"] if failing else "",
         # Tests carry their own messages, unless the whole run failed (a limit: every test says just that).
         "per_test": any(test["message"] not in (sub.status, "passed") for test in tests),
-        "summary": ReviewSummary(
-            review=review,
-            state=state,
-            progress=progress,
-            reference_available=bool(review and progress and reviews.reference_available(review, progress)),
-        ),
+        "summary": status.summary,
         "polling": not sub.is_final,
         "poll_ms": OFFLINE_POLL_MS if grader is not None and grader.offline else POLL_MS,
         "grader": grader,
         "silent_for": grader.silent_for(timezone.now()) if grader is not None else "",
-        "move_on_quality": _move_on_quality(review, progress),
+        "move_on_quality": status.summary.move_on_quality,
         # The hints the review opened (those it was rated with), never the ones a rated review shows for free.
-        "verdict_hints": sub.drill.spec.hints[: review.hints_opened] if review is not None and sub.is_final else (),
+        "verdict_hints": status.verdict_hints,
         # An acceptance opens what solving opens (others' solutions): the drill page's parts, swapped in with it.
         "drill_parts": extensions.drill_parts(sub.user, sub.drill)
         if sub.status == Status.ACCEPTED and sub.is_attempt
@@ -374,23 +352,12 @@ def submission_counterexample(request: HttpRequest, submission_uuid: UUID) -> Ht
     return render(request, "graders/snippets/counterexample.html", _counterexample_context(cex))
 
 
-def _move_on_quality(review: DrillReview | None, progress: reviews.ReviewProgress | None) -> int | None:
-    return reviews.move_on_quality(review, progress) if review is not None and progress is not None else None
-
-
-def _review_and_state(request: HttpRequest, sub: Submission) -> tuple[DrillReview | None, CardState | None]:
-    review = reviews.review_for(sub)
-    state = CardState.objects.filter(user=request.user, card_id=sub.drill.card_id).first()
-    return review, state
-
-
 @login_required
 @require_GET
 def submission_status(request: HttpRequest, submission_uuid: UUID) -> HttpResponse:
     """The htmx fragment: queued, running, then the verdict (and, once rated, the next due day)."""
-    sub = _get_submission(request, submission_uuid)
-    review, state = _review_and_state(request, sub)
-    context = {**_status_context(sub, review, state), "oob": _is_htmx(request)}
+    status = actions.status(request.user, _get_submission(request, submission_uuid))
+    context = {**_status_context(status), "oob": _is_htmx(request)}
     return render(request, "graders/snippets/submission_status.html", context)
 
 
@@ -398,9 +365,8 @@ def submission_status(request: HttpRequest, submission_uuid: UUID) -> HttpRespon
 @require_GET
 def submission_page(request: HttpRequest, submission_uuid: UUID) -> HttpResponse:
     """Without JavaScript: the page refreshes itself (meta refresh) until the verdict is final."""
-    sub = _get_submission(request, submission_uuid)
-    review, state = _review_and_state(request, sub)
-    context = {**_status_context(sub, review, state), "drill": sub.drill}
+    status = actions.status(request.user, _get_submission(request, submission_uuid))
+    context = {**_status_context(status), "drill": status.submission.drill}
     return render(request, "graders/submission.html", context)
 
 
@@ -433,12 +399,9 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def reference(request: HttpRequest, slug: str) -> HttpResponse:
     """Show the reference once it is unlocked; after the first look an acceptance is a failed recall (2)."""
-    drill = _get_drill(request, slug)
-    session = reviews.current_review(request.user, drill)
-    if not reviews.reference_available(session.review, reviews.review_progress(session.review)):
+    if not actions.view_reference(request.user, _get_drill(request, slug)):
         messages.error(request, _("The reference unlocks after an accepted submission or three failed ones."))
         return redirect("graders:drill", slug=slug)
-    reviews.view_reference(session.review, timezone.now())
     return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#reference")
 
 
@@ -447,11 +410,9 @@ def reference(request: HttpRequest, slug: str) -> HttpResponse:
 def hint(request: HttpRequest, slug: str) -> HttpResponse:
     """Open the review's next hint; recorded on the review, it caps an acceptance (1 hint: 4, 2 or more: 3)."""
     drill = _get_drill(request, slug)
-    session = reviews.current_review(request.user, drill)
-    reviews.open_hint(session.review, len(drill.spec.hints))
+    hints = actions.open_hint(request.user, drill)
     if _is_htmx(request):
-        session.review.refresh_from_db(fields=["hints_opened"])
-        context = {"drill": drill, **_hints_context(drill.spec, session.review)}
+        context = {"drill": drill, **_hints_context(hints)}
         return render(request, "graders/snippets/hints.html", context)
     return redirect(f"{reverse('graders:drill', kwargs={'slug': slug})}#hints")
 
@@ -459,9 +420,7 @@ def hint(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def give_up(request: HttpRequest, slug: str) -> HttpResponse:
-    drill = _get_drill(request, slug)
-    session = reviews.current_review(request.user, drill)
-    if reviews.give_up(session.review, drill.card, timezone.now()) is None:
+    if actions.give_up(request.user, _get_drill(request, slug)) is None:
         messages.info(request, _("This drill was already rated."))
     else:
         messages.info(request, _("Gave up: rated 0. The drill comes back later today with new hidden cases."))
@@ -472,14 +431,11 @@ def give_up(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def move_on(request: HttpRequest, slug: str) -> HttpResponse:
     """End a failing review with its last verdict's quality and go to the next card."""
-    drill = _get_drill(request, slug)
-    session = reviews.current_review(request.user, drill)
-    if reviews.move_on(session.review, drill.card, timezone.now()) is None:
+    ended = actions.move_on(request.user, _get_drill(request, slug))
+    if ended is None:
         messages.info(request, _("Nothing to rate: submit an answer first, or give up."))
         return redirect("graders:drill", slug=slug)
-    session.review.refresh_from_db(fields=["quality"])
     messages.info(
-        request,
-        _("Moved on: rated %(quality)s. The drill comes back later today.") % {"quality": session.review.quality},
+        request, _("Moved on: rated %(quality)s. The drill comes back later today.") % {"quality": ended.quality}
     )
     return redirect("cards:review")

@@ -115,7 +115,7 @@ class ThrottleTests(ApiTestCase):
     def test_it_throttles_submissions_without_writing_the_extra_one(self) -> None:
         make_drill(self.note)
         body = {"drill": "add-one", "code": "def solution(x):\n    return x + 1\n"}
-        with override_settings(GRADER_RATE_LIMIT=2):  # the drill page's own limit (graders.web.submissions)
+        with override_settings(GRADER_RATE_LIMIT=2):  # the drill page's own limit (graders.attempts.submissions)
             for _ in range(2):
                 self.assertEqual(self.client.post("/api/v1/submissions/", body).status_code, 201)
             self.assert_error(self.client.post("/api/v1/submissions/", body), 429, "throttled")

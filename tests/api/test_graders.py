@@ -1,5 +1,5 @@
 """Drills and submissions through /api/v1/: no reference or hidden case ever leaves; submissions are
-made by graders.web.submissions.submit, the drill page's own use case (enqueued on commit), and only their
+made by graders.attempts.submissions.submit, the drill page's own use case (enqueued on commit), and only their
 owner can read them."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import CardState, ReviewLog
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.kinds.runs import RUNS
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillDifficulty, DrillRun, LearnerSkill, Submission
-from graders.web import submissions
 from jobs import lifecycle as jobs
 from jobs import tasks
 from jobs.status import Status

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from rest_framework.authtoken.models import Token
 
 from cards import review as reviewing
-from graders.web.submissions import submit
+from graders.attempts.submissions import submit
 from quizsite.wsgi import application
 from teams.models import Membership, Team
 from tests.api.base import make_drill

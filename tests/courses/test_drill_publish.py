@@ -9,11 +9,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from cards.models import Card, CardState, Course, ReviewLog
+from graders.attempts import submissions
 from graders.authoring import drafts
 from graders.kinds.checks import CHECKS
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillCheck, DrillExamples, DrillRevision, Submission
-from graders.web import submissions
 from jobs import lifecycle
 from tests.cards.factories import make_note
 from tests.courses.test_drill_views import DOUBLE, RUNNER, CourseDrillTestCase

@@ -18,11 +18,11 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.kinds.counterexamples import COUNTEREXAMPLES, wanted
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Counterexample, Drill, Submission
-from graders.web import submissions
 from jobs import lifecycle as jobs
 from jobs import notify, tasks
 from jobs.models import GraderHeartbeat

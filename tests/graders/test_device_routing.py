@@ -18,8 +18,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
+from graders.attempts import submissions
 from graders.models import Drill, Submission
-from graders.web import submissions
 from jobs.models import GraderHeartbeat
 from jobs.status import Status
 from quizsite import health

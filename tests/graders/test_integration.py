@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.test import override_settings
 
+from graders.attempts import runs, submissions
 from graders.models import Counterexample, Drill, DrillRun, Submission
-from graders.web import run_requests, submissions
 from jobs import tasks
 from jobs.status import Status
 from tests.graders.conftest import CRASH, HIDDEN_WRONG, RIGHT, WRONG, Workers
@@ -153,7 +153,7 @@ def test_it_says_offline_when_the_worker_dies_and_grades_what_waited_once_it_is_
 def test_it_runs_own_input_in_the_sandbox_beside_the_reference(ready: Workers, learner: User, drill: Drill) -> None:
     """ "Run" through the real worker: the arguments are made in a runner's jail (a file read there fails, and
     only the learner's input says so), both outputs and the diff come back, and nothing is graded."""
-    runs = [run_requests.request_run(learner, drill, WRONG, text) for text in RUN_ARGUMENTS]
+    runs = [runs.request_run(learner, drill, WRONG, text) for text in RUN_ARGUMENTS]
     assert all(isinstance(run, DrillRun) for run in runs), runs
     for run in runs:
         wait_for(lambda run=run: DrillRun.objects.get(pk=run.pk).is_final, 30, "the run")
@@ -189,7 +189,7 @@ def test_a_hidden_failure_gets_a_counterexample_after_its_verdict_that_run_repro
         "tensor([[1.]])\n# shape (1, 1), float32",
         "tensor([[0.]])\n# shape (1, 1), float32",
     )
-    run = run_requests.request_run(learner, drill, HIDDEN_WRONG, cex.result["arguments"])
+    run = runs.request_run(learner, drill, HIDDEN_WRONG, cex.result["arguments"])
     assert isinstance(run, DrillRun)
     wait_for(lambda: DrillRun.objects.get(pk=run.pk).is_final, 30, "the run")
     run.refresh_from_db()

@@ -23,11 +23,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from cards.models import TouchedDay
+from graders.attempts import submissions
 from graders.drills.local import LocalRunner
 from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, Submission
 from graders.rating import reviews
-from graders.web import submissions
 from jobs import lifecycle as jobs
 from jobs.lifecycle import Outcome
 from jobs.status import Status

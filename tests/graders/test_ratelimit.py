@@ -14,8 +14,8 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from graders.attempts.submissions import RateLimit, Refused, check_rate, submit
 from graders.models import Drill, Submission
-from graders.web.submissions import RateLimit, Refused, check_rate, submit
 
 pytestmark = pytest.mark.django_db
 

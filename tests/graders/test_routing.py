@@ -15,8 +15,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from graders.attempts import submissions
 from graders.models import Drill, Submission
-from graders.web import submissions
 from jobs import routing
 from jobs.models import GraderHeartbeat
 from jobs.tasks import reap, takes_from

@@ -1,4 +1,4 @@
-"""The drills' section of the stats page (graders.web.stats), and how the stats page gets it."""
+"""The drills' section of the stats page (graders.rating.stats), and how the stats page gets it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from cards.models import Card
 from graders.models import Drill, Submission
-from graders.web.stats import drill_pass_rates
+from graders.rating.stats import drill_pass_rates
 from tests.cards.factories import make_card, make_note, make_user
 
 pytestmark = pytest.mark.django_db

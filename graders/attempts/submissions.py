@@ -1,4 +1,5 @@
-"""The one way a submission is made, for the drill page and the API alike (the web side of grading).
+"""The one way a submission is made, for the drill page and the API alike (the web side of grading), called
+through ``graders.attempts.actions.submit``.
 
 ``submit`` does, in order: 1. the code's size and content; 2. the learner's rate limit; 3. the seed of
 the learner's current review of the drill (so a drill solved through the API rates its card exactly as

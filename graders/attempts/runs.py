@@ -19,10 +19,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from graders.attempts.submissions import RateLimit, Refused, check_rate, code_limit, code_problem, lock_learner
 from graders.drills.schema import ARGUMENTS_CHARS, ExpressionError, call_arguments
 from graders.kinds.runs import RUNS
 from graders.models import Drill, DrillRun
-from graders.web.submissions import RateLimit, Refused, check_rate, code_limit, code_problem, lock_learner
 from jobs import notify, tasks
 from jobs.heartbeat import grader_status
 
