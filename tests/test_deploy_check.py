@@ -9,7 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from quizsite.jsonlog import JsonFormatter
+
+# Each starts manage.py in a fresh process (seconds each), never the test database: the PostgreSQL pass runs them.
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 # Long and varied enough for security.W009; used only by these subprocesses.

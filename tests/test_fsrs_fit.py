@@ -112,6 +112,7 @@ def test_a_clearly_better_fit_is_kept() -> None:
         assert found.significant, (seed, found)
 
 
+@pytest.mark.slow
 def test_a_noise_level_fit_is_rejected_even_when_it_happens_to_score_better() -> None:
     # Recall 0.9 and the current parameters say 0.9: the fit moves each card's prediction by up to 0.03 either
     # way, worse in expectation. On 600 held-out reviews about a fifth of the draws still score it better

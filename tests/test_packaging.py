@@ -44,6 +44,7 @@ def test_it_pins_every_requirement_exactly_and_keeps_the_worker_pins_apart() -> 
     assert not set(web) & set(worker)
 
 
+@pytest.mark.slow
 def test_it_never_imports_torch_in_the_web_process() -> None:
     """Every URL, view, Celery task module and management command, imported as gunicorn and beat would."""
     code = (

@@ -93,12 +93,14 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(documents())
 def test_document_to_toml_to_document_is_the_identity(document: dict[str, Any]) -> None:
     assert read_document(write_drill(document)) == document
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(documents())
 def test_a_written_text_is_written_again_byte_for_byte(document: dict[str, Any]) -> None:

@@ -185,6 +185,7 @@ def test_it_refuses_to_build_a_proxy_that_holds_a_real_module(monkeypatch: pytes
         build_modules()
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(source=SOURCES)
 def test_the_restricted_compile_answers_a_code_object_or_a_rejection_for_any_source(source: str) -> None:
