@@ -636,18 +636,21 @@ def _judge_visible(result: RunResult, visible: Expected, drill: Drill) -> list[t
         if case.twin_of in passed and not test["passed"]:
             test["message"] = f"{STALE % {'test': case.twin_of}}\n{test['message']}"
     twins = {case.name for case in visible.cases if case.twin_of} | {case.twin_of for case in visible.cases}
-    if any(not test["passed"] for test, _, _ in judged if test["name"] not in twins):
-        # Each fact once: where an example already shows the mistake, a twin failing with it says only that.
+    failed = [status for test, status, _ in judged if test["name"] not in twins and not test["passed"]]
+    if failed:
+        # Each fact once: where an example already shows the mistake, a twin failing with it says only that; where
+        # an example raised, the runner did not call the pair at all (``child.run_cases``).
+        message = NOT_RUN if "runtime_error" in failed else SAME_AS_EXAMPLES
         return [
-            (_same_as_examples(test), status, None) if test["name"] in twins and not test["passed"] else row
+            (_twin_beside(test, message), status, None) if test["name"] in twins and not test["passed"] else row
             for row in judged
             for test, status, _ in [row]
         ]
     return judged
 
 
-def _same_as_examples(test: TestResult) -> TestResult:
-    return {"name": test["name"], "hidden": False, "passed": False, "message": SAME_AS_EXAMPLES}
+def _twin_beside(test: TestResult, message: str) -> TestResult:
+    return {"name": test["name"], "hidden": False, "passed": False, "message": message}
 
 
 # A twin case (``cases.pick_twins``) failed where the case of its shape before it passed: state kept per shape.

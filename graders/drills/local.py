@@ -23,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from graders.sandbox import wire
-from graders.sandbox.child import run_case
+from graders.sandbox.child import TWIN_NOT_RUN, run_case
 from graders.sandbox.results import CaseResult, RunResult
 
 SUBMISSION_FILE = "<submission>"
@@ -103,10 +103,14 @@ class LocalRunner:
             warnings.simplefilter("ignore")
             lines = code.splitlines()
             repeated = len(cases) - called_once
-            results = [
-                self._case(fn, args, grad, (count_graph, count_steps), lines, not reference and index < repeated)
-                for index, args in enumerate(cases)
-            ]
+            results: list[CaseResult] = []
+            for index, args in enumerate(cases):  # the twin pair not called once an example raised, as there
+                if index >= repeated and not all(result.ok for result in results[:repeated]):
+                    results.append(CaseResult(ok=False, value=None, error=TWIN_NOT_RUN))
+                    continue
+                results.append(
+                    self._case(fn, args, grad, (count_graph, count_steps), lines, not reference and index < repeated)
+                )
             # The visible phase's timings, like the sandbox's: the hidden phase's are never shown.
             wall_ms, cpu_ms = (time.perf_counter() - started) * 1000, (time.process_time() - cpu_started) * 1000
             visible = RunResult("ok", results, device=self.device, cpu_ms=cpu_ms, wall_ms=wall_ms)

@@ -340,17 +340,21 @@ class StepCounter:
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
-        self.steps = 0
         self.lines: dict[int, int] = {}
         self._saved: Any = None
+
+    @property
+    def steps(self) -> int:
+        """Summed once at the end: the trace function, run on every line, keeps one count per line only."""
+        return sum(self.lines.values())
 
     def _call(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         return self._line if frame.f_code.co_filename == self.filename else None
 
     def _line(self, frame: types.FrameType, event: str, arg: Any) -> Any:
         if event == "line":
-            self.steps += 1
-            self.lines[frame.f_lineno] = self.lines.get(frame.f_lineno, 0) + 1
+            lines, line = self.lines, frame.f_lineno
+            lines[line] = lines.get(line, 0) + 1
         return self._line
 
     def busiest(self) -> list[int]:

@@ -209,6 +209,10 @@ def recall(entry: Any, case: tuple[Any, ...], grad: bool, first: Any, original: 
     return behaviour.repeat_differs(lambda: invoke(entry, case, grad), first, original, plain)
 
 
+# A twin case's error where an example raised before it (``run_cases``): it was not called.
+TWIN_NOT_RUN = "not run: an example raised an error first"
+
+
 def run_cases(
     loaded: Loaded,
     cases: list[tuple[Any, ...]],
@@ -225,14 +229,20 @@ def run_cases(
     two sets of values: a second call already); otherwise the first case alone is called again after all the
     others, where state kept over the whole phase shows, for one call instead of one per case (the hidden
     phase). A drill's reference (``job["reference"]``) is not called again at all.
+
+    The twin pair is not called once an example raised (``TWIN_NOT_RUN`` in its place): the example's error is
+    the verdict, and a pair that can only fail with it would cost two calls for nothing.
     """
     results: list[dict[str, Any]] = []
     values: dict[str, Any] = {}
     reference = bool(job.get("reference"))
     again_case = None if reference or each or not cases else behaviour.fresh(cases[0])
     once = job.get("called_once")
-    repeated = len(cases) - (once if type(once) is int and 0 < once <= len(cases) else 0)
+    repeated = len(cases) - (once if each and type(once) is int and 0 < once <= len(cases) else 0)
     for index, case in enumerate(cases):
+        if index >= repeated and not all(result["ok"] for result in results[:repeated]):
+            results.append({"ok": False, "error": TWIN_NOT_RUN})
+            continue
         repeat = each and not reference and index < repeated
         outcome = _run_case(loaded.entry, case, job, device, loaded.lines, sink, repeat=repeat)
         if "status" in outcome:

@@ -49,6 +49,18 @@ class OutputLimitExceeded(BaseException):
     """Raised by print once the cap is hit (a BaseException the submission cannot name)."""
 
 
+def underscore_rule(name: str) -> str:
+    """Why a name of the learner's own that starts with ``_`` is refused, and what to call it instead.
+
+    The sandbox's guards are names in the submission's globals that start with ``_`` (``_getattr_``,
+    ``_call_``, ``_write_``...): a submission free to bind such names could replace a guard, so none may,
+    a ``_private`` helper included (the rule the drill page states beside the editor).
+    """
+    plain = name.strip("_") or "value"
+    rule = 'names that start with "_" are kept for the sandbox\'s own checks (the drill page says so)'
+    return f'{rule}: call it "{plain}"'
+
+
 class SandboxPolicy(RestrictingNodeTransformer):
     """RestrictedPython's transformer with the exceptions torch code needs (see the module docstring)."""
 
@@ -72,11 +84,21 @@ class SandboxPolicy(RestrictingNodeTransformer):
             new.decorator_list = [_guard_call("_decorate_", d, where=d) for d in new.decorator_list]
         return new
 
+    def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        """RestrictedPython's check, in a teacher's words where a name of the learner's own starts with ``_``."""
+        before = len(self.errors)
+        super().check_name(node, name, allow_magic_methods)
+        raw = f'"{name}" is an invalid variable name because it starts with "_"'
+        if name and len(self.errors) > before and self.errors[-1].endswith(raw):
+            self.errors[-1] = self.errors[-1].replace(raw, f'"{name}": {underscore_rule(name)}')
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Visited:
         in_class_body = bool(self.class_depth) and self.class_depth[-1]
         name = node.name
         if name.startswith("_") and name != "_":
-            if not (in_class_body and name in allowlist.DEFINABLE_DUNDERS):
+            if not (name.startswith("__") and name.endswith("__")):
+                self.error(node, f'defining "{name}": {underscore_rule(name)}')
+            elif not (in_class_body and name in allowlist.DEFINABLE_DUNDERS):
                 self.error(node, f'defining "{name}" is not allowed (only {_dunder_list()} in a class body)')
             node.name = "init_placeholder"  # let the stock check pass; restored below
         self.class_depth.append(False)

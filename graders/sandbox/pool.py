@@ -451,32 +451,11 @@ def run_once(
     cases: list[tuple[Any, ...]],
     *,
     limits: Limits | None = None,
-    grad: bool = False,
     device: str = "cpu",
-    timeout: float | None = None,
-    hidden: list[tuple[Any, ...]] | None = None,
-    count_graph: bool = False,
-    reference: bool = False,
-    go_on: Callable[[RunResult], bool] | None = None,
-    background: bool = False,
-    measure_cpu: bool = False,
-    count_steps: bool = False,
-    called_once: int = 0,
+    **options: Any,
 ) -> RunResult:
-    """The same run in a cold process tree (fresh interpreter, torch imported for this one job)."""
+    """The same run in a cold process tree (fresh interpreter, torch imported for this one job). ``limits`` and
+    ``device`` make the pool; every other option goes to ``SandboxPool.run`` as given, so the two never drift
+    apart (bench/grading.py's baseline grades through this)."""
     with SandboxPool(size=1, device=device, limits=limits or Limits(), refill=False) as pool:
-        return pool.run(
-            code,
-            entry_point,
-            cases,
-            grad=grad,
-            timeout=timeout,
-            hidden=hidden,
-            count_graph=count_graph,
-            reference=reference,
-            go_on=go_on,
-            background=background,
-            measure_cpu=measure_cpu,
-            count_steps=count_steps,
-            called_once=called_once,
-        )
+        return pool.run(code, entry_point, cases, **options)

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from graders.drills import DRILLS_DIR, Constraints, check_constraints, load_drills
-from graders.drills.grading import HIDDEN_FAILED, SAME_AS_EXAMPLES, ReferenceCache, SeedReservoir, grade
+from graders.drills.grading import HIDDEN_FAILED, NOT_RUN, SAME_AS_EXAMPLES, ReferenceCache, SeedReservoir, grade
 from graders.drills.local import LocalRunner
 from graders.drills.schema import parse_drill
 from graders.sandbox.results import CaseResult
@@ -200,6 +200,15 @@ def test_a_twin_failing_beside_a_failing_example_says_only_that(runner: LocalRun
     assert len(twins) == 2 and not any(t["passed"] for t in twins)
     assert all(t["message"] == SAME_AS_EXAMPLES and "mismatch" not in t for t in twins)
     assert [t for t in verdict["tests"] if "mismatch" in t][0]["name"] == "three-floats"
+
+
+def test_the_twin_pair_is_not_run_once_an_example_raised(runner: LocalRunner) -> None:
+    """The example's error is the verdict: the pair, which could only fail beside it, costs no calls."""
+    code = "import torch\ndef solution(x):\n    raise ValueError('not yet')\n"
+    verdict = grade(REVERSE, code, seed=1, runner=runner, cache=ReferenceCache())
+    twins = [t for t in verdict["tests"] if "-twin-" in t["name"]]
+    assert verdict["status"] == "runtime_error" and "not yet" in verdict["message"]
+    assert len(twins) == 2 and all(t["message"] == NOT_RUN and not t["passed"] for t in twins)
 
 
 def test_it_explains_a_visible_wrong_answer(runner: LocalRunner) -> None:

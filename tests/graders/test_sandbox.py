@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from graders.sandbox import Limits, SandboxPool, run_once  # noqa: E402
-from graders.sandbox.child import invoke  # noqa: E402
+from graders.sandbox.child import TWIN_NOT_RUN, invoke  # noqa: E402
 from graders.sandbox.exchange import Job, run_job  # noqa: E402
 from graders.sandbox.policy import compile_submission  # noqa: E402
 
@@ -327,6 +327,19 @@ def test_a_job_gets_its_memory_on_top_of_what_torch_itself_maps() -> None:
         assert over.status == "memory_limit", over  # the kernel's ENOMEM, not a runtime error
 
 
+def test_it_does_not_call_the_twin_pair_once_an_example_raised(pool: SandboxPool) -> None:
+    """The last ``called_once`` cases (a twin pair) are left uncalled after an example raised: two calls saved
+    on an attempt whose verdict the example's error already is."""
+    code = "def solution(x):\n    if x.numel() == 1:\n        raise ValueError('one')\n    return x * 2\n"
+    pair = [(torch.ones(3),), (torch.zeros(3),)]
+    result = pool.run(code, "solution", [(torch.ones(1),), *pair], called_once=2)
+    assert result.status == "ok", result
+    assert "ValueError" in str(result.cases[0].error)
+    assert [case.error for case in result.cases[1:]] == [TWIN_NOT_RUN, TWIN_NOT_RUN]
+    ran = pool.run(code, "solution", [(torch.ones(2),), *pair], called_once=2)
+    assert ran.status == "ok" and all(case.ok for case in ran.cases), ran  # passing examples: the pair runs
+
+
 def test_it_runs_once_in_a_cold_process() -> None:
     result = run_once(DOUBLE, "solution", [(torch.ones(2),)])
     assert result.status == "ok"
@@ -335,11 +348,13 @@ def test_it_runs_once_in_a_cold_process() -> None:
 
 def test_run_once_takes_every_option_a_pool_run_takes() -> None:
     """A cold run stands in for the pool (bench/grading.py's baseline grades through it): an option added to one
-    and not the other broke that bench (``called_once``)."""
+    and not the other broke that bench (``called_once``), so it forwards what it does not use itself."""
     import inspect
 
+    own = inspect.signature(run_once).parameters
+    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in own.values())
     pool_options = set(inspect.signature(SandboxPool.run).parameters) - {"self"}
-    assert pool_options <= set(inspect.signature(run_once).parameters)
+    assert {name for name, p in own.items() if p.kind is not inspect.Parameter.VAR_KEYWORD} - {"device"} <= pool_options
 
 
 def test_it_gives_the_job_its_whole_wall_time_after_a_long_wait_for_a_child() -> None:

@@ -67,6 +67,23 @@ def test_it_rejects_forbidden_constructs_naming_them(source: str, named: str) ->
     assert str(info.value).startswith("rejected: ")
 
 
+@pytest.mark.parametrize(
+    ("source", "named"),
+    [
+        ("def _helper(x):\n    return x\n", 'defining "_helper": names that start with "_"'),
+        ("def f(x):\n    _t = x\n    return _t\n", '"_t": names that start with "_"'),
+        ("class A:\n    def _scale(self, x):\n        return x\n", 'defining "_scale": names that start with "_"'),
+    ],
+)
+def test_it_rejects_a_private_name_in_a_teachers_words(source: str, named: str) -> None:
+    """A ``_private`` helper is refused with the rule the drill page states and the name to use instead, not
+    RestrictedPython's own wording."""
+    with pytest.raises(policy.Rejected) as info:
+        policy.compile_submission(source, 20_000)
+    assert named in str(info.value) and "kept for the sandbox" in str(info.value)
+    assert "invalid variable name" not in str(info.value) and 'call it "' in str(info.value)
+
+
 def test_it_rejects_oversized_source() -> None:
     with pytest.raises(policy.Rejected, match="limit is 100"):
         policy.compile_submission("x = 1\n" * 100, 100)
