@@ -153,11 +153,11 @@ def test_it_says_offline_when_the_worker_dies_and_grades_what_waited_once_it_is_
 def test_it_runs_own_input_in_the_sandbox_beside_the_reference(ready: Workers, learner: User, drill: Drill) -> None:
     """ "Run" through the real worker: the arguments are made in a runner's jail (a file read there fails, and
     only the learner's input says so), both outputs and the diff come back, and nothing is graded."""
-    runs = [runs.request_run(learner, drill, WRONG, text) for text in RUN_ARGUMENTS]
-    assert all(isinstance(run, DrillRun) for run in runs), runs
-    for run in runs:
+    requested = [runs.request_run(learner, drill, WRONG, text) for text in RUN_ARGUMENTS]
+    assert all(isinstance(run, DrillRun) for run in requested), requested
+    for run in requested:
         wait_for(lambda run=run: DrillRun.objects.get(pk=run.pk).is_final, 30, "the run")
-    shown, hostile = (DrillRun.objects.get(pk=run.pk).result for run in runs)
+    shown, hostile = (DrillRun.objects.get(pk=run.pk).result for run in requested)
     assert (shown["expected"], shown["actual"], shown["same"]) == (
         "tensor([2., 6.])\n# shape (2,), float32",
         "tensor([3., 7.])\n# shape (2,), float32",
