@@ -24,7 +24,6 @@ from graders.drills.schema import ARGUMENTS_CHARS, ExpressionError, call_argumen
 from graders.kinds.runs import RUNS
 from graders.models import Drill, DrillRun
 from jobs import notify, tasks
-from jobs.heartbeat import grader_status
 
 
 def run_rate_limit() -> RateLimit:
@@ -87,11 +86,8 @@ def request_run(
 
 
 def wait_for_run(run: DrillRun) -> DrillRun:
-    """The run once it finished, if that comes within ``GRADER_SUBMIT_WAIT_MS`` (the submit's bounded wait);
-    else as it is (pending: the page polls). No wait at all while no grader for its queue is alive."""
-    grader = grader_status(run.drill.queue)
-    if grader is not None and grader.offline:
-        return run
+    """The run once it finished within the submit's bounded wait, else as it is (``jobs.notify.wait_for_final``)."""
+    return notify.wait_for_final(run, RUNS.name, run.drill.queue)
     if notify.wait(RUNS.name, run.pk):
         run.refresh_from_db()
     return run

@@ -31,7 +31,6 @@ from graders.kinds.verdicts import SUBMISSIONS
 from graders.models import Drill, DrillRun, Submission
 from graders.rating import reviews
 from jobs import notify, tasks
-from jobs.heartbeat import grader_status
 
 
 @dataclass(frozen=True)
@@ -151,11 +150,9 @@ def submit(
 
 
 def wait_for_verdict(submission: Submission) -> Submission:
-    """The submission once its verdict is in, if that comes within ``GRADER_SUBMIT_WAIT_MS``; else as it is
-    (pending: the page polls). No wait at all while no grader for its queue is alive."""
-    grader = grader_status(submission.drill.queue)
-    if grader is not None and grader.offline:
-        return submission
+    """The submission once its verdict is in within the submit's bounded wait, else as it is
+    (``jobs.notify.wait_for_final``)."""
+    return notify.wait_for_final(submission, SUBMISSIONS.name, submission.drill.queue)
     if notify.wait(SUBMISSIONS.name, submission.pk):
         submission.refresh_from_db()
     return submission
