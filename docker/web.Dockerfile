@@ -31,7 +31,7 @@ COPY --from=frontend /src/static/dist static/dist
 # value for this one command, never stored in the image (the real one comes from the environment).
 RUN DEBUG=0 SECRET_KEY=collectstatic-only-throwaway-value ALLOWED_HOSTS=localhost SITE_URL=http://localhost \
     python manage.py collectstatic --noinput -v 0 \
-    && python -m compileall -q cards graders teams quizsite
+    && python -m compileall -q api cards courses fastpath graders jobs outputs quizsite teams
 USER quizsite:quizsite
 EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["python", "docker/healthcheck.py", "web"]

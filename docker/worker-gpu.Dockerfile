@@ -26,7 +26,7 @@ RUN pip install --index-url "$TORCH_INDEX_URL" "$(grep -E '^torch==' requirement
     && pip install -r requirements.txt \
     && python -c "import torch; assert torch.version.cuda, 'torch was built without CUDA'"
 COPY . .
-RUN python -m compileall -q cards graders teams quizsite
+RUN python -m compileall -q api cards courses fastpath graders jobs outputs quizsite teams
 USER quizsite:quizsite
 # One process per GPU: CUDA contexts are large, and the sandbox caps each runner's share of memory.
 CMD ["celery", "-A", "quizsite", "worker", "-Q", "grade_gpu", "--concurrency", "1", "-l", "info"]

@@ -26,7 +26,7 @@ RUN pip install --index-url "$TORCH_INDEX_URL" "$(grep -E '^torch==' requirement
     && pip install -r requirements.txt \
     && python -c "import torch; assert not torch.version.cuda, torch.version.cuda"
 COPY . .
-RUN python -m compileall -q cards graders teams quizsite
+RUN python -m compileall -q api cards courses fastpath graders jobs outputs quizsite teams
 # An unprivileged user: RLIMIT_NPROC then applies to the sandbox runners too (it does not for root).
 USER quizsite:quizsite
 CMD ["celery", "-A", "quizsite", "worker", "-Q", "grade_cpu,celery,counterexample", "--concurrency", "2", "-l", "info"]

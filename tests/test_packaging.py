@@ -82,6 +82,14 @@ def test_it_runs_each_image_as_an_unprivileged_user_without_baked_secrets(name: 
         assert not re.search(r"SECRET|PASSWORD|TOKEN", line), f"{name}: {line}"
 
 
+@pytest.mark.parametrize("name", DOCKERFILES)
+def test_it_compiles_every_top_level_package_into_each_image(name: str) -> None:
+    """Found on disk, so a package moved to the top level (``jobs``, ``fastpath``) is compiled the day it lands."""
+    packages = {p.name for p in REPO.iterdir() if (p / "__init__.py").exists()} - {"tests", "bench"}
+    compiled = re.search(r"python -m compileall -q ([\w ]+)", (REPO / "docker" / name).read_text())
+    assert compiled and set(compiled.group(1).split()) == packages, name
+
+
 def test_it_installs_torch_only_in_the_worker_images_from_the_pinned_version() -> None:
     web = "\n".join(
         line for line in (REPO / "docker" / "web.Dockerfile").read_text().splitlines() if not line.startswith("#")
